@@ -1,0 +1,78 @@
+package cluster
+
+import (
+	"fmt"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// newNodeSecurityGroup creates the security group that Karpenter's nodes
+// (and, through the ENIConfigs, their pods) join. Nodes talk to each other,
+// and to the control plane and Fargate pods, which sit in the EKS-created
+// cluster security group.
+func newNodeSecurityGroup(ctx *pulumi.Context, name string, args *Args, clusterSG pulumi.StringOutput,
+	parent pulumi.ResourceOption) (*ec2.SecurityGroup, error) {
+	tags := pulumi.StringMap{
+		"Name":          pulumi.String(args.ClusterName + "-node"),
+		DiscoveryTagKey: pulumi.String(args.ClusterName),
+	}
+	for k, v := range args.Tags {
+		tags[k] = pulumi.String(v)
+	}
+	sg, err := ec2.NewSecurityGroup(ctx, name+"-node", &ec2.SecurityGroupArgs{
+		Description: pulumi.Sprintf("Karpenter nodes of EKS cluster %s", args.ClusterName),
+		VpcId:       args.VpcID,
+		Tags:        tags,
+	}, parent)
+	if err != nil {
+		return nil, fmt.Errorf("creating node security group: %w", err)
+	}
+	rules := []struct {
+		role string
+		args *ec2.SecurityGroupRuleArgs
+	}{
+		{"node-from-node", &ec2.SecurityGroupRuleArgs{
+			Description: pulumi.String("nodes and pods to each other"),
+			Type:        pulumi.String("ingress"), SecurityGroupId: sg.ID(), Self: pulumi.Bool(true),
+			Protocol: pulumi.String("-1"), FromPort: pulumi.Int(0), ToPort: pulumi.Int(0),
+		}},
+		{"node-from-cluster", &ec2.SecurityGroupRuleArgs{
+			Description: pulumi.String("control plane and Fargate pods to nodes (kubelet, webhooks)"),
+			Type:        pulumi.String("ingress"), SecurityGroupId: sg.ID(), SourceSecurityGroupId: clusterSG,
+			Protocol: pulumi.String("-1"), FromPort: pulumi.Int(0), ToPort: pulumi.Int(0),
+		}},
+		{"node-egress", &ec2.SecurityGroupRuleArgs{
+			Description: pulumi.String("nodes to AWS APIs, registries and the internet"),
+			Type:        pulumi.String("egress"), SecurityGroupId: sg.ID(), CidrBlocks: pulumi.ToStringArray([]string{"0.0.0.0/0"}),
+			Protocol: pulumi.String("-1"), FromPort: pulumi.Int(0), ToPort: pulumi.Int(0),
+		}},
+		{"cluster-from-node", &ec2.SecurityGroupRuleArgs{
+			Description: pulumi.String("nodes to the API server and to Fargate pods"),
+			Type:        pulumi.String("ingress"), SecurityGroupId: clusterSG, SourceSecurityGroupId: sg.ID(),
+			Protocol: pulumi.String("-1"), FromPort: pulumi.Int(0), ToPort: pulumi.Int(0),
+		}},
+	}
+	for _, r := range rules {
+		if _, err := ec2.NewSecurityGroupRule(ctx, name+"-"+r.role, r.args, parent); err != nil {
+			return nil, fmt.Errorf("creating security group rule %s: %w", r.role, err)
+		}
+	}
+	return sg, nil
+}
+
+// tagSubnetsForDiscovery tags each private subnet so that Karpenter's
+// EC2NodeClass can select it by karpenter.sh/discovery=<cluster>. The tag is
+// removed again on destroy; the subnets themselves are not ours.
+func tagSubnetsForDiscovery(ctx *pulumi.Context, name string, args *Args, parent pulumi.ResourceOption) error {
+	for _, id := range args.PrivateSubnetIDs {
+		if _, err := ec2.NewTag(ctx, name+"-discovery-"+id, &ec2.TagArgs{
+			ResourceId: pulumi.String(id),
+			Key:        pulumi.String(DiscoveryTagKey),
+			Value:      pulumi.String(args.ClusterName),
+		}, parent); err != nil {
+			return fmt.Errorf("tagging subnet %s for discovery: %w", id, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+
+	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// newVpcCni manages the vpc-cni add-on with custom networking: pods take
+// their addresses from the pod subnets (secondary CIDR) through one ENIConfig
+// per AZ, and prefix delegation packs /28 prefixes onto each ENI. It waits
+// for the cluster and the node security group only, so it is ACTIVE long
+// before Karpenter launches the first EC2 node.
+func newVpcCni(ctx *pulumi.Context, name string, args *Args, clusterName, nodeSG pulumi.StringOutput,
+	parent pulumi.ResourceOrInvokeOption) (*awseks.Addon, error) {
+	version, err := addonVersion(ctx, "vpc-cni", args.VpcCniVersion, args.KubernetesVersion, parent)
+	if err != nil {
+		return nil, err
+	}
+	configuration := nodeSG.ApplyT(func(sg string) (string, error) {
+		return VpcCniConfiguration(args.Region, args.PodSubnetIDsByAZ, []string{sg})
+	}).(pulumi.StringOutput)
+	addon, err := awseks.NewAddon(ctx, name+"-vpc-cni", &awseks.AddonArgs{
+		ClusterName:         clusterName,
+		AddonName:           pulumi.String("vpc-cni"),
+		AddonVersion:        pulumi.String(version),
+		ConfigurationValues: configuration,
+		// EKS installs a self-managed vpc-cni with every cluster; take it over.
+		ResolveConflictsOnCreate: pulumi.String("OVERWRITE"),
+		ResolveConflictsOnUpdate: pulumi.String("OVERWRITE"),
+		Tags:                     pulumi.ToStringMap(args.Tags),
+	}, parent)
+	if err != nil {
+		return nil, fmt.Errorf("creating vpc-cni add-on: %w", err)
+	}
+	return addon, nil
+}
+
+// addonVersion returns pinned, or else the version EKS marks as default for
+// the Kubernetes version. The default stays the same from run to run, where
+// "most recent" would turn a routine `pulumi up` into an add-on upgrade.
+func addonVersion(ctx *pulumi.Context, addon, pinned, kubernetesVersion string, opts ...pulumi.InvokeOption) (string, error) {
+	if pinned != "" {
+		return pinned, nil
+	}
+	res, err := awseks.GetAddonVersion(ctx, &awseks.GetAddonVersionArgs{
+		AddonName:         addon,
+		KubernetesVersion: kubernetesVersion,
+		MostRecent:        pulumi.BoolRef(false),
+	}, opts...)
+	if err != nil {
+		return "", fmt.Errorf("looking up the default %s version for Kubernetes %s: %w", addon, kubernetesVersion, err)
+	}
+	return res.Version, nil
+}
+
+// VpcCniConfiguration is the vpc-cni add-on's configuration values (JSON,
+// the schema of `aws eks describe-addon-configuration --addon-name vpc-cni`).
+// The add-on creates one ENIConfig per AZ, named after the AZ, and nodes
+// pick theirs by their topology.kubernetes.io/zone label.
+func VpcCniConfiguration(region string, podSubnetIDsByAZ map[string]string, securityGroupIDs []string) (string, error) {
+	subnets := make(map[string]any, len(podSubnetIDsByAZ))
+	for az, id := range podSubnetIDsByAZ {
+		subnets[az] = map[string]any{"id": id, "securityGroups": securityGroupIDs}
+	}
+	b, err := json.Marshal(map[string]any{
+		"env": map[string]string{
+			"AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG": "true",
+			"ENI_CONFIG_LABEL_DEF":               "topology.kubernetes.io/zone",
+			"ENABLE_PREFIX_DELEGATION":           "true",
+			"WARM_PREFIX_TARGET":                 "1",
+		},
+		"eniConfig": map[string]any{
+			"create":  true,
+			"region":  region,
+			"subnets": subnets,
+		},
+	})
+	if err != nil {
+		return "", fmt.Errorf("encoding vpc-cni configuration: %w", err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+)
+
+// Karpenter's supported Kubernetes range for the pinned chart
+// (pkg/providers/version MinK8sVersion/MaxK8sVersion in
+// github.com/aws/karpenter-provider-aws v1.14.1). Karpenter refuses to start
+// outside it, and with no node groups that would leave the cluster without
+// any node at all.
+const (
+	karpenterMinK8sMinor = 26
+	karpenterMaxK8sMinor = 36
+	karpenterVersion     = "1.14.1"
+)
+
+// karpenterNamespace is fixed by an outside contract: the Fargate profile
+// selects it and the controller's IRSA trust names its service account.
+const karpenterNamespace = "karpenter"
+
+// Defaults for optional keys; Pulumi.yaml declares the same values.
+const (
+	defaultKubernetesVersion = "1.34"
+)
+
+var defaultPublicAccessCidrs = []string{"0.0.0.0/0"}
+
+// Config is the typed stack configuration. Components never read config;
+// main.go hands them the fields they need.
+type Config struct {
+	// ClusterName is the EKS cluster's physical name; Karpenter discovers
+	// subnets and security groups by the tag karpenter.sh/discovery=<name>.
+	ClusterName string
+	// KubernetesVersion is "1.NN", within Karpenter's supported range.
+	KubernetesVersion string
+	// Region is aws:region; the vpc-cni ENIConfigs name it.
+	Region string
+	// VpcName is the Name tag of the existing VPC.
+	VpcName string
+	// PrivateSubnetNamePattern matches the Name tags of the private subnets
+	// that hold nodes, Fargate pods and the control-plane ENIs.
+	PrivateSubnetNamePattern string
+	// PodSubnetNamePattern matches the Name tags of the pod subnets
+	// (secondary CIDR), one per availability zone.
+	PodSubnetNamePattern string
+	// EndpointPublicAccess enables the public API endpoint. Default true.
+	EndpointPublicAccess bool
+	// EndpointPrivateAccess enables the private API endpoint. Default true.
+	EndpointPrivateAccess bool
+	// PublicAccessCidrs may reach the public endpoint. Default 0.0.0.0/0.
+	PublicAccessCidrs []string
+	// AddonVersions pins EKS add-on versions; empty means the EKS default
+	// for KubernetesVersion.
+	AddonVersions AddonVersions
+	// Tags go on every AWS resource that supports them.
+	Tags map[string]string
+}
+
+// AddonVersions pins EKS add-on versions (e.g. "v1.20.4-eksbuild.1").
+type AddonVersions struct {
+	VpcCni string `json:"vpcCni,omitempty"`
+}
+
+// loadConfig reads the stack configuration, applies defaults and validates
+// it. Every problem is reported at once, before any resource is registered.
+func loadConfig(ctx *pulumi.Context) (*Config, error) {
+	cfg := config.New(ctx, "")
+	c := &Config{
+		ClusterName:              cfg.Get("clusterName"),
+		KubernetesVersion:        stringOr(cfg.Get("kubernetesVersion"), defaultKubernetesVersion),
+		Region:                   config.Get(ctx, "aws:region"),
+		VpcName:                  cfg.Get("vpcName"),
+		PrivateSubnetNamePattern: cfg.Get("privateSubnetNamePattern"),
+		PodSubnetNamePattern:     cfg.Get("podSubnetNamePattern"),
+		// A copy: decoding into the shared default would overwrite it.
+		PublicAccessCidrs: append([]string(nil), defaultPublicAccessCidrs...),
+		Tags:              map[string]string{},
+	}
+	var errs []error
+	var err error
+	if c.EndpointPublicAccess, err = boolOr(cfg.Get("endpointPublicAccess"), true); err != nil {
+		errs = append(errs, fmt.Errorf("endpointPublicAccess: %w", err))
+	}
+	if c.EndpointPrivateAccess, err = boolOr(cfg.Get("endpointPrivateAccess"), true); err != nil {
+		errs = append(errs, fmt.Errorf("endpointPrivateAccess: %w", err))
+	}
+	if raw := cfg.Get("publicAccessCidrs"); raw != "" {
+		if err := decodeStrict(raw, &c.PublicAccessCidrs); err != nil {
+			errs = append(errs, fmt.Errorf("publicAccessCidrs: want a list of CIDR strings: %w", err))
+		}
+	}
+	if raw := cfg.Get("addonVersions"); raw != "" {
+		if err := decodeStrict(raw, &c.AddonVersions); err != nil {
+			errs = append(errs, fmt.Errorf("addonVersions: want an object with the key vpcCni: %w", err))
+		}
+	}
+	if raw := cfg.Get("tags"); raw != "" {
+		if err := decodeStrict(raw, &c.Tags); err != nil {
+			errs = append(errs, fmt.Errorf("tags: want an object of string values: %w", err))
+		}
+	}
+	if err := c.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
+	}
+	return c, nil
+}
+
+var (
+	// EKS: 1–100 characters, starting with a letter or digit.
+	clusterNameRe = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$`)
+	k8sVersionRe  = regexp.MustCompile(`^1\.(\d{1,2})$`)
+	regionRe      = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
+	addonVerRe    = regexp.MustCompile(`^v\d+\.\d+\.\d+-eksbuild\.\d+$`)
+)
+
+// Validate checks every field and joins all problems into one error.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+
+	if !clusterNameRe.MatchString(c.ClusterName) {
+		bad("clusterName %q: want 1-100 letters, digits, '-' or '_', starting with a letter or digit", c.ClusterName)
+	}
+	if m := k8sVersionRe.FindStringSubmatch(c.KubernetesVersion); m == nil {
+		bad("kubernetesVersion %q: want \"1.NN\", e.g. %q", c.KubernetesVersion, defaultKubernetesVersion)
+	} else if minor, _ := strconv.Atoi(m[1]); minor < karpenterMinK8sMinor || minor > karpenterMaxK8sMinor {
+		bad("kubernetesVersion %q: karpenter %s supports 1.%d-1.%d",
+			c.KubernetesVersion, karpenterVersion, karpenterMinK8sMinor, karpenterMaxK8sMinor)
+	}
+	if !regionRe.MatchString(c.Region) {
+		bad("aws:region %q: want an AWS region such as \"eu-west-1\"", c.Region)
+	}
+	if strings.TrimSpace(c.VpcName) == "" {
+		bad("vpcName: required, the Name tag of the existing VPC")
+	}
+	if strings.TrimSpace(c.PrivateSubnetNamePattern) == "" {
+		bad("privateSubnetNamePattern: required, a Name-tag pattern such as \"my-vpc-private-*\"")
+	}
+	if strings.TrimSpace(c.PodSubnetNamePattern) == "" {
+		bad("podSubnetNamePattern: required, a Name-tag pattern such as \"my-vpc-podsubnet-*\"")
+	}
+	if c.PrivateSubnetNamePattern != "" && c.PrivateSubnetNamePattern == c.PodSubnetNamePattern {
+		bad("podSubnetNamePattern %q: must differ from privateSubnetNamePattern; pods use their own (secondary CIDR) subnets", c.PodSubnetNamePattern)
+	}
+	if !c.EndpointPublicAccess && !c.EndpointPrivateAccess {
+		bad("endpointPublicAccess and endpointPrivateAccess: at least one must be true")
+	}
+	if c.EndpointPublicAccess && len(c.PublicAccessCidrs) == 0 {
+		bad("publicAccessCidrs: at least one CIDR when endpointPublicAccess is true")
+	}
+	for i, cidr := range c.PublicAccessCidrs {
+		p, err := netip.ParsePrefix(cidr)
+		if err != nil || !p.Addr().Is4() || p.Masked() != p {
+			bad("publicAccessCidrs[%d] %q: want an IPv4 network in CIDR form, e.g. \"203.0.113.0/24\"", i, cidr)
+		}
+	}
+	if v := c.AddonVersions.VpcCni; v != "" && !addonVerRe.MatchString(v) {
+		bad("addonVersions.vpcCni %q: want an EKS add-on version such as \"v1.20.4-eksbuild.1\", or leave it unset for the EKS default", v)
+	}
+	for _, k := range sortedKeys(c.Tags) {
+		switch {
+		case k == "" || len(k) > 128:
+			bad("tags key %q: want 1-128 characters", k)
+		case strings.HasPrefix(strings.ToLower(k), "aws:"):
+			bad("tags key %q: the aws: prefix is reserved by AWS", k)
+		case len(c.Tags[k]) > 256:
+			bad("tags[%q]: value longer than 256 characters", k)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// decodeStrict decodes a JSON config value and rejects unknown object keys,
+// so a typo in an object value fails instead of silently meaning "default".
+func decodeStrict(raw string, out any) error {
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the value")
+	}
+	return nil
+}
+
+func stringOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func boolOr(v string, def bool) (bool, error) {
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%q: want true or false", v)
+	}
+	return b, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

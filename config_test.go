@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestConfigRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		key  string // the project key under test ("" for aws:region)
+		set  map[string]string
+		want string // the error must contain this
+	}{
+		{"empty cluster name", "clusterName", map[string]string{"clusterName": ""}, `clusterName ""`},
+		{"cluster name with a dot", "clusterName", map[string]string{"clusterName": "eks.demo"}, `clusterName "eks.demo": want 1-100 letters`},
+		{"cluster name starting with a dash", "clusterName", map[string]string{"clusterName": "-eks"}, `clusterName "-eks"`},
+		{"kubernetes version with a patch", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.34.2"}, `kubernetesVersion "1.34.2": want "1.NN"`},
+		{"kubernetes version with a v", "kubernetesVersion", map[string]string{"kubernetesVersion": "v1.34"}, `kubernetesVersion "v1.34"`},
+		{"kubernetes version below karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.25"}, `kubernetesVersion "1.25": karpenter 1.14.1 supports 1.26-1.36`},
+		{"kubernetes version above karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.37"}, `kubernetesVersion "1.37": karpenter 1.14.1 supports 1.26-1.36`},
+		{"empty vpc name", "vpcName", map[string]string{"vpcName": ""}, "vpcName: required"},
+		{"empty private subnet pattern", "privateSubnetNamePattern", map[string]string{"privateSubnetNamePattern": " "}, "privateSubnetNamePattern: required"},
+		{"empty pod subnet pattern", "podSubnetNamePattern", map[string]string{"podSubnetNamePattern": ""}, "podSubnetNamePattern: required"},
+		{"pod pattern equal to private pattern", "podSubnetNamePattern", map[string]string{"podSubnetNamePattern": "eks-demo-vpc-private-*"}, `podSubnetNamePattern "eks-demo-vpc-private-*": must differ`},
+		{"public access not a bool", "endpointPublicAccess", map[string]string{"endpointPublicAccess": "yes please"}, `endpointPublicAccess: "yes please": want true or false`},
+		{"private access not a bool", "endpointPrivateAccess", map[string]string{"endpointPrivateAccess": "1.5"}, `endpointPrivateAccess: "1.5": want true or false`},
+		{"both endpoints off", "endpointPrivateAccess", map[string]string{"endpointPublicAccess": "false", "endpointPrivateAccess": "false"}, "endpointPublicAccess and endpointPrivateAccess: at least one must be true"},
+		{"malformed cidr", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `["203.0.113.0/33"]`}, `publicAccessCidrs[0] "203.0.113.0/33": want an IPv4 network`},
+		{"cidr with host bits", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `["203.0.113.7/24"]`}, `publicAccessCidrs[0] "203.0.113.7/24"`},
+		{"cidrs not a list", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `"203.0.113.0/24"`}, "publicAccessCidrs: want a list of CIDR strings"},
+		{"no cidr with a public endpoint", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `[]`}, "publicAccessCidrs: at least one CIDR"},
+		{"unknown add-on key", "addonVersions", map[string]string{"addonVersions": `{"vpc-cni":"v1.19.5-eksbuild.3"}`}, `addonVersions: want an object with the key vpcCni: json: unknown field "vpc-cni"`},
+		{"add-on version not an eks build", "addonVersions", map[string]string{"addonVersions": `{"vpcCni":"latest"}`}, `addonVersions.vpcCni "latest"`},
+		{"tags not string values", "tags", map[string]string{"tags": `{"team":7}`}, "tags: want an object of string values"},
+		{"reserved tag prefix", "tags", map[string]string{"tags": `{"aws:owner":"me"}`}, `tags key "aws:owner": the aws: prefix is reserved`},
+		{"missing region", "", map[string]string{"aws:region": ""}, `aws:region "": want an AWS region`},
+	}
+
+	covered := map[string]bool{}
+	for _, tt := range tests {
+		covered[tt.key] = true
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := stackConfig(t, "Pulumi.dev.yaml")
+			for k, v := range tt.set {
+				if !strings.Contains(k, ":") {
+					k = testProject + ":" + k
+				}
+				cfg[k] = v
+			}
+			run := runProgram(t, cfg, devVpc())
+			require.Error(t, run.err, "the program must reject %v", tt.set)
+			assert.Contains(t, run.err.Error(), tt.want, "the error must name the key and what is allowed")
+			assert.Empty(t, run.rec.programRegistrations(), "nothing may be registered before the configuration is valid")
+		})
+	}
+
+	t.Run("every declared key has a bad-input row", func(t *testing.T) {
+		for _, key := range declaredKeys(loadProject(t)) {
+			assert.Truef(t, covered[key], "config key %s has no bad-input row in this table", key)
+		}
+	})
+}
+
+func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
+	cfg := stackConfig(t, "Pulumi.dev.yaml")
+	cfg[testProject+":clusterName"] = "bad name"
+	cfg[testProject+":kubernetesVersion"] = "1.99"
+	cfg[testProject+":publicAccessCidrs"] = `["nope"]`
+	cfg[testProject+":addonVersions"] = `{"coredns":"v1"}`
+
+	run := runProgram(t, cfg, devVpc())
+	require.Error(t, run.err)
+	for _, key := range []string{"clusterName", "kubernetesVersion", "publicAccessCidrs[0]", "addonVersions"} {
+		assert.Contains(t, run.err.Error(), key, "all problems are reported together")
+	}
+}
+
+func TestConfigDefaultsMatchPulumiYaml(t *testing.T) {
+	required := map[string]string{
+		"aws:region":                              "eu-west-1",
+		testProject + ":clusterName":              "eks-demo",
+		testProject + ":vpcName":                  "eks-demo-vpc",
+		testProject + ":privateSubnetNamePattern": "eks-demo-vpc-private-*",
+		testProject + ":podSubnetNamePattern":     "eks-demo-vpc-podsubnet-*",
+	}
+	withDefaults := map[string]any{}
+	for k, v := range required {
+		withDefaults[k] = v
+	}
+	for name, decl := range loadProject(t).Config {
+		if decl.Default != nil {
+			withDefaults[testProject+":"+name] = decl.Default
+		}
+	}
+
+	codeDefaults := loadConfigUnderMocks(t, required)
+	declaredDefaults := loadConfigUnderMocks(t, encodeConfig(t, withDefaults))
+	assert.Equal(t, declaredDefaults, codeDefaults,
+		"a stack that omits optional keys must behave the same with and without Pulumi.yaml's defaults")
+}
+
+// loadConfigUnderMocks runs loadConfig with cfg as the stack configuration.
+func loadConfigUnderMocks(t *testing.T, cfg map[string]string) *Config {
+	t.Helper()
+	raw := encodeConfig(t, map[string]any{})
+	for k, v := range cfg {
+		raw[k] = v
+	}
+	var got *Config
+	run := func(ctx *pulumi.Context) error {
+		var err error
+		got, err = loadConfig(ctx)
+		return err
+	}
+	b, err := json.Marshal(raw)
+	require.NoError(t, err)
+	t.Setenv(pulumi.EnvConfig, string(b))
+	require.NoError(t, pulumi.RunErr(run, pulumi.WithMocks(testProject, testStack, newRecorder(devVpc(), ""))))
+	return got
+}

@@ -1,0 +1,339 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	testProject = "nodeless-eks"
+	testStack   = "dev"
+	testAccount = "123456789012"
+	// defaultVpcCniVersion is what the fake EKS API calls the default
+	// vpc-cni version for any Kubernetes version.
+	defaultVpcCniVersion = "v1.19.5-eksbuild.3"
+	// eksStandInName is the plain aws:eks/cluster:Cluster that the test
+	// registers so pulumi-eks's eksCluster reference has a resource to name.
+	eksStandInName = "pulumi-eks-child-stand-in"
+)
+
+// fakeSubnet is a subnet of the fake VPC.
+type fakeSubnet struct{ ID, AZ, Name string }
+
+// fakeVpc is the AWS account the lookups see.
+type fakeVpc struct {
+	ID, Name string
+	Subnets  []fakeSubnet
+}
+
+// devVpc matches Pulumi.dev.yaml: three AZs, a private and a pod subnet in
+// each, and a public subnet that no pattern may pick up.
+func devVpc() fakeVpc {
+	v := fakeVpc{ID: "vpc-0de0", Name: "eks-demo-vpc"}
+	for _, az := range []string{"a", "b", "c"} {
+		v.Subnets = append(v.Subnets,
+			fakeSubnet{"subnet-private-" + az, "eu-west-1" + az, "eks-demo-vpc-private-eu-west-1" + az},
+			fakeSubnet{"subnet-pod-" + az, "eu-west-1" + az, "eks-demo-vpc-podsubnet-eu-west-1" + az},
+			fakeSubnet{"subnet-public-" + az, "eu-west-1" + az, "eks-demo-vpc-public-eu-west-1" + az},
+		)
+	}
+	return v
+}
+
+// registration is one RegisterResource call as the engine would see it.
+type registration struct {
+	Type, Name, URN string
+	Custom, Remote  bool
+	Inputs          resource.PropertyMap
+	Parent          string
+	Dependencies    []string
+	Provider        string
+}
+
+// invocation is one invoke as the engine would see it.
+type invocation struct {
+	Token string
+	Args  resource.PropertyMap
+}
+
+// recorder is a pulumi mock that records every registration and invoke and
+// answers lookups from a fake VPC.
+type recorder struct {
+	vpc         fakeVpc
+	clusterName string
+
+	mu          sync.Mutex
+	byKey       map[string]*registration // "type::name"
+	byURN       map[string]*registration
+	order       []*registration
+	invocations []invocation
+	standInURN  string
+}
+
+func newRecorder(vpc fakeVpc, clusterName string) *recorder {
+	return &recorder{vpc: vpc, clusterName: clusterName,
+		byKey: map[string]*registration{}, byURN: map[string]*registration{}}
+}
+
+func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
+	reg := &registration{Type: args.TypeToken, Name: args.Name, Custom: args.Custom, Inputs: args.Inputs, Provider: args.Provider}
+	if rpc := args.RegisterRPC; rpc != nil {
+		reg.Parent = rpc.GetParent()
+		reg.Dependencies = rpc.GetDependencies()
+		reg.Remote = rpc.GetRemote()
+	}
+	reg.URN = mockURN(reg.Parent, reg.Type, reg.Name)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.byKey[reg.Type+"::"+reg.Name] = reg
+	r.byURN[reg.URN] = reg
+	r.order = append(r.order, reg)
+
+	id := args.Name + "-id"
+	state := args.Inputs.Copy()
+	switch args.TypeToken {
+	case "aws:eks/cluster:Cluster":
+		r.standInURN = reg.URN
+		state["name"] = resource.NewProperty(r.clusterName)
+		state["arn"] = resource.NewProperty("arn:aws:eks:eu-west-1:" + testAccount + ":cluster/" + r.clusterName)
+		state["endpoint"] = resource.NewProperty("https://0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com")
+		state["vpcConfig"] = resource.NewProperty(resource.PropertyMap{
+			"clusterSecurityGroupId": resource.NewProperty("sg-eks-cluster"),
+		})
+	case "eks:index:Cluster":
+		if r.standInURN == "" {
+			return "", nil, fmt.Errorf("register %s before the program so eksCluster can reference it", eksStandInName)
+		}
+		issuer := "oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF"
+		state["eksCluster"] = resource.MakeCustomResourceReference(resource.URN(r.standInURN), resource.ID(eksStandInName+"-id"), "")
+		state["kubeconfigJson"] = resource.NewProperty(`{"apiVersion":"v1","kind":"Config"}`)
+		state["oidcIssuer"] = resource.NewProperty(issuer)
+		state["oidcProviderUrl"] = resource.NewProperty("https://" + issuer)
+		state["oidcProviderArn"] = resource.NewProperty("arn:aws:iam::" + testAccount + ":oidc-provider/" + issuer)
+		id = ""
+	case "aws:iam/role:Role":
+		state["name"] = resource.NewProperty(args.Name + "-7f3a")
+		state["arn"] = resource.NewProperty("arn:aws:iam::" + testAccount + ":role/" + args.Name + "-7f3a")
+	case "aws:ec2/securityGroup:SecurityGroup":
+		id = "sg-" + args.Name
+	}
+	if !args.Custom {
+		id = ""
+	}
+	return id, state, nil
+}
+
+func (r *recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	r.mu.Lock()
+	r.invocations = append(r.invocations, invocation{Token: args.Token, Args: args.Args})
+	r.mu.Unlock()
+
+	switch args.Token {
+	case "aws:ec2/getVpc:getVpc":
+		if filterValue(args.Args, "tag:Name") != r.vpc.Name {
+			return nil, fmt.Errorf("no matching EC2 VPC found")
+		}
+		return resource.PropertyMap{"id": resource.NewProperty(r.vpc.ID)}, nil
+	case "aws:ec2/getSubnets:getSubnets":
+		if filterValue(args.Args, "vpc-id") != r.vpc.ID {
+			return nil, fmt.Errorf("getSubnets: missing vpc-id filter")
+		}
+		pattern := filterValue(args.Args, "tag:Name")
+		var ids []resource.PropertyValue
+		for _, s := range r.vpc.Subnets {
+			if ok, _ := path.Match(pattern, s.Name); ok {
+				ids = append(ids, resource.NewProperty(s.ID))
+			}
+		}
+		return resource.PropertyMap{"ids": resource.NewProperty(ids)}, nil
+	case "aws:ec2/getSubnet:getSubnet":
+		id := args.Args["id"].StringValue()
+		for _, s := range r.vpc.Subnets {
+			if s.ID == id {
+				return resource.PropertyMap{
+					"id":               resource.NewProperty(s.ID),
+					"availabilityZone": resource.NewProperty(s.AZ),
+					"vpcId":            resource.NewProperty(r.vpc.ID),
+					"tags":             resource.NewProperty(resource.PropertyMap{"Name": resource.NewProperty(s.Name)}),
+				}, nil
+			}
+		}
+		return nil, fmt.Errorf("no matching EC2 Subnet found")
+	case "aws:index/getCallerIdentity:getCallerIdentity":
+		return resource.PropertyMap{"accountId": resource.NewProperty(testAccount)}, nil
+	case "aws:index/getPartition:getPartition":
+		return resource.PropertyMap{"partition": resource.NewProperty("aws"), "dnsSuffix": resource.NewProperty("amazonaws.com")}, nil
+	case "aws:eks/getAddonVersion:getAddonVersion":
+		return resource.PropertyMap{"version": resource.NewProperty(defaultVpcCniVersion)}, nil
+	}
+	return nil, fmt.Errorf("unexpected invoke %s", args.Token)
+}
+
+// filterValue returns the first value of the EC2 filter called name.
+func filterValue(args resource.PropertyMap, name string) string {
+	filters, ok := args["filters"]
+	if !ok || !filters.IsArray() {
+		return ""
+	}
+	for _, f := range filters.ArrayValue() {
+		if f.ObjectValue()["name"].StringValue() == name {
+			return f.ObjectValue()["values"].ArrayValue()[0].StringValue()
+		}
+	}
+	return ""
+}
+
+// mockURN is the URN the mock monitor gives a resource.
+func mockURN(parent, typ, name string) string {
+	parentType := tokens.Type("")
+	if p := resource.URN(parent); p != "" && p.QualifiedType() != resource.RootStackType {
+		parentType = p.QualifiedType()
+	}
+	return string(resource.NewURN(tokens.QName(testStack), tokens.PackageName(testProject), parentType, tokens.Type(typ), name))
+}
+
+// get returns the registration of type::name, failing the test if absent.
+func (r *recorder) get(t *testing.T, typ, name string) *registration {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	reg, ok := r.byKey[typ+"::"+name]
+	require.Truef(t, ok, "no %s named %q was registered; registered: %s", typ, name, r.keysLocked())
+	return reg
+}
+
+// ofType returns the registrations of a type in registration order.
+func (r *recorder) ofType(typ string) []*registration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*registration
+	for _, reg := range r.order {
+		if reg.Type == typ {
+			out = append(out, reg)
+		}
+	}
+	return out
+}
+
+// programRegistrations excludes the test's own stand-in resource.
+func (r *recorder) programRegistrations() []*registration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*registration
+	for _, reg := range r.order {
+		if reg.Name != eksStandInName {
+			out = append(out, reg)
+		}
+	}
+	return out
+}
+
+func (r *recorder) keysLocked() string {
+	keys := make([]string, 0, len(r.byKey))
+	for k := range r.byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ", ")
+}
+
+// dependsOn reports whether from reaches to through registered
+// dependencies, transitively.
+func (r *recorder) dependsOn(from, to *registration) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := map[string]bool{}
+	stack := append([]string(nil), from.Dependencies...)
+	for len(stack) > 0 {
+		urn := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if urn == to.URN {
+			return true
+		}
+		if seen[urn] {
+			continue
+		}
+		seen[urn] = true
+		if reg, ok := r.byURN[urn]; ok {
+			stack = append(stack, reg.Dependencies...)
+		}
+	}
+	return false
+}
+
+// requireDependsOn fails unless from depends on to, directly or not.
+func requireDependsOn(t *testing.T, r *recorder, from, to *registration) {
+	t.Helper()
+	require.Truef(t, r.dependsOn(from, to), "%s::%s must depend on %s::%s; its direct dependencies: %v",
+		from.Type, from.Name, to.Type, to.Name, from.Dependencies)
+}
+
+// requireNotDependsOn fails if from depends on to, directly or not.
+func requireNotDependsOn(t *testing.T, r *recorder, from, to *registration) {
+	t.Helper()
+	require.Falsef(t, r.dependsOn(from, to), "%s::%s must not depend on %s::%s", from.Type, from.Name, to.Type, to.Name)
+}
+
+// stackRun is the outcome of running the real program under mocks.
+type stackRun struct {
+	rec *recorder
+	// exports holds each stack output's resolved value.
+	exports map[string]any
+	// secretExports holds the names of the secret stack outputs.
+	secretExports map[string]bool
+	err           error
+}
+
+// runProgram runs program with cfg as the stack configuration (keys as in
+// a stack file, objects and arrays as JSON) against vpc.
+func runProgram(t *testing.T, cfg map[string]string, vpc fakeVpc) stackRun {
+	t.Helper()
+	raw, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	t.Setenv(pulumi.EnvConfig, string(raw))
+
+	rec := newRecorder(vpc, cfg[testProject+":clusterName"])
+	run := stackRun{rec: rec}
+	run.err = pulumi.RunErr(func(ctx *pulumi.Context) error {
+		// pulumi-eks returns its aws:eks/cluster:Cluster child as a resource
+		// reference; the mock monitor can resolve only URNs it has seen.
+		if _, err := awseks.NewCluster(ctx, eksStandInName, &awseks.ClusterArgs{
+			RoleArn:   pulumi.String("arn:aws:iam::" + testAccount + ":role/stand-in"),
+			VpcConfig: awseks.ClusterVpcConfigArgs{},
+		}); err != nil {
+			return err
+		}
+		if err := program(ctx); err != nil {
+			return err
+		}
+		run.exports, run.secretExports = map[string]any{}, map[string]bool{}
+		var mu sync.Mutex
+		for name, value := range ctx.GetCurrentExportMap() {
+			out, ok := value.(pulumi.Output)
+			if !ok {
+				return fmt.Errorf("export %s is not an output", name)
+			}
+			run.secretExports[name] = pulumi.IsSecret(out)
+			out.ApplyT(func(v any) any {
+				mu.Lock()
+				defer mu.Unlock()
+				run.exports[name] = v
+				return v
+			})
+		}
+		return nil
+	}, pulumi.WithMocks(testProject, testStack, rec))
+	return run
+}

@@ -11,24 +11,12 @@ import (
 	"strconv"
 	"strings"
 
+	"nodeless-eks/karpenter"
+	"nodeless-eks/versions"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 )
-
-// Karpenter's supported Kubernetes range for the pinned chart
-// (pkg/providers/version MinK8sVersion/MaxK8sVersion in
-// github.com/aws/karpenter-provider-aws v1.14.1). Karpenter refuses to start
-// outside it, and with no node groups that would leave the cluster without
-// any node at all.
-const (
-	karpenterMinK8sMinor = 26
-	karpenterMaxK8sMinor = 36
-	karpenterVersion     = "1.14.1"
-)
-
-// karpenterNamespace is fixed by an outside contract: the Fargate profile
-// selects it and the controller's IRSA trust names its service account.
-const karpenterNamespace = "karpenter"
 
 // Defaults for optional keys; Pulumi.yaml declares the same values.
 const (
@@ -61,6 +49,9 @@ type Config struct {
 	EndpointPrivateAccess bool
 	// PublicAccessCidrs may reach the public endpoint. Default 0.0.0.0/0.
 	PublicAccessCidrs []string
+	// KarpenterVersion is the version of the karpenter and karpenter-crd
+	// charts. Default versions.Karpenter.
+	KarpenterVersion string
 	// AddonVersions pins EKS add-on versions; empty means the EKS default
 	// for KubernetesVersion.
 	AddonVersions AddonVersions
@@ -84,6 +75,7 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		VpcName:                  cfg.Get("vpcName"),
 		PrivateSubnetNamePattern: cfg.Get("privateSubnetNamePattern"),
 		PodSubnetNamePattern:     cfg.Get("podSubnetNamePattern"),
+		KarpenterVersion:         stringOr(cfg.Get("karpenterVersion"), versions.Karpenter),
 		// A copy: decoding into the shared default would overwrite it.
 		PublicAccessCidrs: append([]string(nil), defaultPublicAccessCidrs...),
 		Tags:              map[string]string{},
@@ -125,6 +117,7 @@ var (
 	clusterNameRe = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$`)
 	k8sVersionRe  = regexp.MustCompile(`^1\.(\d{1,2})$`)
 	regionRe      = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
+	semverRe      = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 	addonVerRe    = regexp.MustCompile(`^v\d+\.\d+\.\d+-eksbuild\.\d+$`)
 )
 
@@ -135,12 +128,18 @@ func (c *Config) Validate() error {
 
 	if !clusterNameRe.MatchString(c.ClusterName) {
 		bad("clusterName %q: want 1-100 letters, digits, '-' or '_', starting with a letter or digit", c.ClusterName)
+	} else if role := karpenter.NodeRoleName(c.ClusterName); len(role) > 64 {
+		bad("clusterName %q: at most %d characters, so that the node role name %q fits IAM's 64",
+			c.ClusterName, 64-(len(role)-len(c.ClusterName)), role)
 	}
 	if m := k8sVersionRe.FindStringSubmatch(c.KubernetesVersion); m == nil {
 		bad("kubernetesVersion %q: want \"1.NN\", e.g. %q", c.KubernetesVersion, defaultKubernetesVersion)
-	} else if minor, _ := strconv.Atoi(m[1]); minor < karpenterMinK8sMinor || minor > karpenterMaxK8sMinor {
+	} else if minor, _ := strconv.Atoi(m[1]); minor < versions.MinKubernetesMinor || minor > versions.MaxKubernetesMinor {
 		bad("kubernetesVersion %q: karpenter %s supports 1.%d-1.%d",
-			c.KubernetesVersion, karpenterVersion, karpenterMinK8sMinor, karpenterMaxK8sMinor)
+			c.KubernetesVersion, versions.Karpenter, versions.MinKubernetesMinor, versions.MaxKubernetesMinor)
+	}
+	if !semverRe.MatchString(c.KarpenterVersion) {
+		bad("karpenterVersion %q: want a chart version such as %q", c.KarpenterVersion, versions.Karpenter)
 	}
 	if !regionRe.MatchString(c.Region) {
 		bad("aws:region %q: want an AWS region such as \"eu-west-1\"", c.Region)

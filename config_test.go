@@ -20,6 +20,8 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"empty cluster name", "clusterName", map[string]string{"clusterName": ""}, `clusterName ""`},
 		{"cluster name with a dot", "clusterName", map[string]string{"clusterName": "eks.demo"}, `clusterName "eks.demo": want 1-100 letters`},
 		{"cluster name starting with a dash", "clusterName", map[string]string{"clusterName": "-eks"}, `clusterName "-eks"`},
+		{"cluster name too long for the node role", "clusterName", map[string]string{"clusterName": strings.Repeat("c", 50)}, "at most 49 characters, so that the node role name"},
+		{"karpenter version with a v", "karpenterVersion", map[string]string{"karpenterVersion": "v1.14.1"}, `karpenterVersion "v1.14.1": want a chart version such as "1.14.1"`},
 		{"kubernetes version with a patch", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.34.2"}, `kubernetesVersion "1.34.2": want "1.NN"`},
 		{"kubernetes version with a v", "kubernetesVersion", map[string]string{"kubernetesVersion": "v1.34"}, `kubernetesVersion "v1.34"`},
 		{"kubernetes version below karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.25"}, `kubernetesVersion "1.25": karpenter 1.14.1 supports 1.26-1.36`},

@@ -5,6 +5,7 @@ package main
 
 import (
 	"nodeless-eks/cluster"
+	"nodeless-eks/karpenter"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
@@ -36,12 +37,28 @@ func program(ctx *pulumi.Context) error {
 		VpcID:                 vpc.VpcId,
 		PrivateSubnetIDs:      vpc.PrivateSubnetIDs,
 		PodSubnetIDsByAZ:      vpc.PodSubnetIDsByAZ,
-		FargateNamespace:      karpenterNamespace,
+		FargateNamespace:      karpenter.Namespace,
 		EndpointPublicAccess:  cfg.EndpointPublicAccess,
 		EndpointPrivateAccess: cfg.EndpointPrivateAccess,
 		PublicAccessCidrs:     cfg.PublicAccessCidrs,
 		VpcCniVersion:         cfg.AddonVersions.VpcCni,
 		Tags:                  cfg.Tags,
+	})
+	if err != nil {
+		return err
+	}
+
+	ctl, err := karpenter.New(ctx, cfg.ClusterName+"-karpenter", &karpenter.Args{
+		ClusterName:       cfg.ClusterName,
+		Region:            cfg.Region,
+		ChartVersion:      cfg.KarpenterVersion,
+		ClusterNameOutput: eks.ClusterName,
+		ClusterEndpoint:   eks.ClusterEndpoint,
+		OidcProviderArn:   eks.OidcProviderArn,
+		OidcIssuer:        eks.OidcIssuer,
+		Provider:          eks.Provider,
+		FargateProfile:    eks.FargateProfile,
+		Tags:              cfg.Tags,
 	})
 	if err != nil {
 		return err
@@ -54,5 +71,9 @@ func program(ctx *pulumi.Context) error {
 	ctx.Export("vpcId", vpc.VpcId)
 	ctx.Export("privateSubnetIds", vpc.PrivateSubnetIds)
 	ctx.Export("podSubnetIds", vpc.PodSubnetIds)
+	ctx.Export("karpenterControllerRoleArn", ctl.ControllerRoleArn)
+	ctx.Export("karpenterNodeRoleName", ctl.NodeRoleName)
+	ctx.Export("interruptionQueueName", ctl.InterruptionQueueName)
+	ctx.Export("karpenterVersion", ctl.ChartVersion)
 	return nil
 }

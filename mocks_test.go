@@ -124,10 +124,22 @@ func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 		state["oidcProviderArn"] = resource.NewProperty("arn:aws:iam::" + testAccount + ":oidc-provider/" + issuer)
 		id = ""
 	case "aws:iam/role:Role":
-		state["name"] = resource.NewProperty(args.Name + "-7f3a")
-		state["arn"] = resource.NewProperty("arn:aws:iam::" + testAccount + ":role/" + args.Name + "-7f3a")
+		roleName := args.Name + "-7f3a" // autonamed unless the program names it
+		if n, ok := args.Inputs["name"]; ok && n.IsString() {
+			roleName = n.StringValue()
+		}
+		state["name"] = resource.NewProperty(roleName)
+		state["arn"] = resource.NewProperty("arn:aws:iam::" + testAccount + ":role/" + roleName)
 	case "aws:ec2/securityGroup:SecurityGroup":
 		id = "sg-" + args.Name
+	case "aws:iam/policy:Policy":
+		state["arn"] = resource.NewProperty("arn:aws:iam::" + testAccount + ":policy/" + args.Name + "-7f3a")
+	case "aws:sqs/queue:Queue":
+		state["name"] = resource.NewProperty(args.Name + "-7f3a")
+		state["arn"] = resource.NewProperty("arn:aws:sqs:eu-west-1:" + testAccount + ":" + args.Name + "-7f3a")
+		state["url"] = resource.NewProperty("https://sqs.eu-west-1.amazonaws.com/" + testAccount + "/" + args.Name + "-7f3a")
+	case "aws:cloudwatch/eventRule:EventRule":
+		state["name"] = resource.NewProperty(args.Name + "-7f3a")
 	}
 	if !args.Custom {
 		id = ""
@@ -249,13 +261,24 @@ func (r *recorder) keysLocked() string {
 	return strings.Join(keys, ", ")
 }
 
+// edges are the URNs a registration waits for: its dependencies and its
+// provider (the engine creates a resource only after its provider).
+func (reg *registration) edges() []string {
+	out := append([]string(nil), reg.Dependencies...)
+	// A provider reference is "<urn>::<id>".
+	if i := strings.LastIndex(reg.Provider, "::"); i > 0 {
+		out = append(out, reg.Provider[:i])
+	}
+	return out
+}
+
 // dependsOn reports whether from reaches to through registered
-// dependencies, transitively.
+// dependencies and providers, transitively.
 func (r *recorder) dependsOn(from, to *registration) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seen := map[string]bool{}
-	stack := append([]string(nil), from.Dependencies...)
+	stack := from.edges()
 	for len(stack) > 0 {
 		urn := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -267,7 +290,7 @@ func (r *recorder) dependsOn(from, to *registration) bool {
 		}
 		seen[urn] = true
 		if reg, ok := r.byURN[urn]; ok {
-			stack = append(stack, reg.Dependencies...)
+			stack = append(stack, reg.edges()...)
 		}
 	}
 	return false

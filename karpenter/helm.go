@@ -1,0 +1,123 @@
+package karpenter
+
+import (
+	"fmt"
+
+	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// ChartRepository holds the karpenter and karpenter-crd charts. They are
+// pulled anonymously: logging in with a fresh ECR token on every run would
+// change the release's inputs and make every `pulumi up` an upgrade.
+const ChartRepository = "oci://public.ecr.aws/karpenter"
+
+// Controller resources, requests equal to limits (Guaranteed QoS). Fargate
+// sizes a pod as its requests plus 256 MiB for kubelet and friends, rounded
+// up to the next vCPU/memory combination: 1 vCPU and 1792 MiB + 256 MiB is
+// exactly the 1 vCPU / 2 GB size, so nothing is paid for and unused.
+const (
+	ControllerCPU    = "1"
+	ControllerMemory = "1792Mi"
+	// ControllerReplicas run in different zones; the PDB keeps one up.
+	ControllerReplicas = 2
+)
+
+// Release timeouts: a Fargate pod takes 1-2 minutes to get a node, and a
+// destroy may wait for Karpenter to drain and terminate its nodes.
+const (
+	releaseTimeoutSeconds = 900
+	releaseDeleteTimeout  = "30m"
+)
+
+// ValuesInput is what the controller's Helm values are made of.
+type ValuesInput struct {
+	ClusterName, ClusterEndpoint, InterruptionQueue, ControllerRoleArn string
+}
+
+// ControllerValues are the karpenter chart's values.
+func ControllerValues(in ValuesInput) map[string]any {
+	resources := map[string]any{"cpu": ControllerCPU, "memory": ControllerMemory}
+	return map[string]any{
+		// CoreDNS runs on Karpenter's nodes, so the controller resolves
+		// AWS endpoints through the VPC resolver instead.
+		"dnsPolicy": "Default",
+		"serviceAccount": map[string]any{
+			"name":        ServiceAccount,
+			"annotations": map[string]any{"eks.amazonaws.com/role-arn": in.ControllerRoleArn},
+		},
+		"settings": map[string]any{
+			"clusterName":       in.ClusterName,
+			"clusterEndpoint":   in.ClusterEndpoint,
+			"interruptionQueue": in.InterruptionQueue,
+		},
+		"replicas":            ControllerReplicas,
+		"podDisruptionBudget": map[string]any{"name": "karpenter", "maxUnavailable": 1},
+		"topologySpreadConstraints": []any{map[string]any{
+			"maxSkew":           1,
+			"topologyKey":       "topology.kubernetes.io/zone",
+			"whenUnsatisfiable": "DoNotSchedule",
+		}},
+		"controller": map[string]any{
+			"resources": map[string]any{"requests": resources, "limits": resources},
+		},
+	}
+}
+
+// releaseInputs are the outputs of the other children the releases use.
+type releaseInputs struct {
+	controllerRoleArn, queueName pulumi.StringOutput
+	// prerequisites must exist before the controller's pods start.
+	prerequisites []pulumi.Resource
+}
+
+// newReleases installs karpenter-crd, then karpenter with skipCrds.
+func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
+	parent pulumi.ResourceOption) (*helmv3.Release, error) {
+	provider := pulumi.Provider(args.Provider)
+	timeouts := pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: releaseDeleteTimeout})
+
+	// CRDs are API objects: they need the API server, not a node, so this
+	// release does not wait for the Fargate profile.
+	crds, err := helmv3.NewRelease(ctx, name+"-crd", &helmv3.ReleaseArgs{
+		Name:            pulumi.String("karpenter-crd"),
+		Chart:           pulumi.String(ChartRepository + "/karpenter-crd"),
+		Version:         pulumi.String(args.ChartVersion),
+		Namespace:       pulumi.String(Namespace),
+		CreateNamespace: pulumi.Bool(true),
+	}, parent, provider, timeouts)
+	if err != nil {
+		return nil, fmt.Errorf("creating karpenter-crd release: %w", err)
+	}
+
+	values := pulumi.All(args.ClusterEndpoint, in.controllerRoleArn, in.queueName).ApplyT(
+		func(v []any) map[string]any {
+			return ControllerValues(ValuesInput{
+				ClusterName:       args.ClusterName,
+				ClusterEndpoint:   v[0].(string),
+				ControllerRoleArn: v[1].(string),
+				InterruptionQueue: v[2].(string),
+			})
+		}).(pulumi.MapOutput)
+	release, err := helmv3.NewRelease(ctx, name+"-controller", &helmv3.ReleaseArgs{
+		// The release name is the chart's fullname, hence the service
+		// account name that the controller role trusts.
+		Name:            pulumi.String("karpenter"),
+		Chart:           pulumi.String(ChartRepository + "/karpenter"),
+		Version:         pulumi.String(args.ChartVersion),
+		Namespace:       pulumi.String(Namespace),
+		CreateNamespace: pulumi.Bool(true),
+		SkipCrds:        pulumi.Bool(true),
+		Values:          values,
+		Timeout:         pulumi.Int(releaseTimeoutSeconds),
+	},
+		parent, provider, timeouts,
+		// The CRDs must be served before the controller watches them; the
+		// other prerequisites are the Fargate profile and IAM permissions.
+		pulumi.DependsOn(append([]pulumi.Resource{crds}, in.prerequisites...)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("creating karpenter release: %w", err)
+	}
+	return release, nil
+}

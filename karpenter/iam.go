@@ -1,0 +1,114 @@
+package karpenter
+
+import (
+	"fmt"
+	"sort"
+
+	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// nodeManagedPolicies are the AWS managed policies of the node role, keyed
+// by the child-name suffix of their attachment.
+var nodeManagedPolicies = map[string]string{
+	"worker": "AmazonEKSWorkerNodePolicy",
+	"cni":    "AmazonEKS_CNI_Policy",
+	"ecr":    "AmazonEC2ContainerRegistryPullOnly",
+	"ssm":    "AmazonSSMManagedInstanceCore",
+}
+
+// scopeBase is what the invokes tell about the account.
+type scopeBase struct{ partition, accountID string }
+
+type iamResources struct {
+	controllerRole             *iam.Role
+	controllerPolicyAttachment *iam.RolePolicyAttachment
+	nodeRole                   *iam.Role
+	nodeAccessEntry            *awseks.AccessEntry
+}
+
+// newIAM creates the controller and node roles. Only the controller role's
+// trust waits for the cluster (its OIDC provider); the policies, the node
+// role and its attachments are created while the control plane comes up.
+func newIAM(ctx *pulumi.Context, name string, args *Args, base scopeBase, queueArn pulumi.StringOutput,
+	parent pulumi.ResourceOrInvokeOption) (*iamResources, error) {
+	tags := pulumi.ToStringMap(args.Tags)
+	out := &iamResources{}
+
+	nodeTrust, err := NodeTrustPolicy()
+	if err != nil {
+		return nil, err
+	}
+	out.nodeRole, err = iam.NewRole(ctx, name+"-node", &iam.RoleArgs{
+		Name:             pulumi.String(NodeRoleName(args.ClusterName)),
+		Description:      pulumi.Sprintf("Nodes that Karpenter launches for EKS cluster %s", args.ClusterName),
+		AssumeRolePolicy: pulumi.String(nodeTrust),
+		Tags:             tags,
+	}, parent)
+	if err != nil {
+		return nil, fmt.Errorf("creating node role: %w", err)
+	}
+	for _, suffix := range sortedKeys(nodeManagedPolicies) {
+		if _, err := iam.NewRolePolicyAttachment(ctx, name+"-node-"+suffix, &iam.RolePolicyAttachmentArgs{
+			Role:      out.nodeRole.Name,
+			PolicyArn: pulumi.Sprintf("arn:%s:iam::aws:policy/%s", base.partition, nodeManagedPolicies[suffix]),
+		}, parent); err != nil {
+			return nil, fmt.Errorf("attaching %s to the node role: %w", nodeManagedPolicies[suffix], err)
+		}
+	}
+	out.nodeAccessEntry, err = awseks.NewAccessEntry(ctx, name+"-node", &awseks.AccessEntryArgs{
+		ClusterName:  args.ClusterNameOutput,
+		PrincipalArn: out.nodeRole.Arn,
+		// EC2_LINUX grants system:nodes; Karpenter creates the instance profiles.
+		Type: pulumi.String("EC2_LINUX"),
+		Tags: tags,
+	}, parent)
+	if err != nil {
+		return nil, fmt.Errorf("creating node access entry: %w", err)
+	}
+
+	controllerPolicy := pulumi.All(out.nodeRole.Arn, queueArn).ApplyT(func(v []any) (string, error) {
+		return ControllerPolicy(PolicyScope{
+			Partition: base.partition, Region: args.Region, AccountID: base.accountID,
+			ClusterName: args.ClusterName, NodeRoleArn: v[0].(string), QueueArn: v[1].(string),
+		})
+	}).(pulumi.StringOutput)
+	policy, err := iam.NewPolicy(ctx, name+"-controller", &iam.PolicyArgs{
+		Description: pulumi.Sprintf("Karpenter controller of EKS cluster %s", args.ClusterName),
+		Policy:      controllerPolicy,
+		Tags:        tags,
+	}, parent)
+	if err != nil {
+		return nil, fmt.Errorf("creating controller policy: %w", err)
+	}
+
+	trust := pulumi.All(args.OidcProviderArn, args.OidcIssuer).ApplyT(func(v []any) (string, error) {
+		return ControllerTrustPolicy(v[0].(string), v[1].(string))
+	}).(pulumi.StringOutput)
+	out.controllerRole, err = iam.NewRole(ctx, name+"-controller", &iam.RoleArgs{
+		Description:      pulumi.Sprintf("Karpenter controller (IRSA) of EKS cluster %s", args.ClusterName),
+		AssumeRolePolicy: trust,
+		Tags:             tags,
+	}, parent)
+	if err != nil {
+		return nil, fmt.Errorf("creating controller role: %w", err)
+	}
+	out.controllerPolicyAttachment, err = iam.NewRolePolicyAttachment(ctx, name+"-controller", &iam.RolePolicyAttachmentArgs{
+		Role:      out.controllerRole.Name,
+		PolicyArn: policy.Arn,
+	}, parent)
+	if err != nil {
+		return nil, fmt.Errorf("attaching controller policy: %w", err)
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,158 @@
+// Package karpenter owns the Karpenter controller: its IAM (a controller
+// role trusted through IRSA, a node role with its EKS access entry), the
+// interruption queue with its EventBridge rules, and the karpenter-crd and
+// karpenter Helm releases. It needs the cluster's OIDC provider, endpoint,
+// Kubernetes provider and Fargate profile.
+package karpenter
+
+import (
+	"fmt"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
+	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+const typeToken = "nodeless-eks:karpenter:Karpenter"
+
+// Namespace and ServiceAccount are where the controller runs. The Fargate
+// profile selects Namespace and the controller role trusts exactly this
+// service account, so both come from here.
+const (
+	Namespace      = "karpenter"
+	ServiceAccount = "karpenter"
+)
+
+// NodeRoleName is the node role's physical name: deterministic so that
+// EC2NodeClasses can name it. IAM allows 64 characters.
+func NodeRoleName(clusterName string) string {
+	return clusterName + "-karpenter-node"
+}
+
+// Args configures the Karpenter layer.
+type Args struct {
+	// ClusterName is the cluster's name as configured. IAM scoping uses this
+	// plain value so that IAM and the queue need not wait for the cluster.
+	// Required.
+	ClusterName string
+	// Region scopes the controller's permissions. Required.
+	Region string
+	// ChartVersion is the version of both charts. Required.
+	ChartVersion string
+	// ClusterNameOutput is the cluster's name once the cluster exists; the
+	// node access entry takes it. Required.
+	ClusterNameOutput pulumi.StringInput
+	// ClusterEndpoint is the API server URL for the controller. Required.
+	ClusterEndpoint pulumi.StringInput
+	// OidcProviderArn and OidcIssuer (without https://) establish IRSA.
+	// Required.
+	OidcProviderArn, OidcIssuer pulumi.StringInput
+	// Provider deploys the releases. Required.
+	Provider *kubernetes.Provider
+	// FargateProfile must exist before the controller's pods are scheduled.
+	// Required.
+	FargateProfile pulumi.Resource
+	// Tags go on every AWS resource that supports them.
+	Tags map[string]string
+}
+
+// Karpenter is the running controller with everything it needs.
+type Karpenter struct {
+	pulumi.ResourceState
+
+	// ControllerRoleArn is the IRSA role of the controller.
+	ControllerRoleArn pulumi.StringOutput `pulumi:"controllerRoleArn"`
+	// NodeRoleName is the role that EC2NodeClasses give their nodes.
+	NodeRoleName pulumi.StringOutput `pulumi:"nodeRoleName"`
+	// NodeRoleArn is NodeRoleName's ARN.
+	NodeRoleArn pulumi.StringOutput `pulumi:"nodeRoleArn"`
+	// InterruptionQueueName is the SQS queue Karpenter reads events from.
+	InterruptionQueueName pulumi.StringOutput `pulumi:"interruptionQueueName"`
+	// ChartVersion is the deployed Karpenter version.
+	ChartVersion pulumi.StringOutput `pulumi:"chartVersion"`
+
+	// Release is the controller; node classes must wait for it.
+	Release *helmv3.Release
+	// NodeRole and NodeAccessEntry let nodes join; node classes wait for both.
+	NodeRole        *iam.Role
+	NodeAccessEntry *awseks.AccessEntry
+}
+
+// New creates the Karpenter layer.
+func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Karpenter, error) {
+	if err := args.validate(); err != nil {
+		return nil, fmt.Errorf("karpenter %q: %w", name, err)
+	}
+	k := &Karpenter{}
+	if err := ctx.RegisterComponentResource(typeToken, name, k, opts...); err != nil {
+		return nil, err
+	}
+	parent := pulumi.Parent(k)
+
+	caller, err := aws.GetCallerIdentity(ctx, nil, parent)
+	if err != nil {
+		return nil, fmt.Errorf("reading caller identity: %w", err)
+	}
+	partition, err := aws.GetPartition(ctx, nil, parent)
+	if err != nil {
+		return nil, fmt.Errorf("reading partition: %w", err)
+	}
+
+	queue, err := newInterruptionQueue(ctx, name, args, parent)
+	if err != nil {
+		return nil, err
+	}
+	iamRes, err := newIAM(ctx, name, args, scopeBase{
+		partition: partition.Partition, accountID: caller.AccountId,
+	}, queue.Arn, parent)
+	if err != nil {
+		return nil, err
+	}
+	k.NodeRole, k.NodeAccessEntry = iamRes.nodeRole, iamRes.nodeAccessEntry
+
+	release, err := newReleases(ctx, name, args, releaseInputs{
+		controllerRoleArn: iamRes.controllerRole.Arn,
+		queueName:         queue.Name,
+		// Pods must start on Fargate with their permissions in place.
+		prerequisites: []pulumi.Resource{args.FargateProfile, iamRes.controllerPolicyAttachment},
+	}, parent)
+	if err != nil {
+		return nil, err
+	}
+	k.Release = release
+
+	k.ControllerRoleArn = iamRes.controllerRole.Arn
+	k.NodeRoleName = iamRes.nodeRole.Name
+	k.NodeRoleArn = iamRes.nodeRole.Arn
+	k.InterruptionQueueName = queue.Name
+	k.ChartVersion = pulumi.String(args.ChartVersion).ToStringOutput()
+	if err := ctx.RegisterResourceOutputs(k, pulumi.Map{
+		"controllerRoleArn":     k.ControllerRoleArn,
+		"nodeRoleName":          k.NodeRoleName,
+		"nodeRoleArn":           k.NodeRoleArn,
+		"interruptionQueueName": k.InterruptionQueueName,
+		"chartVersion":          k.ChartVersion,
+	}); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func (a *Args) validate() error {
+	switch {
+	case a == nil:
+		return fmt.Errorf("args are required")
+	case a.ClusterName == "", a.Region == "", a.ChartVersion == "":
+		return fmt.Errorf("ClusterName, Region and ChartVersion are required")
+	case a.ClusterNameOutput == nil, a.ClusterEndpoint == nil, a.OidcProviderArn == nil, a.OidcIssuer == nil:
+		return fmt.Errorf("ClusterNameOutput, ClusterEndpoint, OidcProviderArn and OidcIssuer are required")
+	case a.Provider == nil, a.FargateProfile == nil:
+		return fmt.Errorf("Provider and FargateProfile are required")
+	case len(NodeRoleName(a.ClusterName)) > 64:
+		return fmt.Errorf("ClusterName %q: node role name %q exceeds IAM's 64 characters", a.ClusterName, NodeRoleName(a.ClusterName))
+	}
+	return nil
+}

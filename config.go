@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"nodeless-eks/karpenter"
+	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -57,6 +58,12 @@ type Config struct {
 	AddonVersions AddonVersions
 	// Tags go on every AWS resource that supports them.
 	Tags map[string]string
+	// NodePools by name, defaults applied. Default {"general": spec.DefaultPool()}.
+	NodePools map[string]spec.Pool
+	// NodeClasses by name, defaults applied. Default {"default": spec.DefaultNodeClass()}.
+	NodeClasses map[string]spec.NodeClass
+	// Production requires pinned versions (Bottlerocket AMI). Default false.
+	Production bool
 }
 
 // AddonVersions pins EKS add-on versions (e.g. "v1.20.4-eksbuild.1").
@@ -102,6 +109,29 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		if err := decodeStrict(raw, &c.Tags); err != nil {
 			errs = append(errs, fmt.Errorf("tags: want an object of string values: %w", err))
 		}
+	}
+	if c.Production, err = boolOr(cfg.Get("production"), false); err != nil {
+		errs = append(errs, fmt.Errorf("production: %w", err))
+	}
+	c.NodePools = map[string]spec.Pool{spec.DefaultPoolName: {}}
+	if raw := cfg.Get("nodePools"); raw != "" {
+		c.NodePools = nil
+		if err := decodeStrict(raw, &c.NodePools); err != nil {
+			errs = append(errs, fmt.Errorf("nodePools: want an object of pools by name (see Pulumi.yaml): %w", err))
+		}
+	}
+	c.NodeClasses = map[string]spec.NodeClass{spec.DefaultNodeClassName: {}}
+	if raw := cfg.Get("nodeClasses"); raw != "" {
+		c.NodeClasses = nil
+		if err := decodeStrict(raw, &c.NodeClasses); err != nil {
+			errs = append(errs, fmt.Errorf("nodeClasses: want an object of node classes by name (see Pulumi.yaml): %w", err))
+		}
+	}
+	for name, p := range c.NodePools {
+		c.NodePools[name] = p.WithDefaults()
+	}
+	for name, nc := range c.NodeClasses {
+		c.NodeClasses[name] = nc.WithDefaults()
 	}
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
@@ -170,6 +200,9 @@ func (c *Config) Validate() error {
 	}
 	if v := c.AddonVersions.VpcCni; v != "" && !addonVerRe.MatchString(v) {
 		bad("addonVersions.vpcCni %q: want an EKS add-on version such as \"v1.20.4-eksbuild.1\", or leave it unset for the EKS default", v)
+	}
+	if err := spec.Validate(c.NodePools, c.NodeClasses, c.Production); err != nil {
+		errs = append(errs, err)
 	}
 	for _, k := range sortedKeys(c.Tags) {
 		switch {

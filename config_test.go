@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -41,6 +42,9 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"add-on version not an eks build", "addonVersions", map[string]string{"addonVersions": `{"vpcCni":"latest"}`}, `addonVersions.vpcCni "latest"`},
 		{"tags not string values", "tags", map[string]string{"tags": `{"team":7}`}, "tags: want an object of string values"},
 		{"reserved tag prefix", "tags", map[string]string{"tags": `{"aws:owner":"me"}`}, `tags key "aws:owner": the aws: prefix is reserved`},
+		{"production not a bool", "production", map[string]string{"production": "maybe"}, `production: "maybe": want true or false`},
+		{"unknown key in a pool", "nodePools", map[string]string{"nodePools": `{"general":{"capacityType":["spot"]}}`}, `nodePools: want an object of pools by name (see Pulumi.yaml): json: unknown field "capacityType"`},
+		{"unknown key in a node class", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"ami":"bottlerocket@latest"}}`}, `nodeClasses: want an object of node classes by name (see Pulumi.yaml): json: unknown field "ami"`},
 		{"missing region", "", map[string]string{"aws:region": ""}, `aws:region "": want an AWS region`},
 	}
 
@@ -125,4 +129,42 @@ func loadConfigUnderMocks(t *testing.T, cfg map[string]string) *Config {
 	t.Setenv(pulumi.EnvConfig, string(b))
 	require.NoError(t, pulumi.RunErr(run, pulumi.WithMocks(testProject, testStack, newRecorder(devVpc(), ""))))
 	return got
+}
+
+// badNodePool is a row of testdata/bad-nodepools.json, shared with the CRD
+// tests in internal/kubecheck, which check that the API server would have
+// rejected each one too.
+type badNodePool struct {
+	Name         string          `json:"name"`
+	Key          string          `json:"key"`
+	NodePools    json.RawMessage `json:"nodePools"`
+	NodeClasses  json.RawMessage `json:"nodeClasses"`
+	Production   bool            `json:"production"`
+	CRDCannotSee string          `json:"crdCannotSee"`
+}
+
+func TestConfigRejectsBadNodePools(t *testing.T) {
+	raw, err := os.ReadFile("testdata/bad-nodepools.json")
+	require.NoError(t, err)
+	var rows []badNodePool
+	require.NoError(t, json.Unmarshal(raw, &rows))
+	require.NotEmpty(t, rows)
+	for _, row := range rows {
+		t.Run(row.Name, func(t *testing.T) {
+			cfg := stackConfig(t, "Pulumi.dev.yaml")
+			if row.NodePools != nil {
+				cfg[testProject+":nodePools"] = string(row.NodePools)
+			}
+			if row.NodeClasses != nil {
+				cfg[testProject+":nodeClasses"] = string(row.NodeClasses)
+			}
+			if row.Production {
+				cfg[testProject+":production"] = "true"
+			}
+			run := runProgram(t, cfg, devVpc())
+			require.Error(t, run.err, "the program must reject %s", row.Name)
+			assert.Contains(t, run.err.Error(), row.Key, "the error must name the key")
+			assert.Empty(t, run.rec.programRegistrations(), "nothing may be registered")
+		})
+	}
 }

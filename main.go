@@ -6,6 +6,7 @@ package main
 import (
 	"nodeless-eks/cluster"
 	"nodeless-eks/karpenter"
+	"nodeless-eks/nodepool"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
@@ -64,6 +65,20 @@ func program(ctx *pulumi.Context) error {
 		return err
 	}
 
+	pools, err := nodepool.New(ctx, cfg.ClusterName+"-nodepools", &nodepool.Args{
+		ClusterName:      cfg.ClusterName,
+		Pools:            cfg.NodePools,
+		Classes:          cfg.NodeClasses,
+		NodeRoleName:     ctl.NodeRoleName,
+		Provider:         eks.Provider,
+		KarpenterRelease: ctl.Release,
+		NodeAccessEntry:  ctl.NodeAccessEntry,
+		VpcCni:           eks.VpcCni,
+	})
+	if err != nil {
+		return err
+	}
+
 	ctx.Export("clusterName", eks.ClusterName)
 	ctx.Export("clusterEndpoint", eks.ClusterEndpoint)
 	ctx.Export("kubeconfig", eks.Kubeconfig)
@@ -75,5 +90,6 @@ func program(ctx *pulumi.Context) error {
 	ctx.Export("karpenterNodeRoleName", ctl.NodeRoleName)
 	ctx.Export("interruptionQueueName", ctl.InterruptionQueueName)
 	ctx.Export("karpenterVersion", ctl.ChartVersion)
+	ctx.Export("nodePoolNames", pools.NodePoolNames)
 	return nil
 }

@@ -59,6 +59,8 @@ type registration struct {
 	Parent          string
 	Dependencies    []string
 	Provider        string
+	// DeleteTimeout is the custom delete timeout, "" if none.
+	DeleteTimeout string
 }
 
 // invocation is one invoke as the engine would see it.
@@ -92,6 +94,7 @@ func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 		reg.Parent = rpc.GetParent()
 		reg.Dependencies = rpc.GetDependencies()
 		reg.Remote = rpc.GetRemote()
+		reg.DeleteTimeout = rpc.GetCustomTimeouts().GetDelete()
 	}
 	reg.URN = mockURN(reg.Parent, reg.Type, reg.Name)
 
@@ -341,21 +344,27 @@ func runProgram(t *testing.T, cfg map[string]string, vpc fakeVpc) stackRun {
 		if err := program(ctx); err != nil {
 			return err
 		}
+		// Resolve every export before the run ends: an output that no
+		// resource produced is not awaited by the run itself.
 		run.exports, run.secretExports = map[string]any{}, map[string]bool{}
 		var mu sync.Mutex
+		var wg sync.WaitGroup
 		for name, value := range ctx.GetCurrentExportMap() {
 			out, ok := value.(pulumi.Output)
 			if !ok {
 				return fmt.Errorf("export %s is not an output", name)
 			}
 			run.secretExports[name] = pulumi.IsSecret(out)
+			wg.Add(1)
 			out.ApplyT(func(v any) any {
+				defer wg.Done()
 				mu.Lock()
 				defer mu.Unlock()
 				run.exports[name] = v
 				return v
 			})
 		}
+		wg.Wait()
 		return nil
 	}, pulumi.WithMocks(testProject, testStack, rec))
 	return run

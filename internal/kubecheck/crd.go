@@ -2,6 +2,7 @@ package kubecheck
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,7 +15,7 @@ import (
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
-	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
@@ -129,7 +130,15 @@ func (v *Validator) Validate(obj map[string]any) (Result, error) {
 	if !ok {
 		return Result{}, fmt.Errorf("no served CRD version for %s; known: %v", key, v.Kinds())
 	}
-	work := runtime.DeepCopyJSON(obj)
+	// Decode as the API server does: from JSON, whole numbers as int64.
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return Result{}, fmt.Errorf("encoding %s: %w", key, err)
+	}
+	var work map[string]any
+	if err := utiljson.Unmarshal(raw, &work); err != nil {
+		return Result{}, fmt.Errorf("decoding %s: %w", key, err)
+	}
 
 	var res Result
 	metadata, _ := work["metadata"].(map[string]any)

@@ -1,0 +1,133 @@
+package kubecheck
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"nodeless-eks/nodepool/spec"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRegisteredNodeObjectsPassTheCRDs validates every EC2NodeClass and
+// NodePool that the program registers under mocks (the main package keeps
+// these golden files equal to the registrations).
+func TestRegisteredNodeObjectsPassTheCRDs(t *testing.T) {
+	v := karpenterValidator(t)
+	for _, file := range []string{"nodepools-dev.golden.json", "nodepools-multipool.golden.json"} {
+		raw, err := os.ReadFile("../../testdata/" + file)
+		require.NoError(t, err)
+		var objects []map[string]any
+		require.NoError(t, json.Unmarshal(raw, &objects))
+		require.NotEmpty(t, objects, file)
+		for _, obj := range objects {
+			name := obj["kind"].(string) + "/" + obj["metadata"].(map[string]any)["name"].(string)
+			t.Run(file+" "+name, func(t *testing.T) {
+				res, err := v.Validate(obj)
+				require.NoError(t, err)
+				assert.Empty(t, res.Pruned, "the API server would drop these fields")
+				assert.Empty(t, res.Errors, "the API server would reject the object")
+			})
+		}
+	}
+}
+
+// badNodePool is a row of testdata/bad-nodepools.json: a configuration
+// that the program's config validation rejects.
+type badNodePool struct {
+	Name         string          `json:"name"`
+	Key          string          `json:"key"`
+	NodePools    json.RawMessage `json:"nodePools"`
+	NodeClasses  json.RawMessage `json:"nodeClasses"`
+	Production   bool            `json:"production"`
+	CRDCannotSee string          `json:"crdCannotSee"`
+}
+
+// objectsFor builds the objects a configuration would produce, with the
+// same defaults as the program, skipping its validation.
+func objectsFor(t *testing.T, row badNodePool) (map[string]spec.Pool, map[string]spec.NodeClass, []map[string]any) {
+	t.Helper()
+	pools := map[string]spec.Pool{spec.DefaultPoolName: {}}
+	if row.NodePools != nil {
+		pools = nil
+		require.NoError(t, json.Unmarshal(row.NodePools, &pools))
+	}
+	classes := map[string]spec.NodeClass{spec.DefaultNodeClassName: {}}
+	if row.NodeClasses != nil {
+		classes = nil
+		require.NoError(t, json.Unmarshal(row.NodeClasses, &classes))
+	}
+	var objects []map[string]any
+	for name, c := range classes {
+		classes[name] = c.WithDefaults()
+		objects = append(objects, spec.EC2NodeClass(name, classes[name], "eks-demo", "eks-demo-karpenter-node"))
+	}
+	for name, p := range pools {
+		pools[name] = p.WithDefaults()
+		objects = append(objects, spec.NodePool(name, pools[name]))
+	}
+	return pools, classes, objects
+}
+
+// TestCRDsAgreeWithConfigValidation: every pool configuration that config
+// validation rejects, the API server would have rejected too, except where
+// the row says why a CRD cannot see the problem.
+func TestCRDsAgreeWithConfigValidation(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/bad-nodepools.json")
+	require.NoError(t, err)
+	var rows []badNodePool
+	require.NoError(t, json.Unmarshal(raw, &rows))
+	v := karpenterValidator(t)
+
+	for _, row := range rows {
+		t.Run(row.Name, func(t *testing.T) {
+			pools, classes, objects := objectsFor(t, row)
+			err := spec.Validate(pools, classes, row.Production)
+			require.Error(t, err, "config validation must reject it")
+			assert.Contains(t, err.Error(), row.Key)
+
+			var problems []string
+			for _, obj := range objects {
+				res, err := v.Validate(obj)
+				require.NoError(t, err)
+				if !res.Valid() {
+					problems = append(problems, res.Problems())
+				}
+			}
+			if row.CRDCannotSee != "" {
+				assert.Empty(t, problems, "the row says the CRDs cannot see this (%s), but they do; drop crdCannotSee", row.CRDCannotSee)
+				return
+			}
+			assert.NotEmpty(t, problems, "the API server would have accepted what config validation rejects")
+			t.Logf("the API server would say: %s", strings.Join(problems, "; "))
+		})
+	}
+}
+
+// TestGoodConfigsPassBoth: the defaults and the documented second pool pass
+// config validation and the CRDs alike.
+func TestGoodConfigsPassBoth(t *testing.T) {
+	v := karpenterValidator(t)
+	rows := []badNodePool{
+		{Name: "the defaults"},
+		{Name: "an on-demand amd64 nitro pool", NodePools: json.RawMessage(`{"general": {}, "on-demand": {
+			"requirements": {"arch": ["amd64"], "capacityTypes": ["on-demand"], "hypervisors": ["nitro"], "cpus": [4, 8, 16, 32]},
+			"limits": {"cpu": "1000"}, "weight": 10}}`)},
+		{Name: "al2023 with a pinned version", Production: true,
+			NodeClasses: json.RawMessage(`{"default": {"amiAlias": "al2023@v20250101", "volumeSize": "40Gi"}}`)},
+	}
+	for _, row := range rows {
+		t.Run(row.Name, func(t *testing.T) {
+			pools, classes, objects := objectsFor(t, row)
+			require.NoError(t, spec.Validate(pools, classes, row.Production))
+			for _, obj := range objects {
+				res, err := v.Validate(obj)
+				require.NoError(t, err)
+				assert.True(t, res.Valid(), "%s %v: %s", obj["kind"], obj["metadata"], res.Problems())
+			}
+		})
+	}
+}

@@ -1,0 +1,159 @@
+// Package nodepool owns the Karpenter EC2NodeClasses and NodePools that the
+// stack configures. It needs the Karpenter release (the CRDs and the
+// controller that reconciles them), the node role and its access entry, and
+// the vpc-cni add-on that must be in place before the first EC2 node.
+package nodepool
+
+import (
+	"fmt"
+	"time"
+
+	"nodeless-eks/nodepool/spec"
+
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
+	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+const typeToken = "nodeless-eks:nodepool:NodePools"
+
+// nodeClassDeleteTimeout covers the EC2NodeClass finalizer, which waits
+// for the class's nodes to go and then removes its instance profiles.
+const nodeClassDeleteTimeout = "30m"
+
+// Args configures the node pools. Pools and Classes have their defaults
+// applied and are validated (spec.Validate) before New is called.
+type Args struct {
+	// ClusterName is the discovery tag value. Required.
+	ClusterName string
+	// Pools and Classes by name; every pool's NodeClass is a key of
+	// Classes. At least one pool is required.
+	Pools   map[string]spec.Pool
+	Classes map[string]spec.NodeClass
+	// NodeRoleName is the role of every node. Required.
+	NodeRoleName pulumi.StringInput
+	// Provider deploys the objects. Required.
+	Provider *kubernetes.Provider
+	// KarpenterRelease serves the CRDs and reconciles the objects; node
+	// classes wait for it. Required.
+	KarpenterRelease pulumi.Resource
+	// NodeAccessEntry lets nodes join; node classes wait for it. Required.
+	NodeAccessEntry pulumi.Resource
+	// VpcCni must be ACTIVE before the first node; pools wait for it.
+	// Required.
+	VpcCni pulumi.Resource
+}
+
+// NodePools is the set of configured pools and classes.
+type NodePools struct {
+	pulumi.ResourceState
+
+	// NodePoolNames are the NodePools' names.
+	NodePoolNames pulumi.StringArrayOutput `pulumi:"nodePoolNames"`
+	// NodeClassNames are the EC2NodeClasses' names.
+	NodeClassNames pulumi.StringArrayOutput `pulumi:"nodeClassNames"`
+
+	// Pools are the NodePool objects; whatever needs EC2 capacity waits for them.
+	Pools []pulumi.Resource
+}
+
+// New creates one EC2NodeClass per class and one NodePool per pool.
+func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*NodePools, error) {
+	if err := args.validate(); err != nil {
+		return nil, fmt.Errorf("nodepool %q: %w", name, err)
+	}
+	n := &NodePools{}
+	if err := ctx.RegisterComponentResource(typeToken, name, n, opts...); err != nil {
+		return nil, err
+	}
+	parent := pulumi.Parent(n)
+	provider := pulumi.Provider(args.Provider)
+
+	classes := map[string]*apiextensions.CustomResource{}
+	classNames := spec.SortedNames(args.Classes)
+	for _, className := range classNames {
+		class := args.Classes[className]
+		classSpec := args.NodeRoleName.ToStringOutput().ApplyT(func(role string) map[string]any {
+			return spec.EC2NodeClass(className, class, args.ClusterName, role)["spec"].(map[string]any)
+		}).(pulumi.MapOutput)
+		cr, err := apiextensions.NewCustomResource(ctx, name+"-class-"+className, &apiextensions.CustomResourceArgs{
+			ApiVersion:  pulumi.String(spec.EC2NodeClassAPIVersion),
+			Kind:        pulumi.String("EC2NodeClass"),
+			Metadata:    &metav1.ObjectMetaArgs{Name: pulumi.String(className)},
+			OtherFields: kubernetes.UntypedArgs{"spec": classSpec},
+		},
+			parent, provider,
+			// Karpenter must serve the CRD and nodes must be able to join
+			// before it launches anything for this class.
+			pulumi.DependsOn([]pulumi.Resource{args.KarpenterRelease, args.NodeAccessEntry}),
+			pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: nodeClassDeleteTimeout}),
+		)
+		if err != nil {
+			return nil, fmt.Errorf("creating EC2NodeClass %s: %w", className, err)
+		}
+		classes[className] = cr
+	}
+
+	poolNames := spec.SortedNames(args.Pools)
+	for _, poolName := range poolNames {
+		pool := args.Pools[poolName]
+		obj := spec.NodePool(poolName, pool)
+		cr, err := apiextensions.NewCustomResource(ctx, name+"-pool-"+poolName, &apiextensions.CustomResourceArgs{
+			ApiVersion:  pulumi.String(spec.NodePoolAPIVersion),
+			Kind:        pulumi.String("NodePool"),
+			Metadata:    &metav1.ObjectMetaArgs{Name: pulumi.String(poolName)},
+			OtherFields: kubernetes.UntypedArgs{"spec": obj["spec"]},
+		},
+			parent, provider,
+			// The pool names its class only by name, and its first node
+			// needs custom networking in place.
+			pulumi.DependsOn([]pulumi.Resource{classes[pool.NodeClass], args.VpcCni}),
+			pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: poolDeleteTimeout(pool)}),
+		)
+		if err != nil {
+			return nil, fmt.Errorf("creating NodePool %s: %w", poolName, err)
+		}
+		n.Pools = append(n.Pools, cr)
+	}
+
+	n.NodePoolNames = pulumi.ToStringArray(poolNames).ToStringArrayOutput()
+	n.NodeClassNames = pulumi.ToStringArray(classNames).ToStringArrayOutput()
+	if err := ctx.RegisterResourceOutputs(n, pulumi.Map{
+		"nodePoolNames":  n.NodePoolNames,
+		"nodeClassNames": n.NodeClassNames,
+	}); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// poolDeleteTimeout covers Karpenter draining and terminating the pool's
+// nodes on delete: at most the pool's terminationGracePeriod, plus time to
+// terminate the instances.
+func poolDeleteTimeout(p spec.Pool) string {
+	grace, err := time.ParseDuration(p.TerminationGracePeriod)
+	if err != nil { // validated before; keep a sane bound anyway
+		grace = time.Hour
+	}
+	return (grace + 15*time.Minute).String()
+}
+
+func (a *Args) validate() error {
+	switch {
+	case a == nil:
+		return fmt.Errorf("args are required")
+	case a.ClusterName == "" || a.NodeRoleName == nil || a.Provider == nil:
+		return fmt.Errorf("ClusterName, NodeRoleName and Provider are required")
+	case a.KarpenterRelease == nil || a.NodeAccessEntry == nil || a.VpcCni == nil:
+		return fmt.Errorf("KarpenterRelease, NodeAccessEntry and VpcCni are required")
+	case len(a.Pools) == 0:
+		return fmt.Errorf("Pools: at least one pool is required")
+	}
+	for name, p := range a.Pools {
+		if _, ok := a.Classes[p.NodeClass]; !ok {
+			return fmt.Errorf("pool %s: node class %q is not among Classes", name, p.NodeClass)
+		}
+	}
+	return nil
+}

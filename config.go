@@ -21,7 +21,10 @@ import (
 
 // Defaults for optional keys; Pulumi.yaml declares the same values.
 const (
-	defaultKubernetesVersion = "1.34"
+	defaultKubernetesVersion             = "1.34"
+	defaultCoreDNSReplicas               = 2
+	defaultLoadBalancerControllerVersion = "1.14.0"
+	defaultArgoCDVersion                 = "9.1.0"
 )
 
 var defaultPublicAccessCidrs = []string{"0.0.0.0/0"}
@@ -62,13 +65,26 @@ type Config struct {
 	NodePools map[string]spec.Pool
 	// NodeClasses by name, defaults applied. Default {"default": spec.DefaultNodeClass()}.
 	NodeClasses map[string]spec.NodeClass
-	// Production requires pinned versions (Bottlerocket AMI). Default false.
+	// Production requires pinned versions (Bottlerocket AMI) and at least
+	// two CoreDNS replicas. Default false.
 	Production bool
+	// CoreDNSReplicas is the CoreDNS replica count. Default 2.
+	CoreDNSReplicas int
+	// LoadBalancerControllerVersion is the aws-load-balancer-controller
+	// chart version.
+	LoadBalancerControllerVersion string
+	// ArgoCD installs ArgoCD. Default false.
+	ArgoCD bool
+	// ArgoCDVersion is the argo-cd chart version.
+	ArgoCDVersion string
 }
 
 // AddonVersions pins EKS add-on versions (e.g. "v1.20.4-eksbuild.1").
 type AddonVersions struct {
-	VpcCni string `json:"vpcCni,omitempty"`
+	VpcCni           string `json:"vpcCni,omitempty"`
+	KubeProxy        string `json:"kubeProxy,omitempty"`
+	CoreDNS          string `json:"coredns,omitempty"`
+	PodIdentityAgent string `json:"podIdentityAgent,omitempty"`
 }
 
 // loadConfig reads the stack configuration, applies defaults and validates
@@ -76,13 +92,15 @@ type AddonVersions struct {
 func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	cfg := config.New(ctx, "")
 	c := &Config{
-		ClusterName:              cfg.Get("clusterName"),
-		KubernetesVersion:        stringOr(cfg.Get("kubernetesVersion"), defaultKubernetesVersion),
-		Region:                   config.Get(ctx, "aws:region"),
-		VpcName:                  cfg.Get("vpcName"),
-		PrivateSubnetNamePattern: cfg.Get("privateSubnetNamePattern"),
-		PodSubnetNamePattern:     cfg.Get("podSubnetNamePattern"),
-		KarpenterVersion:         stringOr(cfg.Get("karpenterVersion"), versions.Karpenter),
+		ClusterName:                   cfg.Get("clusterName"),
+		KubernetesVersion:             stringOr(cfg.Get("kubernetesVersion"), defaultKubernetesVersion),
+		Region:                        config.Get(ctx, "aws:region"),
+		VpcName:                       cfg.Get("vpcName"),
+		PrivateSubnetNamePattern:      cfg.Get("privateSubnetNamePattern"),
+		PodSubnetNamePattern:          cfg.Get("podSubnetNamePattern"),
+		KarpenterVersion:              stringOr(cfg.Get("karpenterVersion"), versions.Karpenter),
+		LoadBalancerControllerVersion: stringOr(cfg.Get("loadBalancerControllerVersion"), defaultLoadBalancerControllerVersion),
+		ArgoCDVersion:                 stringOr(cfg.Get("argocdVersion"), defaultArgoCDVersion),
 		// A copy: decoding into the shared default would overwrite it.
 		PublicAccessCidrs: append([]string(nil), defaultPublicAccessCidrs...),
 		Tags:              map[string]string{},
@@ -102,7 +120,7 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	}
 	if raw := cfg.Get("addonVersions"); raw != "" {
 		if err := decodeStrict(raw, &c.AddonVersions); err != nil {
-			errs = append(errs, fmt.Errorf("addonVersions: want an object with the key vpcCni: %w", err))
+			errs = append(errs, fmt.Errorf("addonVersions: want an object with the keys vpcCni, kubeProxy, coredns, podIdentityAgent: %w", err))
 		}
 	}
 	if raw := cfg.Get("tags"); raw != "" {
@@ -112,6 +130,15 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	}
 	if c.Production, err = boolOr(cfg.Get("production"), false); err != nil {
 		errs = append(errs, fmt.Errorf("production: %w", err))
+	}
+	if c.ArgoCD, err = boolOr(cfg.Get("argocd"), false); err != nil {
+		errs = append(errs, fmt.Errorf("argocd: %w", err))
+	}
+	c.CoreDNSReplicas = defaultCoreDNSReplicas
+	if raw := cfg.Get("corednsReplicas"); raw != "" {
+		if c.CoreDNSReplicas, err = strconv.Atoi(raw); err != nil {
+			errs = append(errs, fmt.Errorf("corednsReplicas %q: want a whole number", raw))
+		}
 	}
 	c.NodePools = map[string]spec.Pool{spec.DefaultPoolName: {}}
 	if raw := cfg.Get("nodePools"); raw != "" {
@@ -198,8 +225,25 @@ func (c *Config) Validate() error {
 			bad("publicAccessCidrs[%d] %q: want an IPv4 network in CIDR form, e.g. \"203.0.113.0/24\"", i, cidr)
 		}
 	}
-	if v := c.AddonVersions.VpcCni; v != "" && !addonVerRe.MatchString(v) {
-		bad("addonVersions.vpcCni %q: want an EKS add-on version such as \"v1.20.4-eksbuild.1\", or leave it unset for the EKS default", v)
+	for _, a := range []struct{ key, version string }{
+		{"vpcCni", c.AddonVersions.VpcCni}, {"kubeProxy", c.AddonVersions.KubeProxy},
+		{"coredns", c.AddonVersions.CoreDNS}, {"podIdentityAgent", c.AddonVersions.PodIdentityAgent},
+	} {
+		if a.version != "" && !addonVerRe.MatchString(a.version) {
+			bad("addonVersions.%s %q: want an EKS add-on version such as \"v1.20.4-eksbuild.1\", or leave it unset for the EKS default", a.key, a.version)
+		}
+	}
+	switch {
+	case c.CoreDNSReplicas < 1 || c.CoreDNSReplicas > 10:
+		bad("corednsReplicas %d: want 1-10", c.CoreDNSReplicas)
+	case c.Production && c.CoreDNSReplicas < 2:
+		bad("corednsReplicas %d: production stacks run at least 2, spread over nodes", c.CoreDNSReplicas)
+	}
+	if !semverRe.MatchString(c.LoadBalancerControllerVersion) {
+		bad("loadBalancerControllerVersion %q: want a chart version such as %q", c.LoadBalancerControllerVersion, defaultLoadBalancerControllerVersion)
+	}
+	if !semverRe.MatchString(c.ArgoCDVersion) {
+		bad("argocdVersion %q: want a chart version such as %q", c.ArgoCDVersion, defaultArgoCDVersion)
 	}
 	if err := spec.Validate(c.NodePools, c.NodeClasses, c.Production); err != nil {
 		errs = append(errs, err)

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"nodeless-eks/addons"
 	"nodeless-eks/cluster"
 	"nodeless-eks/karpenter"
 	"nodeless-eks/nodepool"
@@ -15,7 +16,9 @@ func main() {
 	pulumi.Run(program)
 }
 
-// program is the whole stack, in bootstrap order.
+// program is the whole stack, in bootstrap order: network lookup, control
+// plane with its Fargate profile, Karpenter on Fargate, node pools, and the
+// add-ons that run on the nodes Karpenter launches.
 func program(ctx *pulumi.Context) error {
 	cfg, err := loadConfig(ctx)
 	if err != nil {
@@ -79,6 +82,29 @@ func program(ctx *pulumi.Context) error {
 		return err
 	}
 
+	addOns, err := addons.New(ctx, cfg.ClusterName+"-addons", &addons.Args{
+		ClusterName:       cfg.ClusterName,
+		Region:            cfg.Region,
+		KubernetesVersion: cfg.KubernetesVersion,
+		ClusterNameOutput: eks.ClusterName,
+		VpcID:             vpc.VpcId,
+		Provider:          eks.Provider,
+		NodePools:         pools.Pools,
+		Versions: addons.Versions{
+			KubeProxy:                   cfg.AddonVersions.KubeProxy,
+			CoreDNS:                     cfg.AddonVersions.CoreDNS,
+			PodIdentityAgent:            cfg.AddonVersions.PodIdentityAgent,
+			LoadBalancerControllerChart: cfg.LoadBalancerControllerVersion,
+			ArgoCDChart:                 cfg.ArgoCDVersion,
+		},
+		CoreDNSReplicas: cfg.CoreDNSReplicas,
+		ArgoCD:          cfg.ArgoCD,
+		Tags:            cfg.Tags,
+	})
+	if err != nil {
+		return err
+	}
+
 	ctx.Export("clusterName", eks.ClusterName)
 	ctx.Export("clusterEndpoint", eks.ClusterEndpoint)
 	ctx.Export("kubeconfig", eks.Kubeconfig)
@@ -91,5 +117,8 @@ func program(ctx *pulumi.Context) error {
 	ctx.Export("interruptionQueueName", ctl.InterruptionQueueName)
 	ctx.Export("karpenterVersion", ctl.ChartVersion)
 	ctx.Export("nodePoolNames", pools.NodePoolNames)
+	ctx.Export("coreDnsVersion", addOns.CoreDNSVersion)
+	ctx.Export("loadBalancerControllerRoleArn", addOns.LoadBalancerControllerRoleArn)
+	ctx.Export("argoCdNamespace", addOns.ArgoCDNamespace)
 	return nil
 }

@@ -22,11 +22,20 @@ const (
 	testAccount = "123456789012"
 	// defaultVpcCniVersion is what the fake EKS API calls the default
 	// vpc-cni version for any Kubernetes version.
-	defaultVpcCniVersion = "v1.19.5-eksbuild.3"
+	defaultVpcCniVersion  = "v1.19.5-eksbuild.3"
+	defaultCoreDNSVersion = "v1.11.4-eksbuild.14"
 	// eksStandInName is the plain aws:eks/cluster:Cluster that the test
 	// registers so pulumi-eks's eksCluster reference has a resource to name.
 	eksStandInName = "pulumi-eks-child-stand-in"
 )
+
+// defaultAddonVersions are the fake EKS API's default add-on versions.
+var defaultAddonVersions = map[string]string{
+	"vpc-cni":                defaultVpcCniVersion,
+	"kube-proxy":             "v1.34.0-eksbuild.2",
+	"coredns":                defaultCoreDNSVersion,
+	"eks-pod-identity-agent": "v1.3.8-eksbuild.2",
+}
 
 // fakeSubnet is a subnet of the fake VPC.
 type fakeSubnet struct{ ID, AZ, Name string }
@@ -191,7 +200,11 @@ func (r *recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) 
 	case "aws:index/getPartition:getPartition":
 		return resource.PropertyMap{"partition": resource.NewProperty("aws"), "dnsSuffix": resource.NewProperty("amazonaws.com")}, nil
 	case "aws:eks/getAddonVersion:getAddonVersion":
-		return resource.PropertyMap{"version": resource.NewProperty(defaultVpcCniVersion)}, nil
+		version, ok := defaultAddonVersions[args.Args["addonName"].StringValue()]
+		if !ok {
+			return nil, fmt.Errorf("no add-on %v", args.Args["addonName"])
+		}
+		return resource.PropertyMap{"version": resource.NewProperty(version)}, nil
 	}
 	return nil, fmt.Errorf("unexpected invoke %s", args.Token)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"nodeless-eks/internal/eksaddon"
+
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
@@ -15,7 +17,7 @@ import (
 // before Karpenter launches the first EC2 node.
 func newVpcCni(ctx *pulumi.Context, name string, args *Args, clusterName, nodeSG pulumi.StringOutput,
 	parent pulumi.ResourceOrInvokeOption) (*awseks.Addon, error) {
-	version, err := addonVersion(ctx, "vpc-cni", args.VpcCniVersion, args.KubernetesVersion, parent)
+	version, err := eksaddon.Version(ctx, "vpc-cni", args.VpcCniVersion, args.KubernetesVersion, parent)
 	if err != nil {
 		return nil, err
 	}
@@ -36,24 +38,6 @@ func newVpcCni(ctx *pulumi.Context, name string, args *Args, clusterName, nodeSG
 		return nil, fmt.Errorf("creating vpc-cni add-on: %w", err)
 	}
 	return addon, nil
-}
-
-// addonVersion returns pinned, or else the version EKS marks as default for
-// the Kubernetes version. The default stays the same from run to run, where
-// "most recent" would turn a routine `pulumi up` into an add-on upgrade.
-func addonVersion(ctx *pulumi.Context, addon, pinned, kubernetesVersion string, opts ...pulumi.InvokeOption) (string, error) {
-	if pinned != "" {
-		return pinned, nil
-	}
-	res, err := awseks.GetAddonVersion(ctx, &awseks.GetAddonVersionArgs{
-		AddonName:         addon,
-		KubernetesVersion: kubernetesVersion,
-		MostRecent:        pulumi.BoolRef(false),
-	}, opts...)
-	if err != nil {
-		return "", fmt.Errorf("looking up the default %s version for Kubernetes %s: %w", addon, kubernetesVersion, err)
-	}
-	return res.Version, nil
 }
 
 // VpcCniConfiguration is the vpc-cni add-on's configuration values (JSON,

@@ -1,0 +1,148 @@
+// Package addons owns what runs on Karpenter's nodes once they exist:
+// the CoreDNS, kube-proxy and EKS Pod Identity Agent add-ons, the AWS Load
+// Balancer Controller (IAM through Pod Identity, Helm release) and,
+// optionally, ArgoCD. It needs the cluster, its Kubernetes provider and the
+// NodePools.
+package addons
+
+import (
+	"fmt"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
+	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+const typeToken = "nodeless-eks:addons:Addons"
+
+// Versions pins what the add-ons run. Empty EKS add-on versions mean the
+// EKS default for the cluster's Kubernetes version.
+type Versions struct {
+	KubeProxy, CoreDNS, PodIdentityAgent string
+	// LoadBalancerControllerChart is the aws-load-balancer-controller
+	// chart version. Required.
+	LoadBalancerControllerChart string
+	// ArgoCDChart is the argo-cd chart version; required when ArgoCD is on.
+	ArgoCDChart string
+}
+
+// Args configures the add-ons.
+type Args struct {
+	// ClusterName and Region scope the controller's IAM; KubernetesVersion
+	// picks default add-on versions. Required.
+	ClusterName, Region, KubernetesVersion string
+	// ClusterNameOutput is the cluster's name once it exists. Required.
+	ClusterNameOutput pulumi.StringInput
+	// VpcID is where the load balancer controller works. Required.
+	VpcID pulumi.StringInput
+	// Provider deploys the Helm releases. Required.
+	Provider *kubernetes.Provider
+	// NodePools provide the EC2 capacity that CoreDNS and the controllers
+	// need; those wait for them. Required.
+	NodePools []pulumi.Resource
+	// Versions pins versions.
+	Versions Versions
+	// CoreDNSReplicas is the CoreDNS replica count, spread over nodes
+	// and zones. At least 1; production stacks use 2 or more.
+	CoreDNSReplicas int
+	// ArgoCD installs ArgoCD when true.
+	ArgoCD bool
+	// Tags go on every AWS resource that supports them.
+	Tags map[string]string
+}
+
+// Addons is the set of add-ons.
+type Addons struct {
+	pulumi.ResourceState
+
+	// CoreDNSVersion is the CoreDNS add-on version.
+	CoreDNSVersion pulumi.StringOutput `pulumi:"coreDnsVersion"`
+	// LoadBalancerControllerRoleArn is the controller's Pod Identity role.
+	LoadBalancerControllerRoleArn pulumi.StringOutput `pulumi:"loadBalancerControllerRoleArn"`
+	// ArgoCDNamespace is where ArgoCD runs, or "" when it is off.
+	ArgoCDNamespace pulumi.StringOutput `pulumi:"argoCdNamespace"`
+
+	// CoreDNS is the CoreDNS add-on.
+	CoreDNS *awseks.Addon
+	// LoadBalancerController is the controller's release.
+	LoadBalancerController *helmv3.Release
+	// ArgoCD is ArgoCD's release, nil when off.
+	ArgoCD *helmv3.Release
+}
+
+// New creates the add-ons.
+func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Addons, error) {
+	if err := args.validate(); err != nil {
+		return nil, fmt.Errorf("addons %q: %w", name, err)
+	}
+	a := &Addons{}
+	if err := ctx.RegisterComponentResource(typeToken, name, a, opts...); err != nil {
+		return nil, err
+	}
+	parent := pulumi.Parent(a)
+
+	caller, err := aws.GetCallerIdentity(ctx, nil, parent)
+	if err != nil {
+		return nil, fmt.Errorf("reading caller identity: %w", err)
+	}
+	partition, err := aws.GetPartition(ctx, nil, parent)
+	if err != nil {
+		return nil, fmt.Errorf("reading partition: %w", err)
+	}
+
+	eksAddons, err := newEKSAddons(ctx, name, args, parent)
+	if err != nil {
+		return nil, err
+	}
+	a.CoreDNS = eksAddons.coreDNS
+	a.CoreDNSVersion = eksAddons.coreDNS.AddonVersion
+
+	lbc, err := newLoadBalancerController(ctx, name, args, lbcInputs{
+		partition: partition.Partition, accountID: caller.AccountId,
+		coreDNS: eksAddons.coreDNS, podIdentityAgent: eksAddons.podIdentityAgent,
+	}, parent)
+	if err != nil {
+		return nil, err
+	}
+	a.LoadBalancerController = lbc.release
+	a.LoadBalancerControllerRoleArn = lbc.role.Arn
+
+	a.ArgoCDNamespace = pulumi.String("").ToStringOutput()
+	if args.ArgoCD {
+		if a.ArgoCD, err = newArgoCD(ctx, name, args, eksAddons.coreDNS, lbc.release, parent); err != nil {
+			return nil, err
+		}
+		a.ArgoCDNamespace = pulumi.String(argoCDNamespace).ToStringOutput()
+	}
+
+	if err := ctx.RegisterResourceOutputs(a, pulumi.Map{
+		"coreDnsVersion":                a.CoreDNSVersion,
+		"loadBalancerControllerRoleArn": a.LoadBalancerControllerRoleArn,
+		"argoCdNamespace":               a.ArgoCDNamespace,
+	}); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Args) validate() error {
+	switch {
+	case a == nil:
+		return fmt.Errorf("args are required")
+	case a.ClusterName == "" || a.Region == "" || a.KubernetesVersion == "":
+		return fmt.Errorf("ClusterName, Region and KubernetesVersion are required")
+	case a.ClusterNameOutput == nil || a.VpcID == nil || a.Provider == nil:
+		return fmt.Errorf("ClusterNameOutput, VpcID and Provider are required")
+	case len(a.NodePools) == 0:
+		return fmt.Errorf("NodePools: CoreDNS and the controllers need at least one pool")
+	case a.CoreDNSReplicas < 1:
+		return fmt.Errorf("CoreDNSReplicas %d: at least 1", a.CoreDNSReplicas)
+	case a.Versions.LoadBalancerControllerChart == "":
+		return fmt.Errorf("Versions.LoadBalancerControllerChart is required")
+	case a.ArgoCD && a.Versions.ArgoCDChart == "":
+		return fmt.Errorf("Versions.ArgoCDChart is required when ArgoCD is on")
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package addons
+
+import (
+	"fmt"
+
+	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+const (
+	argoCDNamespace  = "argocd"
+	argoCDRepository = "https://argoproj.github.io/argo-helm"
+)
+
+// ArgoCDValues keep ArgoCD private: its server is a ClusterIP service and
+// no ingress is created; reach it with kubectl port-forward.
+func ArgoCDValues() map[string]any {
+	return map[string]any{
+		"server": map[string]any{
+			"service": map[string]any{"type": "ClusterIP"},
+			"ingress": map[string]any{"enabled": false},
+		},
+	}
+}
+
+func newArgoCD(ctx *pulumi.Context, name string, args *Args, coreDNS, lbController pulumi.Resource,
+	parent pulumi.ResourceOption) (*helmv3.Release, error) {
+	prerequisites := append([]pulumi.Resource{
+		// ArgoCD's pods resolve its repo server and Redis through CoreDNS.
+		coreDNS,
+		// The controller's Service webhook fails every Service create
+		// until its pods serve it; ArgoCD creates Services.
+		lbController,
+	}, args.NodePools...)
+	release, err := helmv3.NewRelease(ctx, name+"-argocd", &helmv3.ReleaseArgs{
+		Name:            pulumi.String("argocd"),
+		Chart:           pulumi.String("argo-cd"),
+		RepositoryOpts:  &helmv3.RepositoryOptsArgs{Repo: pulumi.String(argoCDRepository)},
+		Version:         pulumi.String(args.Versions.ArgoCDChart),
+		Namespace:       pulumi.String(argoCDNamespace),
+		CreateNamespace: pulumi.Bool(true),
+		Values:          pulumi.ToMap(ArgoCDValues()),
+		Timeout:         pulumi.Int(releaseTimeoutSeconds),
+	}, parent, pulumi.Provider(args.Provider), pulumi.DependsOn(prerequisites))
+	if err != nil {
+		return nil, fmt.Errorf("creating ArgoCD release: %w", err)
+	}
+	return release, nil
+}

@@ -1,0 +1,87 @@
+package addons
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"nodeless-eks/internal/eksaddon"
+
+	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+type eksAddons struct {
+	kubeProxy, podIdentityAgent, coreDNS *awseks.Addon
+}
+
+// newEKSAddons creates kube-proxy and the Pod Identity Agent, which are
+// DaemonSets that become ACTIVE with no node at all and so wait only for the
+// cluster, and CoreDNS, a Deployment that turns ACTIVE only once Karpenter
+// has launched a node for its pending pods, and so waits for the NodePools.
+func newEKSAddons(ctx *pulumi.Context, name string, args *Args, parent pulumi.ResourceOrInvokeOption) (*eksAddons, error) {
+	out := &eksAddons{}
+	var err error
+	if out.kubeProxy, err = newAddon(ctx, name, args, "kube-proxy", args.Versions.KubeProxy, "", nil, parent); err != nil {
+		return nil, err
+	}
+	if out.podIdentityAgent, err = newAddon(ctx, name, args, "eks-pod-identity-agent", args.Versions.PodIdentityAgent, "", nil, parent); err != nil {
+		return nil, err
+	}
+	config, err := CoreDNSConfiguration(args.CoreDNSReplicas)
+	if err != nil {
+		return nil, err
+	}
+	// CoreDNS pods need EC2 capacity; the pools let Karpenter provide it.
+	if out.coreDNS, err = newAddon(ctx, name, args, "coredns", args.Versions.CoreDNS, config, args.NodePools, parent); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func newAddon(ctx *pulumi.Context, name string, args *Args, addon, pinned, configuration string,
+	dependsOn []pulumi.Resource, parent pulumi.ResourceOrInvokeOption) (*awseks.Addon, error) {
+	version, err := eksaddon.Version(ctx, addon, pinned, args.KubernetesVersion, parent)
+	if err != nil {
+		return nil, err
+	}
+	addonArgs := &awseks.AddonArgs{
+		ClusterName:  args.ClusterNameOutput,
+		AddonName:    pulumi.String(addon),
+		AddonVersion: pulumi.String(version),
+		// EKS installs self-managed kube-proxy and CoreDNS with every
+		// cluster; the add-on takes them over.
+		ResolveConflictsOnCreate: pulumi.String("OVERWRITE"),
+		ResolveConflictsOnUpdate: pulumi.String("OVERWRITE"),
+		Tags:                     pulumi.ToStringMap(args.Tags),
+	}
+	if configuration != "" {
+		addonArgs.ConfigurationValues = pulumi.String(configuration)
+	}
+	opts := []pulumi.ResourceOption{parent}
+	if len(dependsOn) > 0 {
+		opts = append(opts, pulumi.DependsOn(dependsOn))
+	}
+	a, err := awseks.NewAddon(ctx, name+"-"+addon, addonArgs, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s add-on: %w", addon, err)
+	}
+	return a, nil
+}
+
+// CoreDNSConfiguration is the CoreDNS add-on's configuration values:
+// replicas spread over nodes (required) and zones (preferred), so that one
+// node or zone going away leaves DNS up when there are two or more.
+func CoreDNSConfiguration(replicas int) (string, error) {
+	selector := map[string]any{"matchLabels": map[string]string{"k8s-app": "kube-dns"}}
+	b, err := json.Marshal(map[string]any{
+		"replicaCount": replicas,
+		"topologySpreadConstraints": []any{
+			map[string]any{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector},
+			map[string]any{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": selector},
+		},
+	})
+	if err != nil {
+		return "", fmt.Errorf("encoding CoreDNS configuration: %w", err)
+	}
+	return string(b), nil
+}

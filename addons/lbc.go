@@ -1,0 +1,140 @@
+package addons
+
+import (
+	"encoding/json"
+	"fmt"
+
+	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// Where the AWS Load Balancer Controller runs; the Pod Identity
+// association and the chart's service account must agree.
+const (
+	LoadBalancerControllerNamespace      = "kube-system"
+	LoadBalancerControllerServiceAccount = "aws-load-balancer-controller"
+	eksChartsRepository                  = "https://aws.github.io/eks-charts"
+	releaseTimeoutSeconds                = 900
+)
+
+type lbcInputs struct {
+	partition, accountID      string
+	coreDNS, podIdentityAgent *awseks.Addon
+}
+
+type lbcResources struct {
+	role    *iam.Role
+	release *helmv3.Release
+}
+
+// newLoadBalancerController gives the controller an IAM role through EKS
+// Pod Identity (its agent runs on the EC2 nodes, unlike on Fargate) and
+// installs the chart.
+func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in lbcInputs,
+	parent pulumi.ResourceOption) (*lbcResources, error) {
+	tags := pulumi.ToStringMap(args.Tags)
+	clusterArn := fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", in.partition, args.Region, in.accountID, args.ClusterName)
+	trust, err := PodIdentityTrustPolicy(in.accountID, clusterArn)
+	if err != nil {
+		return nil, err
+	}
+	role, err := iam.NewRole(ctx, name+"-lb-controller", &iam.RoleArgs{
+		Description:      pulumi.Sprintf("AWS Load Balancer Controller (Pod Identity) of EKS cluster %s", args.ClusterName),
+		AssumeRolePolicy: pulumi.String(trust),
+		Tags:             tags,
+	}, parent)
+	if err != nil {
+		return nil, fmt.Errorf("creating load balancer controller role: %w", err)
+	}
+	permissions, err := LoadBalancerControllerPolicy(in.partition)
+	if err != nil {
+		return nil, err
+	}
+	policy, err := iam.NewPolicy(ctx, name+"-lb-controller", &iam.PolicyArgs{
+		Description: pulumi.Sprintf("AWS Load Balancer Controller of EKS cluster %s", args.ClusterName),
+		Policy:      pulumi.String(permissions),
+		Tags:        tags,
+	}, parent)
+	if err != nil {
+		return nil, fmt.Errorf("creating load balancer controller policy: %w", err)
+	}
+	attachment, err := iam.NewRolePolicyAttachment(ctx, name+"-lb-controller", &iam.RolePolicyAttachmentArgs{
+		Role:      role.Name,
+		PolicyArn: policy.Arn,
+	}, parent)
+	if err != nil {
+		return nil, fmt.Errorf("attaching load balancer controller policy: %w", err)
+	}
+	association, err := awseks.NewPodIdentityAssociation(ctx, name+"-lb-controller", &awseks.PodIdentityAssociationArgs{
+		ClusterName:    args.ClusterNameOutput,
+		Namespace:      pulumi.String(LoadBalancerControllerNamespace),
+		ServiceAccount: pulumi.String(LoadBalancerControllerServiceAccount),
+		RoleArn:        role.Arn,
+		Tags:           tags,
+	}, parent)
+	if err != nil {
+		return nil, fmt.Errorf("creating load balancer controller pod identity association: %w", err)
+	}
+
+	values := args.VpcID.ToStringOutput().ApplyT(func(vpcID string) map[string]any {
+		return LoadBalancerControllerValues(args.ClusterName, args.Region, vpcID)
+	}).(pulumi.MapOutput)
+	prerequisites := append([]pulumi.Resource{in.coreDNS, in.podIdentityAgent, association, attachment}, args.NodePools...)
+	release, err := helmv3.NewRelease(ctx, name+"-lb-controller", &helmv3.ReleaseArgs{
+		Name:           pulumi.String("aws-load-balancer-controller"),
+		Chart:          pulumi.String("aws-load-balancer-controller"),
+		RepositoryOpts: &helmv3.RepositoryOptsArgs{Repo: pulumi.String(eksChartsRepository)},
+		Version:        pulumi.String(args.Versions.LoadBalancerControllerChart),
+		Namespace:      pulumi.String(LoadBalancerControllerNamespace),
+		Values:         values,
+		Timeout:        pulumi.Int(releaseTimeoutSeconds),
+	},
+		parent, pulumi.Provider(args.Provider),
+		// Its pods need nodes (the pools), DNS (CoreDNS) and credentials
+		// (the agent, the association and the permissions behind it).
+		pulumi.DependsOn(prerequisites),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("creating load balancer controller release: %w", err)
+	}
+	return &lbcResources{role: role, release: release}, nil
+}
+
+// LoadBalancerControllerValues are the aws-load-balancer-controller chart's
+// values: the cluster, region and VPC are given, not discovered through
+// IMDS (which the nodes' hop limit of 1 keeps from pods).
+func LoadBalancerControllerValues(clusterName, region, vpcID string) map[string]any {
+	return map[string]any{
+		"clusterName":  clusterName,
+		"region":       region,
+		"vpcId":        vpcID,
+		"replicaCount": 2,
+		"serviceAccount": map[string]any{
+			"create": true,
+			"name":   LoadBalancerControllerServiceAccount,
+		},
+	}
+}
+
+// PodIdentityTrustPolicy lets EKS Pod Identity, for this account and
+// cluster only, hand the role to a pod.
+func PodIdentityTrustPolicy(accountID, clusterArn string) (string, error) {
+	b, err := json.Marshal(map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []any{map[string]any{
+			"Effect":    "Allow",
+			"Principal": map[string]any{"Service": "pods.eks.amazonaws.com"},
+			"Action":    []string{"sts:AssumeRole", "sts:TagSession"},
+			"Condition": map[string]any{
+				"StringEquals": map[string]any{"aws:SourceAccount": accountID},
+				"ArnEquals":    map[string]any{"aws:SourceArn": clusterArn},
+			},
+		}},
+	})
+	if err != nil {
+		return "", fmt.Errorf("encoding pod identity trust policy: %w", err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const typeAssociation = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
+
+func TestAddonsLayer(t *testing.T) {
+	run := runDevStack(t)
+	rec := run.rec
+	const prefix = "eks-demo-addons-"
+	coreDNS := rec.get(t, typeAddon, prefix+"coredns")
+	kubeProxy := rec.get(t, typeAddon, prefix+"kube-proxy")
+	agent := rec.get(t, typeAddon, prefix+"eks-pod-identity-agent")
+	association := rec.get(t, typeAssociation, prefix+"lb-controller")
+	lbc := rec.get(t, typeHelmRelease, prefix+"lb-controller")
+	lbcRole := rec.get(t, typeRole, prefix+"lb-controller")
+	argocd := rec.get(t, typeHelmRelease, prefix+"argocd")
+	pools := rec.ofType(typeNodePool)
+	require.NotEmpty(t, pools)
+
+	t.Run("CoreDNS waits for every NodePool", func(t *testing.T) {
+		for _, p := range pools {
+			requireDependsOn(t, rec, coreDNS, p)
+		}
+		assert.Equal(t, "coredns", coreDNS.Inputs["addonName"].StringValue())
+		assert.Equal(t, defaultCoreDNSVersion, coreDNS.Inputs["addonVersion"].StringValue(), "the EKS default version")
+	})
+
+	t.Run("CoreDNS replicas spread over nodes", func(t *testing.T) {
+		var cfg struct {
+			ReplicaCount              int `json:"replicaCount"`
+			TopologySpreadConstraints []struct {
+				TopologyKey       string `json:"topologyKey"`
+				WhenUnsatisfiable string `json:"whenUnsatisfiable"`
+			} `json:"topologySpreadConstraints"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(coreDNS.Inputs["configurationValues"].StringValue()), &cfg))
+		assert.Equal(t, 1, cfg.ReplicaCount, "the dev stack runs one")
+		keys := map[string]string{}
+		for _, c := range cfg.TopologySpreadConstraints {
+			keys[c.TopologyKey] = c.WhenUnsatisfiable
+		}
+		assert.Equal(t, "DoNotSchedule", keys["kubernetes.io/hostname"])
+		assert.Equal(t, "ScheduleAnyway", keys["topology.kubernetes.io/zone"])
+	})
+
+	t.Run("kube-proxy and the pod identity agent wait for no Karpenter or node pool resource", func(t *testing.T) {
+		karpenterSide := append(rec.ofType(typeNodePool), rec.ofType(typeEC2NodeClass)...)
+		karpenterSide = append(karpenterSide, rec.ofType(typeHelmRelease)...)
+		karpenterSide = append(karpenterSide, rec.get(t, typeFargateProfile, "eks-demo-karpenter"))
+		for _, a := range []*registration{kubeProxy, agent} {
+			for _, k := range karpenterSide {
+				requireNotDependsOn(t, rec, a, k)
+			}
+			requireDependsOn(t, rec, a, rec.get(t, typeEksCluster, "eks-demo"))
+		}
+	})
+
+	t.Run("the LB controller waits for CoreDNS, the agent, its association and every NodePool", func(t *testing.T) {
+		requireDependsOn(t, rec, lbc, coreDNS)
+		requireDependsOn(t, rec, lbc, agent)
+		requireDependsOn(t, rec, lbc, association)
+		requireDependsOn(t, rec, lbc, rec.get(t, typeAttachment, prefix+"lb-controller"))
+		for _, p := range pools {
+			requireDependsOn(t, rec, lbc, p)
+		}
+	})
+
+	t.Run("the LB controller gets its role through Pod Identity", func(t *testing.T) {
+		trust := parsePolicy(t, lbcRole.Inputs["assumeRolePolicy"].StringValue())
+		require.Len(t, trust, 1)
+		assert.Equal(t, map[string]any{"Service": "pods.eks.amazonaws.com"}, trust[0].Principal)
+		assert.ElementsMatch(t, []string{"sts:AssumeRole", "sts:TagSession"}, trust[0].Action)
+		assert.Equal(t, testAccount, trust[0].Condition["StringEquals"]["aws:SourceAccount"])
+		assert.Equal(t, "arn:aws:eks:eu-west-1:"+testAccount+":cluster/eks-demo", trust[0].Condition["ArnEquals"]["aws:SourceArn"])
+		assert.Equal(t, "kube-system", association.Inputs["namespace"].StringValue())
+		assert.Equal(t, "aws-load-balancer-controller", association.Inputs["serviceAccount"].StringValue())
+		assert.Equal(t, lbcRole.Inputs["name"].V, nil, "autonamed")
+		assert.True(t, strings.HasSuffix(association.Inputs["roleArn"].StringValue(), prefix+"lb-controller-7f3a"))
+		requireNotDependsOn(t, rec, lbcRole, rec.get(t, typeEksCluster, "eks-demo"))
+	})
+
+	t.Run("the LB controller chart is told its cluster, region, VPC and service account", func(t *testing.T) {
+		values := lbc.Inputs["values"].ObjectValue().Mappable()
+		assert.Equal(t, "eks-demo", values["clusterName"])
+		assert.Equal(t, "eu-west-1", values["region"])
+		assert.Equal(t, "vpc-0de0", values["vpcId"])
+		sa := values["serviceAccount"].(map[string]any)
+		assert.Equal(t, association.Inputs["serviceAccount"].StringValue(), sa["name"], "the association names the chart's service account")
+		assert.Equal(t, "kube-system", lbc.Inputs["namespace"].StringValue())
+		assert.Equal(t, "1.14.0", lbc.Inputs["version"].StringValue())
+		assert.Equal(t, "https://aws.github.io/eks-charts", lbc.Inputs["repositoryOpts"].ObjectValue()["repo"].StringValue())
+	})
+
+	t.Run("the LB controller policy matches the golden file", func(t *testing.T) {
+		policy := rec.get(t, typePolicy, prefix+"lb-controller")
+		requireGolden(t, "lb-controller-policy.golden.json", jsonValue(t, policy.Inputs["policy"].StringValue()))
+	})
+
+	t.Run("ArgoCD waits for CoreDNS and every NodePool and is not exposed", func(t *testing.T) {
+		requireDependsOn(t, rec, argocd, coreDNS)
+		for _, p := range pools {
+			requireDependsOn(t, rec, argocd, p)
+		}
+		values := argocd.Inputs["values"].ObjectValue().Mappable()
+		server := values["server"].(map[string]any)
+		assert.Equal(t, "ClusterIP", server["service"].(map[string]any)["type"])
+		assert.Equal(t, false, server["ingress"].(map[string]any)["enabled"])
+		assert.Equal(t, "9.1.0", argocd.Inputs["version"].StringValue())
+	})
+}
+
+func TestArgoCDAbsentWhenDisabled(t *testing.T) {
+	cfg := stackConfig(t, "Pulumi.dev.yaml")
+	cfg[testProject+":argocd"] = "false"
+	run := runProgram(t, cfg, devVpc())
+	require.NoError(t, run.err)
+	for _, r := range run.rec.ofType(typeHelmRelease) {
+		assert.NotContains(t, r.Name, "argocd")
+	}
+	assert.Equal(t, "", run.exports["argoCdNamespace"])
+}
+
+// topologicalOrder returns the program's registrations ordered so that
+// every resource comes after what it depends on, or fails on a cycle.
+func topologicalOrder(t *testing.T, rec *recorder) []*registration {
+	t.Helper()
+	regs := rec.programRegistrations()
+	byURN := map[string]*registration{}
+	for _, r := range regs {
+		byURN[r.URN] = r
+	}
+	indegree := map[string]int{}
+	dependents := map[string][]string{}
+	for _, r := range regs {
+		seen := map[string]bool{}
+		for _, dep := range r.edges() {
+			if _, ok := byURN[dep]; !ok || seen[dep] {
+				continue
+			}
+			seen[dep] = true
+			indegree[r.URN]++
+			dependents[dep] = append(dependents[dep], r.URN)
+		}
+	}
+	var ready, order []string
+	for _, r := range regs {
+		if indegree[r.URN] == 0 {
+			ready = append(ready, r.URN)
+		}
+	}
+	for len(ready) > 0 {
+		sort.Strings(ready)
+		next := ready[0]
+		ready = ready[1:]
+		order = append(order, next)
+		for _, d := range dependents[next] {
+			if indegree[d]--; indegree[d] == 0 {
+				ready = append(ready, d)
+			}
+		}
+	}
+	require.Len(t, order, len(regs), "the dependency graph has a cycle")
+	out := make([]*registration, len(order))
+	for i, urn := range order {
+		out[i] = byURN[urn]
+	}
+	return out
+}
+
+func TestWholeStackGraph(t *testing.T) {
+	run := runDevStack(t)
+	rec := run.rec
+	order := topologicalOrder(t, rec)
+
+	// Destroy runs the creation order backwards. Each layer below must be
+	// gone before the next: add-ons that run on Karpenter's nodes, the
+	// NodePools (Karpenter drains and terminates their nodes), the node
+	// classes (their finalizer removes the instance profiles), the
+	// controller, its IAM, queue and Fargate profile, then the cluster.
+	layers := []struct {
+		name    string
+		members []*registration
+	}{
+		{"add-ons on Karpenter nodes", []*registration{
+			rec.get(t, typeAddon, "eks-demo-addons-coredns"),
+			rec.get(t, typeHelmRelease, "eks-demo-addons-lb-controller"),
+			rec.get(t, typeHelmRelease, "eks-demo-addons-argocd"),
+		}},
+		{"NodePools", rec.ofType(typeNodePool)},
+		{"EC2NodeClasses", rec.ofType(typeEC2NodeClass)},
+		{"Karpenter release", []*registration{rec.get(t, typeHelmRelease, karpenterName+"-controller")}},
+		{"Karpenter IAM, queue and Fargate profile", []*registration{
+			rec.get(t, typeAttachment, karpenterName+"-controller"),
+			rec.get(t, typeQueue, karpenterName+"-interruption-queue"),
+			rec.get(t, typeFargateProfile, "eks-demo-karpenter"),
+		}},
+		{"cluster", []*registration{rec.get(t, typeEksCluster, "eks-demo")}},
+	}
+
+	t.Run("the graph is acyclic", func(t *testing.T) {
+		assert.NotEmpty(t, order)
+	})
+
+	t.Run("every layer depends on the next, so any destroy order keeps them apart", func(t *testing.T) {
+		for i := 0; i+1 < len(layers); i++ {
+			if layers[i].name == "Karpenter IAM, queue and Fargate profile" {
+				continue // checked below: only the Fargate profile needs the cluster
+			}
+			for _, earlier := range layers[i].members {
+				for _, later := range layers[i+1].members {
+					requireDependsOn(t, rec, earlier, later)
+				}
+			}
+		}
+		// IAM and the queue are created beside the cluster, not after it;
+		// only the Fargate profile needs the cluster.
+		requireDependsOn(t, rec, rec.get(t, typeFargateProfile, "eks-demo-karpenter"), rec.get(t, typeEksCluster, "eks-demo"))
+	})
+
+	t.Run("the reverse topological order removes the layers in turn", func(t *testing.T) {
+		position := map[string]int{}
+		for i, r := range order {
+			position[r.URN] = len(order) - 1 - i // destroy position
+		}
+		for i := 0; i+1 < len(layers); i++ {
+			if layers[i].name == "Karpenter IAM, queue and Fargate profile" {
+				continue // IAM and the queue need not wait for the cluster
+			}
+			for _, earlier := range layers[i].members {
+				for _, later := range layers[i+1].members {
+					assert.Lessf(t, position[earlier.URN], position[later.URN],
+						"destroy must remove %s (%s) before %s (%s)", earlier.Name, layers[i].name, later.Name, layers[i+1].name)
+				}
+			}
+		}
+		fargate := rec.get(t, typeFargateProfile, "eks-demo-karpenter")
+		assert.Less(t, position[fargate.URN], position[rec.get(t, typeEksCluster, "eks-demo").URN])
+	})
+}

@@ -1,0 +1,211 @@
+package main
+
+// The acceptance test: one run takes a uniquely named stack from nothing to
+// a verified cluster and back to nothing, and fails on anything Karpenter
+// left behind. It needs a real AWS account, so it runs only when asked to:
+//
+//	NODELESS_EKS_ACC=1 \
+//	NODELESS_EKS_REGION=eu-west-1 NODELESS_EKS_VPC_NAME=eks-demo-vpc \
+//	NODELESS_EKS_PRIVATE_SUBNET_PATTERN='eks-demo-vpc-private-*' \
+//	NODELESS_EKS_POD_SUBNET_PATTERN='eks-demo-vpc-podsubnet-*' \
+//	go test -run TestAccNodelessStack -timeout 120m -v .
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"nodeless-eks/internal/verify"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// accOptIn must be "1" for the acceptance test to run.
+const accOptIn = "NODELESS_EKS_ACC"
+
+// accSettings are the environment variables the acceptance test reads,
+// with the stack config key each one sets.
+var accSettings = []struct{ env, key string }{
+	{"NODELESS_EKS_REGION", "aws:region"},
+	{"NODELESS_EKS_VPC_NAME", testProject + ":vpcName"},
+	{"NODELESS_EKS_PRIVATE_SUBNET_PATTERN", testProject + ":privateSubnetNamePattern"},
+	{"NODELESS_EKS_POD_SUBNET_PATTERN", testProject + ":podSubnetNamePattern"},
+}
+
+// accSkipReason says what the acceptance test is missing, or "" when it
+// can run. Cheap checks come first, so a machine without the opt-in never
+// touches the network.
+func accSkipReason(getenv func(string) string, lookPath func(string) (string, error), credentials func() error) string {
+	if getenv(accOptIn) != "1" {
+		return fmt.Sprintf("acceptance test skipped: set %s=1 to create and destroy a real EKS cluster (about 30 minutes, billed to your AWS account)", accOptIn)
+	}
+	for _, tool := range []string{"pulumi", "aws"} {
+		if _, err := lookPath(tool); err != nil {
+			return fmt.Sprintf("acceptance test skipped: the %s CLI is not on PATH", tool)
+		}
+	}
+	var missing []string
+	for _, s := range accSettings {
+		if getenv(s.env) == "" {
+			missing = append(missing, s.env)
+		}
+	}
+	if len(missing) > 0 {
+		return "acceptance test skipped: set " + strings.Join(missing, ", ")
+	}
+	if err := credentials(); err != nil {
+		return fmt.Sprintf("acceptance test skipped: no usable AWS credentials: %v", err)
+	}
+	return ""
+}
+
+// awsCredentials checks that the default credential chain yields credentials.
+func awsCredentials() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = cfg.Credentials.Retrieve(ctx)
+	return err
+}
+
+func TestAccSkipsWithoutOptIn(t *testing.T) {
+	env := map[string]string{}
+	found := func(string) (string, error) { return "/usr/bin/true", nil }
+	noCreds := func() error { return fmt.Errorf("no credentials") }
+
+	reason := accSkipReason(func(k string) string { return env[k] }, found, noCreds)
+	assert.Contains(t, reason, accOptIn+"=1", "the skip names the opt-in variable")
+
+	env[accOptIn] = "1"
+	reason = accSkipReason(func(k string) string { return env[k] },
+		func(tool string) (string, error) { return "", fmt.Errorf("%s: not found", tool) }, noCreds)
+	assert.Contains(t, reason, "the pulumi CLI is not on PATH")
+
+	reason = accSkipReason(func(k string) string { return env[k] }, found, noCreds)
+	assert.Contains(t, reason, "NODELESS_EKS_REGION, NODELESS_EKS_VPC_NAME")
+
+	for _, s := range accSettings {
+		env[s.env] = "x"
+	}
+	reason = accSkipReason(func(k string) string { return env[k] }, found, noCreds)
+	assert.Contains(t, reason, "no usable AWS credentials")
+
+	assert.Empty(t, accSkipReason(func(k string) string { return env[k] }, found, func() error { return nil }))
+}
+
+func randomSuffix(t *testing.T) string {
+	t.Helper()
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 6)
+	_, err := rand.Read(b)
+	require.NoError(t, err)
+	for i := range b {
+		b[i] = letters[int(b[i])%len(letters)]
+	}
+	return string(b)
+}
+
+func TestAccNodelessStack(t *testing.T) {
+	if reason := accSkipReason(os.Getenv, exec.LookPath, awsCredentials); reason != "" {
+		t.Skip(reason)
+	}
+	ctx := context.Background()
+	name := "acc-" + randomSuffix(t)
+	region := os.Getenv("NODELESS_EKS_REGION")
+
+	stack, err := auto.UpsertStackLocalSource(ctx, name, ".")
+	require.NoError(t, err, "creating stack %s", name)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region))
+	require.NoError(t, err)
+
+	// Destroy and sweep run even when a check fails half-way.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(os.Stdout)); err != nil {
+			t.Errorf("destroying stack %s (remove what is left by hand): %v", name, err)
+			return
+		}
+		ec2c, iamc := ec2.NewFromConfig(awsCfg), iam.NewFromConfig(awsCfg)
+		err := verify.Poll(ctx, 10*time.Minute, 20*time.Second, func(ctx context.Context) (bool, string, error) {
+			orphans, err := verify.FindOrphans(ctx, ec2c, iamc, region, name)
+			return orphans.Empty(), "left behind: " + orphans.String(), err
+		})
+		if err != nil {
+			t.Errorf("after destroy of %s: %v", name, err)
+			return
+		}
+		if err := stack.Workspace().RemoveStack(ctx, name); err != nil {
+			t.Errorf("removing stack %s: %v", name, err)
+		}
+	})
+
+	cfg := auto.ConfigMap{
+		testProject + ":clusterName": {Value: name},
+		testProject + ":argocd":      {Value: "true"},
+	}
+	for _, s := range accSettings {
+		cfg[s.key] = auto.ConfigValue{Value: os.Getenv(s.env)}
+	}
+	require.NoError(t, stack.SetAllConfig(ctx, cfg))
+
+	_, err = stack.Up(ctx, optup.ProgressStreams(os.Stdout))
+	require.NoError(t, err, "one pulumi up must converge")
+
+	outputs, err := stack.Outputs(ctx)
+	require.NoError(t, err)
+	kubeconfig, ok := outputs["kubeconfig"].Value.(string)
+	require.True(t, ok, "the kubeconfig output is a string")
+	assert.True(t, outputs["kubeconfig"].Secret, "the kubeconfig output is secret")
+	restCfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(kubeconfig))
+	require.NoError(t, err)
+	kube, err := kubernetes.NewForConfig(restCfg)
+	require.NoError(t, err)
+	dyn, err := dynamic.NewForConfig(restCfg)
+	require.NoError(t, err)
+
+	require.NoError(t, verify.Poll(ctx, 10*time.Minute, 15*time.Second, func(ctx context.Context) (bool, string, error) {
+		err := verify.CheckPlacement(ctx, kube, dyn, verify.DefaultPlacement)
+		return err == nil, fmt.Sprint(err), nil
+	}), "Karpenter on Fargate, CoreDNS on Karpenter nodes, NodePools Ready")
+
+	_, err = stack.Preview(ctx, optpreview.ExpectNoChanges())
+	require.NoError(t, err, "the stack must stay converged: a second preview shows no changes")
+
+	t.Run("scale out and in through Karpenter", func(t *testing.T) {
+		const ns, app = "default", "inflate"
+		before, err := verify.KarpenterNodes(ctx, kube)
+		require.NoError(t, err)
+		_, err = kube.AppsV1().Deployments(ns).Create(ctx, verify.ScaleWorkload(ns, app, 5), metav1.CreateOptions{})
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			_ = kube.AppsV1().Deployments(ns).Delete(context.Background(), app, metav1.DeleteOptions{})
+		})
+		require.NoError(t, verify.Scale(ctx, kube, ns, app, 15))
+		added, err := verify.WaitScaledOut(ctx, kube, ns, "app="+app, 15, before, 10*time.Minute, 10*time.Second)
+		require.NoError(t, err, "15 pods running on nodes Karpenter added")
+		t.Logf("Karpenter added %d nodes", len(added))
+		require.NoError(t, verify.Scale(ctx, kube, ns, app, 0))
+		require.NoError(t, verify.WaitNodesGone(ctx, kube, added, 10*time.Minute, 15*time.Second),
+			"Karpenter consolidates the added nodes away")
+	})
+}

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -248,7 +249,7 @@ func (c *Config) Validate() error {
 	if err := spec.Validate(c.NodePools, c.NodeClasses, c.Production); err != nil {
 		errs = append(errs, err)
 	}
-	for _, k := range sortedKeys(c.Tags) {
+	for _, k := range slices.Sorted(maps.Keys(c.Tags)) {
 		switch {
 		case k == "" || len(k) > 128:
 			bad("tags key %q: want 1-128 characters", k)
@@ -291,13 +292,4 @@ func boolOr(v string, def bool) (bool, error) {
 		return false, fmt.Errorf("%q: want true or false", v)
 	}
 	return b, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -8,7 +8,8 @@ package addons
 import (
 	"fmt"
 
-	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"nodeless-eks/internal/awsaccount"
+
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
@@ -83,13 +84,9 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 	parent := pulumi.Parent(a)
 
-	caller, err := aws.GetCallerIdentity(ctx, nil, parent)
+	account, err := awsaccount.Lookup(ctx, parent)
 	if err != nil {
-		return nil, fmt.Errorf("reading caller identity: %w", err)
-	}
-	partition, err := aws.GetPartition(ctx, nil, parent)
-	if err != nil {
-		return nil, fmt.Errorf("reading partition: %w", err)
+		return nil, err
 	}
 
 	eksAddons, err := newEKSAddons(ctx, name, args, parent)
@@ -100,7 +97,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	a.CoreDNSVersion = eksAddons.coreDNS.AddonVersion
 
 	lbc, err := newLoadBalancerController(ctx, name, args, lbcInputs{
-		partition: partition.Partition, accountID: caller.AccountId,
+		account: account,
 		coreDNS: eksAddons.coreDNS, podIdentityAgent: eksAddons.podIdentityAgent,
 	}, parent)
 	if err != nil {

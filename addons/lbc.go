@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"nodeless-eks/internal/awsaccount"
+
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
@@ -20,7 +22,7 @@ const (
 )
 
 type lbcInputs struct {
-	partition, accountID      string
+	account                   awsaccount.Account
 	coreDNS, podIdentityAgent *awseks.Addon
 }
 
@@ -35,8 +37,8 @@ type lbcResources struct {
 func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in lbcInputs,
 	parent pulumi.ResourceOption) (*lbcResources, error) {
 	tags := pulumi.ToStringMap(args.Tags)
-	clusterArn := fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", in.partition, args.Region, in.accountID, args.ClusterName)
-	trust, err := PodIdentityTrustPolicy(in.accountID, clusterArn)
+	clusterArn := fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", in.account.Partition, args.Region, in.account.ID, args.ClusterName)
+	trust, err := PodIdentityTrustPolicy(in.account.ID, clusterArn)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +50,7 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 	if err != nil {
 		return nil, fmt.Errorf("creating load balancer controller role: %w", err)
 	}
-	permissions, err := LoadBalancerControllerPolicy(in.partition)
+	permissions, err := LoadBalancerControllerPolicy(in.account.Partition)
 	if err != nil {
 		return nil, err
 	}

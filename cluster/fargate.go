@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"nodeless-eks/internal/awsaccount"
+
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -15,15 +16,11 @@ import (
 // partition, so it is created while the control plane is still coming up.
 func newFargateProfile(ctx *pulumi.Context, name string, args *Args, clusterName pulumi.StringOutput,
 	parent pulumi.ResourceOrInvokeOption) (*awseks.FargateProfile, error) {
-	caller, err := aws.GetCallerIdentity(ctx, nil, parent)
+	account, err := awsaccount.Lookup(ctx, parent)
 	if err != nil {
-		return nil, fmt.Errorf("reading caller identity: %w", err)
+		return nil, err
 	}
-	partition, err := aws.GetPartition(ctx, nil, parent)
-	if err != nil {
-		return nil, fmt.Errorf("reading partition: %w", err)
-	}
-	trust, err := fargateTrustPolicy(partition.Partition, args.Region, caller.AccountId, args.ClusterName)
+	trust, err := fargateTrustPolicy(account.Partition, args.Region, account.ID, args.ClusterName)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +34,7 @@ func newFargateProfile(ctx *pulumi.Context, name string, args *Args, clusterName
 	}
 	attachment, err := iam.NewRolePolicyAttachment(ctx, name+"-fargate-pod-execution", &iam.RolePolicyAttachmentArgs{
 		Role:      role.Name,
-		PolicyArn: pulumi.Sprintf("arn:%s:iam::aws:policy/AmazonEKSFargatePodExecutionRolePolicy", partition.Partition),
+		PolicyArn: pulumi.Sprintf("arn:%s:iam::aws:policy/AmazonEKSFargatePodExecutionRolePolicy", account.Partition),
 	}, parent)
 	if err != nil {
 		return nil, fmt.Errorf("attaching Fargate pod execution policy: %w", err)

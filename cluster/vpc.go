@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -149,7 +151,7 @@ func checkSubnets(private, pods []subnet) ([]string, map[string]string, error) {
 		}
 		podByAZ[s.AZ] = s.ID
 	}
-	for _, az := range sortedSet(privateAZs) {
+	for _, az := range slices.Sorted(maps.Keys(privateAZs)) {
 		if _, ok := podByAZ[az]; !ok {
 			errs = append(errs, fmt.Errorf("no pod subnet in %s, where private subnets exist; nodes there would get no pod addresses", az))
 		}
@@ -166,13 +168,4 @@ func describe(subnets []subnet) string {
 		parts[i] = fmt.Sprintf("%s (%s)", s.ID, s.AZ)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
-}
-
-func sortedSet(set map[string]bool) []string {
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,7 +2,10 @@ package karpenter
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
+
+	"nodeless-eks/internal/awsaccount"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -18,9 +21,6 @@ var nodeManagedPolicies = map[string]string{
 	"ssm":    "AmazonSSMManagedInstanceCore",
 }
 
-// scopeBase is what the invokes tell about the account.
-type scopeBase struct{ partition, accountID string }
-
 type iamResources struct {
 	controllerRole             *iam.Role
 	controllerPolicyAttachment *iam.RolePolicyAttachment
@@ -31,7 +31,7 @@ type iamResources struct {
 // newIAM creates the controller and node roles. Only the controller role's
 // trust waits for the cluster (its OIDC provider); the policies, the node
 // role and its attachments are created while the control plane comes up.
-func newIAM(ctx *pulumi.Context, name string, args *Args, base scopeBase, queueArn pulumi.StringOutput,
+func newIAM(ctx *pulumi.Context, name string, args *Args, account awsaccount.Account, queueArn pulumi.StringOutput,
 	parent pulumi.ResourceOrInvokeOption) (*iamResources, error) {
 	tags := pulumi.ToStringMap(args.Tags)
 	out := &iamResources{}
@@ -49,10 +49,10 @@ func newIAM(ctx *pulumi.Context, name string, args *Args, base scopeBase, queueA
 	if err != nil {
 		return nil, fmt.Errorf("creating node role: %w", err)
 	}
-	for _, suffix := range sortedKeys(nodeManagedPolicies) {
+	for _, suffix := range slices.Sorted(maps.Keys(nodeManagedPolicies)) {
 		if _, err := iam.NewRolePolicyAttachment(ctx, name+"-node-"+suffix, &iam.RolePolicyAttachmentArgs{
 			Role:      out.nodeRole.Name,
-			PolicyArn: pulumi.Sprintf("arn:%s:iam::aws:policy/%s", base.partition, nodeManagedPolicies[suffix]),
+			PolicyArn: pulumi.Sprintf("arn:%s:iam::aws:policy/%s", account.Partition, nodeManagedPolicies[suffix]),
 		}, parent); err != nil {
 			return nil, fmt.Errorf("attaching %s to the node role: %w", nodeManagedPolicies[suffix], err)
 		}
@@ -70,7 +70,7 @@ func newIAM(ctx *pulumi.Context, name string, args *Args, base scopeBase, queueA
 
 	controllerPolicy := pulumi.All(out.nodeRole.Arn, queueArn).ApplyT(func(v []any) (string, error) {
 		return ControllerPolicy(PolicyScope{
-			Partition: base.partition, Region: args.Region, AccountID: base.accountID,
+			Partition: account.Partition, Region: args.Region, AccountID: account.ID,
 			ClusterName: args.ClusterName, NodeRoleArn: v[0].(string), QueueArn: v[1].(string),
 		})
 	}).(pulumi.StringOutput)
@@ -102,13 +102,4 @@ func newIAM(ctx *pulumi.Context, name string, args *Args, base scopeBase, queueA
 		return nil, fmt.Errorf("attaching controller policy: %w", err)
 	}
 	return out, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

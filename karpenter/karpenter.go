@@ -8,7 +8,8 @@ package karpenter
 import (
 	"fmt"
 
-	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"nodeless-eks/internal/awsaccount"
+
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
@@ -92,22 +93,16 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 	parent := pulumi.Parent(k)
 
-	caller, err := aws.GetCallerIdentity(ctx, nil, parent)
+	account, err := awsaccount.Lookup(ctx, parent)
 	if err != nil {
-		return nil, fmt.Errorf("reading caller identity: %w", err)
-	}
-	partition, err := aws.GetPartition(ctx, nil, parent)
-	if err != nil {
-		return nil, fmt.Errorf("reading partition: %w", err)
+		return nil, err
 	}
 
 	queue, err := newInterruptionQueue(ctx, name, args, parent)
 	if err != nil {
 		return nil, err
 	}
-	iamRes, err := newIAM(ctx, name, args, scopeBase{
-		partition: partition.Partition, accountID: caller.AccountId,
-	}, queue.Arn, parent)
+	iamRes, err := newIAM(ctx, name, args, account, queue.Arn, parent)
 	if err != nil {
 		return nil, err
 	}

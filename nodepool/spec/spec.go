@@ -6,7 +6,8 @@
 package spec
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -403,10 +404,5 @@ func toAnyMap(m map[string]string) map[string]any {
 
 // SortedNames returns the keys of a config map in a stable order.
 func SortedNames[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }

@@ -50,6 +50,9 @@ func ControllerValues(in ValuesInput) map[string]any {
 			"clusterName":       in.ClusterName,
 			"clusterEndpoint":   in.ClusterEndpoint,
 			"interruptionQueue": in.InterruptionQueue,
+			// With VPC CNI custom networking the primary ENI holds no pod
+			// addresses; Karpenter must not count it when sizing max pods.
+			"reservedENIs": "1",
 		},
 		"replicas":            ControllerReplicas,
 		"podDisruptionBudget": map[string]any{"name": "karpenter", "maxUnavailable": 1},

@@ -100,6 +100,8 @@ func deploymentProblems(r *Rendered, values map[string]any) []string {
 			"CLUSTER_NAME":       settings["clusterName"],
 			"CLUSTER_ENDPOINT":   settings["clusterEndpoint"],
 			"INTERRUPTION_QUEUE": settings["interruptionQueue"],
+			// Custom networking leaves the primary ENI without pod addresses.
+			"RESERVED_ENIS": "1",
 		} {
 			if env[name] == "" || env[name] != want {
 				bad("container %s: env %s is %q, want %q", c["name"], name, env[name], want)

@@ -197,13 +197,20 @@ func TestClusterLayer(t *testing.T) {
 	})
 
 	t.Run("stack outputs", func(t *testing.T) {
-		for _, key := range []string{"clusterName", "clusterEndpoint", "kubeconfig", "oidcProviderArn", "vpcId", "privateSubnetIds", "podSubnetIds"} {
+		for _, key := range []string{
+			"clusterName", "clusterEndpoint", "kubeconfig", "oidcProviderArn", "vpcId", "privateSubnetIds", "podSubnetIds",
+			"controllerRoleArn", "nodeRoleName", "interruptionQueueName", "karpenterVersion", "nodePoolNames",
+			"coreDnsVersion", "loadBalancerControllerRoleArn", "argoCdNamespace",
+		} {
 			assert.Contains(t, run.exports, key)
 		}
 		assert.True(t, run.secretExports["kubeconfig"], "the kubeconfig output must be secret")
 		assert.False(t, run.secretExports["clusterName"])
 		assert.Equal(t, "eks-demo", run.exports["clusterName"])
 		assert.Equal(t, "vpc-0de0", run.exports["vpcId"])
+		assert.Equal(t, "eks-demo-karpenter-node", run.exports["nodeRoleName"])
+		assert.Equal(t, "1.14.1", run.exports["karpenterVersion"])
+		assert.Equal(t, "argocd", run.exports["argoCdNamespace"])
 		assert.Equal(t, map[string]string{"eu-west-1a": "subnet-pod-a", "eu-west-1b": "subnet-pod-b", "eu-west-1c": "subnet-pod-c"},
 			run.exports["podSubnetIds"])
 	})

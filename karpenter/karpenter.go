@@ -72,8 +72,8 @@ type Karpenter struct {
 	NodeRoleArn pulumi.StringOutput `pulumi:"nodeRoleArn"`
 	// InterruptionQueueName is the SQS queue Karpenter reads events from.
 	InterruptionQueueName pulumi.StringOutput `pulumi:"interruptionQueueName"`
-	// ChartVersion is the deployed Karpenter version.
-	ChartVersion pulumi.StringOutput `pulumi:"chartVersion"`
+	// KarpenterVersion is the deployed Karpenter chart version.
+	KarpenterVersion pulumi.StringOutput `pulumi:"karpenterVersion"`
 
 	// Release is the controller; node classes must wait for it.
 	Release *helmv3.Release
@@ -123,13 +123,13 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	k.NodeRoleName = iamRes.nodeRole.Name
 	k.NodeRoleArn = iamRes.nodeRole.Arn
 	k.InterruptionQueueName = queue.Name
-	k.ChartVersion = pulumi.String(args.ChartVersion).ToStringOutput()
+	k.KarpenterVersion = pulumi.String(args.ChartVersion).ToStringOutput()
 	if err := ctx.RegisterResourceOutputs(k, pulumi.Map{
 		"controllerRoleArn":     k.ControllerRoleArn,
 		"nodeRoleName":          k.NodeRoleName,
 		"nodeRoleArn":           k.NodeRoleArn,
 		"interruptionQueueName": k.InterruptionQueueName,
-		"chartVersion":          k.ChartVersion,
+		"karpenterVersion":      k.KarpenterVersion,
 	}); err != nil {
 		return nil, err
 	}

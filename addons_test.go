@@ -210,6 +210,15 @@ func TestWholeStackGraph(t *testing.T) {
 		assert.NotEmpty(t, order)
 	})
 
+	t.Run("vpc-cni waits for nothing on the Karpenter side", func(t *testing.T) {
+		vpcCni := rec.get(t, typeAddon, "eks-demo-vpc-cni")
+		karpenterSide := append(rec.ofType(typeNodePool), rec.ofType(typeEC2NodeClass)...)
+		karpenterSide = append(karpenterSide, rec.ofType(typeHelmRelease)...)
+		for _, k := range karpenterSide {
+			requireNotDependsOn(t, rec, vpcCni, k)
+		}
+	})
+
 	t.Run("every layer depends on the next, so any destroy order keeps them apart", func(t *testing.T) {
 		for i := 0; i+1 < len(layers); i++ {
 			if layers[i].name == "Karpenter IAM, queue and Fargate profile" {

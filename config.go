@@ -141,26 +141,19 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 			errs = append(errs, fmt.Errorf("corednsReplicas %q: want a whole number", raw))
 		}
 	}
-	c.NodePools = map[string]spec.Pool{spec.DefaultPoolName: {}}
+	var pools map[string]spec.Pool
 	if raw := cfg.Get("nodePools"); raw != "" {
-		c.NodePools = nil
-		if err := decodeStrict(raw, &c.NodePools); err != nil {
+		if err := decodeStrict(raw, &pools); err != nil {
 			errs = append(errs, fmt.Errorf("nodePools: want an object of pools by name (see Pulumi.yaml): %w", err))
 		}
 	}
-	c.NodeClasses = map[string]spec.NodeClass{spec.DefaultNodeClassName: {}}
+	var classes map[string]spec.NodeClass
 	if raw := cfg.Get("nodeClasses"); raw != "" {
-		c.NodeClasses = nil
-		if err := decodeStrict(raw, &c.NodeClasses); err != nil {
+		if err := decodeStrict(raw, &classes); err != nil {
 			errs = append(errs, fmt.Errorf("nodeClasses: want an object of node classes by name (see Pulumi.yaml): %w", err))
 		}
 	}
-	for name, p := range c.NodePools {
-		c.NodePools[name] = p.WithDefaults()
-	}
-	for name, nc := range c.NodeClasses {
-		c.NodeClasses[name] = nc.WithDefaults()
-	}
+	c.NodePools, c.NodeClasses = spec.Resolve(pools, classes)
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
 	}

@@ -111,6 +111,16 @@ func TestAccSkipsWithoutOptIn(t *testing.T) {
 	assert.Contains(t, reason, "no usable AWS credentials")
 
 	assert.Empty(t, accSkipReason(func(k string) string { return env[k] }, found, func() error { return nil }))
+
+	t.Run("the acceptance test itself skips without the opt-in", func(t *testing.T) {
+		t.Setenv(accOptIn, "")
+		ranPastSkip := false
+		t.Run("TestAccNodelessStack", func(t *testing.T) {
+			TestAccNodelessStack(t)
+			ranPastSkip = true // t.Skip ends the test before this line
+		})
+		assert.False(t, ranPastSkip, "without %s the acceptance test must skip", accOptIn)
+	})
 }
 
 func randomSuffix(t *testing.T) string {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"nodeless-eks/karpenter"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -283,6 +285,10 @@ func TestKarpenterLayer(t *testing.T) {
 		values := release.Inputs["values"]
 		require.True(t, values.IsObject(), "values must be known under mocks")
 		requireGolden(t, "karpenter-values.golden.json", values.ObjectValue().Mappable())
+		resources := values.ObjectValue()["controller"].ObjectValue()["resources"].ObjectValue().Mappable()
+		sized := map[string]any{"cpu": karpenter.ControllerCPU, "memory": karpenter.ControllerMemory}
+		assert.Equal(t, map[string]any{"requests": sized, "limits": sized}, resources,
+			"requests equal limits, at the size karpenter/fargate_test.go holds to a whole Fargate size")
 		settings := values.ObjectValue()["settings"].ObjectValue()
 		assert.Equal(t, karpenterName+"-interruption-queue-7f3a", settings["interruptionQueue"].StringValue())
 		assert.Equal(t, "Default", values.ObjectValue()["dnsPolicy"].StringValue())

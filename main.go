@@ -69,14 +69,14 @@ func program(ctx *pulumi.Context) error {
 	}
 
 	pools, err := nodepool.New(ctx, cfg.ClusterName+"-nodepools", &nodepool.Args{
-		ClusterName:      cfg.ClusterName,
-		Pools:            cfg.NodePools,
-		Classes:          cfg.NodeClasses,
-		NodeRoleName:     ctl.NodeRoleName,
-		Provider:         eks.Provider,
-		KarpenterRelease: ctl.Release,
-		NodeAccessEntry:  ctl.NodeAccessEntry,
-		VpcCni:           eks.VpcCni,
+		ClusterName:       cfg.ClusterName,
+		Pools:             cfg.NodePools,
+		Classes:           cfg.NodeClasses,
+		NodeRoleName:      ctl.NodeRoleName,
+		Provider:          eks.Provider,
+		KarpenterRelease:  ctl.Release,
+		NodePrerequisites: ctl.NodePrerequisites,
+		VpcCni:            eks.VpcCni,
 	})
 	if err != nil {
 		return err

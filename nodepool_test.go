@@ -38,6 +38,17 @@ func nodeObjects(rec *recorder) []any {
 	return out
 }
 
+// requirementsOf maps "key operator" to the values of a node spec's
+// requirements.
+func requirementsOf(nodeSpec map[string]any) map[string]any {
+	got := map[string]any{}
+	for _, r := range nodeSpec["requirements"].([]any) {
+		r := r.(map[string]any)
+		got[r["key"].(string)+" "+r["operator"].(string)] = r["values"]
+	}
+	return got
+}
+
 func TestNodePoolLayer(t *testing.T) {
 	run := runDevStack(t)
 	rec := run.rec
@@ -76,11 +87,7 @@ func TestNodePoolLayer(t *testing.T) {
 	t.Run("the default pool is the general menu", func(t *testing.T) {
 		nodeSpec := poolSpec["template"].(map[string]any)["spec"].(map[string]any)
 		assert.Equal(t, map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}, nodeSpec["nodeClassRef"])
-		got := map[string]any{}
-		for _, r := range nodeSpec["requirements"].([]any) {
-			r := r.(map[string]any)
-			got[r["key"].(string)+" "+r["operator"].(string)] = r["values"]
-		}
+		got := requirementsOf(nodeSpec)
 		assert.Equal(t, map[string]any{
 			"kubernetes.io/os In":                      []any{"linux"},
 			"kubernetes.io/arch In":                    []any{"amd64", "arm64"},
@@ -101,6 +108,12 @@ func TestNodePoolLayer(t *testing.T) {
 		requireDependsOn(t, rec, class, karpenterRelease)
 		requireDependsOn(t, rec, class, nodeRole)
 		requireDependsOn(t, rec, class, accessEntry)
+	})
+
+	t.Run("node classes wait for every policy the node role needs", func(t *testing.T) {
+		for _, suffix := range []string{"worker", "cni", "ecr", "ssm"} {
+			requireDependsOn(t, rec, class, rec.get(t, typeAttachment, karpenterName+"-node-"+suffix))
+		}
 	})
 
 	t.Run("pools wait for their node class and vpc-cni", func(t *testing.T) {
@@ -146,11 +159,7 @@ func TestSeveralNodePools(t *testing.T) {
 		assert.Equal(t, map[string]any{"cpu": "1000"}, p["limits"], "limits replace the default limits as a whole")
 		assert.Equal(t, 10.0, p["weight"])
 		nodeSpec := p["template"].(map[string]any)["spec"].(map[string]any)
-		got := map[string]any{}
-		for _, r := range nodeSpec["requirements"].([]any) {
-			r := r.(map[string]any)
-			got[r["key"].(string)+" "+r["operator"].(string)] = r["values"]
-		}
+		got := requirementsOf(nodeSpec)
 		assert.Equal(t, []any{"amd64"}, got["kubernetes.io/arch In"])
 		assert.Equal(t, []any{"on-demand"}, got["karpenter.sh/capacity-type In"])
 		assert.Equal(t, []any{"nitro"}, got["karpenter.k8s.aws/instance-hypervisor In"])

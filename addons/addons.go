@@ -10,9 +10,7 @@ import (
 
 	"nodeless-eks/internal/awsaccount"
 
-	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
-	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
@@ -64,13 +62,6 @@ type Addons struct {
 	LoadBalancerControllerRoleArn pulumi.StringOutput `pulumi:"loadBalancerControllerRoleArn"`
 	// ArgoCDNamespace is where ArgoCD runs, or "" when it is off.
 	ArgoCDNamespace pulumi.StringOutput `pulumi:"argoCdNamespace"`
-
-	// CoreDNS is the CoreDNS add-on.
-	CoreDNS *awseks.Addon
-	// LoadBalancerController is the controller's release.
-	LoadBalancerController *helmv3.Release
-	// ArgoCD is ArgoCD's release, nil when off.
-	ArgoCD *helmv3.Release
 }
 
 // New creates the add-ons.
@@ -93,7 +84,6 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err != nil {
 		return nil, err
 	}
-	a.CoreDNS = eksAddons.coreDNS
 	a.CoreDNSVersion = eksAddons.coreDNS.AddonVersion
 
 	lbc, err := newLoadBalancerController(ctx, name, args, lbcInputs{
@@ -103,12 +93,11 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err != nil {
 		return nil, err
 	}
-	a.LoadBalancerController = lbc.release
 	a.LoadBalancerControllerRoleArn = lbc.role.Arn
 
 	a.ArgoCDNamespace = pulumi.String("").ToStringOutput()
 	if args.ArgoCD {
-		if a.ArgoCD, err = newArgoCD(ctx, name, args, eksAddons.coreDNS, lbc.release, parent); err != nil {
+		if err := newArgoCD(ctx, name, args, eksAddons.coreDNS, lbc.release, parent); err != nil {
 			return nil, err
 		}
 		a.ArgoCDNamespace = pulumi.String(argoCDNamespace).ToStringOutput()

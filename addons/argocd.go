@@ -24,15 +24,16 @@ func ArgoCDValues() map[string]any {
 }
 
 func newArgoCD(ctx *pulumi.Context, name string, args *Args, coreDNS, lbController pulumi.Resource,
-	parent pulumi.ResourceOption) (*helmv3.Release, error) {
+	parent pulumi.ResourceOption) error {
 	prerequisites := append([]pulumi.Resource{
 		// ArgoCD's pods resolve its repo server and Redis through CoreDNS.
 		coreDNS,
 		// The controller's Service webhook fails every Service create
 		// until its pods serve it; ArgoCD creates Services.
 		lbController,
+		// Its pods need EC2 capacity, which only the pools provide.
 	}, args.NodePools...)
-	release, err := helmv3.NewRelease(ctx, name+"-argocd", &helmv3.ReleaseArgs{
+	_, err := helmv3.NewRelease(ctx, name+"-argocd", &helmv3.ReleaseArgs{
 		Name:            pulumi.String("argocd"),
 		Chart:           pulumi.String("argo-cd"),
 		RepositoryOpts:  &helmv3.RepositoryOptsArgs{Repo: pulumi.String(argoCDRepository)},
@@ -43,7 +44,7 @@ func newArgoCD(ctx *pulumi.Context, name string, args *Args, coreDNS, lbControll
 		Timeout:         pulumi.Int(releaseTimeoutSeconds),
 	}, parent, pulumi.Provider(args.Provider), pulumi.DependsOn(prerequisites))
 	if err != nil {
-		return nil, fmt.Errorf("creating ArgoCD release: %w", err)
+		return fmt.Errorf("creating ArgoCD release: %w", err)
 	}
-	return release, nil
+	return nil
 }

@@ -11,7 +11,7 @@ import (
 )
 
 type eksAddons struct {
-	kubeProxy, podIdentityAgent, coreDNS *awseks.Addon
+	podIdentityAgent, coreDNS *awseks.Addon
 }
 
 // newEKSAddons creates kube-proxy and the Pod Identity Agent, which are
@@ -21,7 +21,7 @@ type eksAddons struct {
 func newEKSAddons(ctx *pulumi.Context, name string, args *Args, parent pulumi.ResourceOrInvokeOption) (*eksAddons, error) {
 	out := &eksAddons{}
 	var err error
-	if out.kubeProxy, err = newAddon(ctx, name, args, "kube-proxy", args.Versions.KubeProxy, "", nil, parent); err != nil {
+	if _, err = newAddon(ctx, name, args, "kube-proxy", args.Versions.KubeProxy, "", nil, parent); err != nil {
 		return nil, err
 	}
 	if out.podIdentityAgent, err = newAddon(ctx, name, args, "eks-pod-identity-agent", args.Versions.PodIdentityAgent, "", nil, parent); err != nil {

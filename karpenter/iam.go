@@ -25,6 +25,7 @@ type iamResources struct {
 	controllerRole             *iam.Role
 	controllerPolicyAttachment *iam.RolePolicyAttachment
 	nodeRole                   *iam.Role
+	nodePolicyAttachments      []pulumi.Resource
 	nodeAccessEntry            *awseks.AccessEntry
 }
 
@@ -50,12 +51,14 @@ func newIAM(ctx *pulumi.Context, name string, args *Args, account awsaccount.Acc
 		return nil, fmt.Errorf("creating node role: %w", err)
 	}
 	for _, suffix := range slices.Sorted(maps.Keys(nodeManagedPolicies)) {
-		if _, err := iam.NewRolePolicyAttachment(ctx, name+"-node-"+suffix, &iam.RolePolicyAttachmentArgs{
+		attachment, err := iam.NewRolePolicyAttachment(ctx, name+"-node-"+suffix, &iam.RolePolicyAttachmentArgs{
 			Role:      out.nodeRole.Name,
 			PolicyArn: pulumi.Sprintf("arn:%s:iam::aws:policy/%s", account.Partition, nodeManagedPolicies[suffix]),
-		}, parent); err != nil {
+		}, parent)
+		if err != nil {
 			return nil, fmt.Errorf("attaching %s to the node role: %w", nodeManagedPolicies[suffix], err)
 		}
+		out.nodePolicyAttachments = append(out.nodePolicyAttachments, attachment)
 	}
 	out.nodeAccessEntry, err = awseks.NewAccessEntry(ctx, name+"-node", &awseks.AccessEntryArgs{
 		ClusterName:  args.ClusterNameOutput,

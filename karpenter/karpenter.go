@@ -10,8 +10,6 @@ import (
 
 	"nodeless-eks/internal/awsaccount"
 
-	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
-	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -77,9 +75,9 @@ type Karpenter struct {
 
 	// Release is the controller; node classes must wait for it.
 	Release *helmv3.Release
-	// NodeRole and NodeAccessEntry let nodes join; node classes wait for both.
-	NodeRole        *iam.Role
-	NodeAccessEntry *awseks.AccessEntry
+	// NodePrerequisites let a node join and work: the node role's policy
+	// attachments and its access entry. Node classes wait for them.
+	NodePrerequisites []pulumi.Resource
 }
 
 // New creates the Karpenter layer.
@@ -106,7 +104,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err != nil {
 		return nil, err
 	}
-	k.NodeRole, k.NodeAccessEntry = iamRes.nodeRole, iamRes.nodeAccessEntry
+	k.NodePrerequisites = append([]pulumi.Resource{iamRes.nodeAccessEntry}, iamRes.nodePolicyAttachments...)
 
 	release, err := newReleases(ctx, name, args, releaseInputs{
 		controllerRoleArn: iamRes.controllerRole.Arn,

@@ -38,8 +38,9 @@ type Args struct {
 	// KarpenterRelease serves the CRDs and reconciles the objects; node
 	// classes wait for it. Required.
 	KarpenterRelease pulumi.Resource
-	// NodeAccessEntry lets nodes join; node classes wait for it. Required.
-	NodeAccessEntry pulumi.Resource
+	// NodePrerequisites let nodes join and work (the node role's policy
+	// attachments and access entry); node classes wait for them. Required.
+	NodePrerequisites []pulumi.Resource
 	// VpcCni must be ACTIVE before the first node; pools wait for it.
 	// Required.
 	VpcCni pulumi.Resource
@@ -84,9 +85,9 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			OtherFields: kubernetes.UntypedArgs{"spec": classSpec},
 		},
 			parent, provider,
-			// Karpenter must serve the CRD and nodes must be able to join
+			// Karpenter must serve the CRD, and nodes must be able to join,
 			// before it launches anything for this class.
-			pulumi.DependsOn([]pulumi.Resource{args.KarpenterRelease, args.NodeAccessEntry}),
+			pulumi.DependsOn(append([]pulumi.Resource{args.KarpenterRelease}, args.NodePrerequisites...)),
 			pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: nodeClassDeleteTimeout}),
 		)
 		if err != nil {
@@ -145,8 +146,8 @@ func (a *Args) validate() error {
 		return fmt.Errorf("args are required")
 	case a.ClusterName == "" || a.NodeRoleName == nil || a.Provider == nil:
 		return fmt.Errorf("ClusterName, NodeRoleName and Provider are required")
-	case a.KarpenterRelease == nil || a.NodeAccessEntry == nil || a.VpcCni == nil:
-		return fmt.Errorf("KarpenterRelease, NodeAccessEntry and VpcCni are required")
+	case a.KarpenterRelease == nil || len(a.NodePrerequisites) == 0 || a.VpcCni == nil:
+		return fmt.Errorf("KarpenterRelease, NodePrerequisites and VpcCni are required")
 	case len(a.Pools) == 0:
 		return fmt.Errorf("Pools: at least one pool is required")
 	}

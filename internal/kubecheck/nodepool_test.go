@@ -50,24 +50,21 @@ type badNodePool struct {
 // same defaults as the program, skipping its validation.
 func objectsFor(t *testing.T, row badNodePool) (map[string]spec.Pool, map[string]spec.NodeClass, []map[string]any) {
 	t.Helper()
-	pools := map[string]spec.Pool{spec.DefaultPoolName: {}}
+	var pools map[string]spec.Pool
 	if row.NodePools != nil {
-		pools = nil
 		require.NoError(t, json.Unmarshal(row.NodePools, &pools))
 	}
-	classes := map[string]spec.NodeClass{spec.DefaultNodeClassName: {}}
+	var classes map[string]spec.NodeClass
 	if row.NodeClasses != nil {
-		classes = nil
 		require.NoError(t, json.Unmarshal(row.NodeClasses, &classes))
 	}
+	pools, classes = spec.Resolve(pools, classes)
 	var objects []map[string]any
 	for name, c := range classes {
-		classes[name] = c.WithDefaults()
-		objects = append(objects, spec.EC2NodeClass(name, classes[name], "eks-demo", "eks-demo-karpenter-node"))
+		objects = append(objects, spec.EC2NodeClass(name, c, "eks-demo", "eks-demo-karpenter-node"))
 	}
 	for name, p := range pools {
-		pools[name] = p.WithDefaults()
-		objects = append(objects, spec.NodePool(name, pools[name]))
+		objects = append(objects, spec.NodePool(name, p))
 	}
 	return pools, classes, objects
 }

@@ -158,6 +158,28 @@ func DefaultNodeClass() NodeClass {
 	return NodeClass{AMIAlias: DefaultAMIAlias, VolumeSize: defaultVolumeSize, VolumeType: defaultVolumeType}
 }
 
+// Resolve applies the defaults to configured pools and classes: a nil map
+// (the key is not set) becomes the one default entry, and every entry's
+// unset fields take the defaults. An empty map stays empty, for Validate
+// to reject.
+func Resolve(pools map[string]Pool, classes map[string]NodeClass) (map[string]Pool, map[string]NodeClass) {
+	if pools == nil {
+		pools = map[string]Pool{DefaultPoolName: {}}
+	}
+	if classes == nil {
+		classes = map[string]NodeClass{DefaultNodeClassName: {}}
+	}
+	resolvedPools := make(map[string]Pool, len(pools))
+	for name, p := range pools {
+		resolvedPools[name] = p.WithDefaults()
+	}
+	resolvedClasses := make(map[string]NodeClass, len(classes))
+	for name, c := range classes {
+		resolvedClasses[name] = c.WithDefaults()
+	}
+	return resolvedPools, resolvedClasses
+}
+
 // WithDefaults fills the unset fields of p from DefaultPool.
 func (p Pool) WithDefaults() Pool {
 	d := DefaultPool()

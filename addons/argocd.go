@@ -3,8 +3,8 @@ package addons
 import (
 	"fmt"
 
-	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"nodeless-eks/internal/helmrelease"
 )
 
 const (
@@ -33,10 +33,10 @@ func newArgoCD(ctx *pulumi.Context, name string, args *Args, coreDNS, lbControll
 		lbController,
 		// Its pods need EC2 capacity, which only the pools provide.
 	}, args.NodePools...)
-	_, err := helmv3.NewRelease(ctx, name+"-argocd", &helmv3.ReleaseArgs{
+	_, err := helmrelease.New(ctx, name+"-argocd", &helmrelease.ReleaseArgs{
 		Name:            pulumi.String("argocd"),
 		Chart:           pulumi.String("argo-cd"),
-		RepositoryOpts:  &helmv3.RepositoryOptsArgs{Repo: pulumi.String(argoCDRepository)},
+		RepositoryOpts:  &helmrelease.RepositoryOptsArgs{Repo: pulumi.String(argoCDRepository)},
 		Version:         pulumi.String(args.Versions.ArgoCDChart),
 		Namespace:       pulumi.String(argoCDNamespace),
 		CreateNamespace: pulumi.Bool(true),

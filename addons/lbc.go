@@ -8,8 +8,8 @@ import (
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
-	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"nodeless-eks/internal/helmrelease"
 )
 
 // Where the AWS Load Balancer Controller runs; the Pod Identity
@@ -28,7 +28,7 @@ type lbcInputs struct {
 
 type lbcResources struct {
 	role    *iam.Role
-	release *helmv3.Release
+	release *helmrelease.Release
 }
 
 // newLoadBalancerController gives the controller an IAM role through EKS
@@ -84,10 +84,10 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 		return LoadBalancerControllerValues(args.ClusterName, args.Region, vpcID)
 	}).(pulumi.MapOutput)
 	prerequisites := append([]pulumi.Resource{in.coreDNS, in.podIdentityAgent, association, attachment}, args.NodePools...)
-	release, err := helmv3.NewRelease(ctx, name+"-lb-controller", &helmv3.ReleaseArgs{
+	release, err := helmrelease.New(ctx, name+"-lb-controller", &helmrelease.ReleaseArgs{
 		Name:           pulumi.String("aws-load-balancer-controller"),
 		Chart:          pulumi.String("aws-load-balancer-controller"),
-		RepositoryOpts: &helmv3.RepositoryOptsArgs{Repo: pulumi.String(eksChartsRepository)},
+		RepositoryOpts: &helmrelease.RepositoryOptsArgs{Repo: pulumi.String(eksChartsRepository)},
 		Version:        pulumi.String(args.Versions.LoadBalancerControllerChart),
 		Namespace:      pulumi.String(LoadBalancerControllerNamespace),
 		Values:         values,

@@ -3,8 +3,8 @@ package karpenter
 import (
 	"fmt"
 
-	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"nodeless-eks/internal/helmrelease"
 )
 
 // ChartRepository holds the karpenter and karpenter-crd charts. They are
@@ -76,13 +76,13 @@ type releaseInputs struct {
 
 // newReleases installs karpenter-crd, then karpenter with skipCrds.
 func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
-	parent pulumi.ResourceOption) (*helmv3.Release, error) {
+	parent pulumi.ResourceOption) (*helmrelease.Release, error) {
 	provider := pulumi.Provider(args.Provider)
 	timeouts := pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: releaseDeleteTimeout})
 
 	// CRDs are API objects: they need the API server, not a node, so this
 	// release does not wait for the Fargate profile.
-	crds, err := helmv3.NewRelease(ctx, name+"-crd", &helmv3.ReleaseArgs{
+	crds, err := helmrelease.New(ctx, name+"-crd", &helmrelease.ReleaseArgs{
 		Name:            pulumi.String("karpenter-crd"),
 		Chart:           pulumi.String(ChartRepository + "/karpenter-crd"),
 		Version:         pulumi.String(args.ChartVersion),
@@ -102,7 +102,7 @@ func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 				InterruptionQueue: v[2].(string),
 			})
 		}).(pulumi.MapOutput)
-	release, err := helmv3.NewRelease(ctx, name+"-controller", &helmv3.ReleaseArgs{
+	release, err := helmrelease.New(ctx, name+"-controller", &helmrelease.ReleaseArgs{
 		// The release name is the chart's fullname, hence the service
 		// account name that the controller role trusts.
 		Name:            pulumi.String("karpenter"),

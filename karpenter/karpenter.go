@@ -11,8 +11,8 @@ import (
 	"nodeless-eks/internal/awsaccount"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
-	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"nodeless-eks/internal/helmrelease"
 )
 
 const typeToken = "nodeless-eks:karpenter:Karpenter"
@@ -74,7 +74,7 @@ type Karpenter struct {
 	KarpenterVersion pulumi.StringOutput `pulumi:"karpenterVersion"`
 
 	// Release is the controller; node classes must wait for it.
-	Release *helmv3.Release
+	Release *helmrelease.Release
 	// NodePrerequisites let a node join and work: the node role's policy
 	// attachments and its access entry. Node classes wait for them.
 	NodePrerequisites []pulumi.Resource

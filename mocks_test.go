@@ -3,11 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -17,9 +20,12 @@ import (
 )
 
 const (
-	testProject = "nodeless-eks"
-	testStack   = "dev"
-	testAccount = "123456789012"
+	// exportTimeout bounds the wait for a stack output under mocks; they
+	// resolve in milliseconds unless a registration failed.
+	exportTimeout = 20 * time.Second
+	testProject   = "nodeless-eks"
+	testStack     = "dev"
+	testAccount   = "123456789012"
 	// defaultVpcCniVersion is what the fake EKS API calls the default
 	// vpc-cni version for any Kubernetes version.
 	defaultVpcCniVersion  = "v1.19.5-eksbuild.3"
@@ -348,37 +354,63 @@ func runProgram(t *testing.T, cfg map[string]string, vpc fakeVpc) stackRun {
 	run.err = pulumi.RunErr(func(ctx *pulumi.Context) error {
 		// pulumi-eks returns its aws:eks/cluster:Cluster child as a resource
 		// reference; the mock monitor can resolve only URNs it has seen.
-		if _, err := awseks.NewCluster(ctx, eksStandInName, &awseks.ClusterArgs{
+		// Registration is asynchronous, so wait until the mock has it:
+		// otherwise pulumi-eks's registration can overtake it and fail.
+		standIn, err := awseks.NewCluster(ctx, eksStandInName, &awseks.ClusterArgs{
 			RoleArn:   pulumi.String("arn:aws:iam::" + testAccount + ":role/stand-in"),
 			VpcConfig: awseks.ClusterVpcConfigArgs{},
-		}); err != nil {
+		})
+		if err != nil {
 			return err
+		}
+		registered := make(chan struct{})
+		standIn.URN().ApplyT(func(string) error { close(registered); return nil })
+		select {
+		case <-registered:
+		case <-time.After(exportTimeout):
+			return fmt.Errorf("the mock never registered %s", eksStandInName)
 		}
 		if err := program(ctx); err != nil {
 			return err
 		}
 		// Resolve every export before the run ends: an output that no
-		// resource produced is not awaited by the run itself.
+		// resource produced is not awaited by the run itself. An output
+		// that fails never calls its apply, hence the timeout.
 		run.exports, run.secretExports = map[string]any{}, map[string]bool{}
 		var mu sync.Mutex
-		var wg sync.WaitGroup
+		pending := map[string]bool{}
+		done := make(chan struct{})
 		for name, value := range ctx.GetCurrentExportMap() {
 			out, ok := value.(pulumi.Output)
 			if !ok {
 				return fmt.Errorf("export %s is not an output", name)
 			}
 			run.secretExports[name] = pulumi.IsSecret(out)
-			wg.Add(1)
-			out.ApplyT(func(v any) any {
-				defer wg.Done()
+			pending[name] = true
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		for name, value := range ctx.GetCurrentExportMap() {
+			value.(pulumi.Output).ApplyT(func(v any) any {
 				mu.Lock()
 				defer mu.Unlock()
 				run.exports[name] = v
+				delete(pending, name)
+				if len(pending) == 0 {
+					close(done)
+				}
 				return v
 			})
 		}
-		wg.Wait()
-		return nil
+		select {
+		case <-done:
+			return nil
+		case <-time.After(exportTimeout):
+			mu.Lock()
+			defer mu.Unlock()
+			return fmt.Errorf("stack outputs never resolved: %v", slices.Sorted(maps.Keys(pending)))
+		}
 	}, pulumi.WithMocks(testProject, testStack, rec))
 	return run
 }

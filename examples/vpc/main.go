@@ -1,0 +1,251 @@
+// Command vpc creates the VPC that the nodeless-eks program expects, for
+// people who have none: private subnets with NAT egress and a pod subnet
+// from a secondary CIDR in each of N availability zones, public subnets for
+// internet-facing load balancers, and Name tags that the root stack's
+// patterns match. Its outputs say what to put in the root stack.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+)
+
+func main() {
+	pulumi.Run(program)
+}
+
+// NAT gateway layouts.
+const (
+	natSingle = "single" // one gateway for every zone: cheap, one zone's outage cuts egress
+	natPerAz  = "perAz"  // one per zone: what a production VPC wants
+)
+
+// settings is the stack configuration.
+type settings struct {
+	VpcName            string
+	Primary, Pods      netip.Prefix
+	AvailabilityZones  int
+	NatGateways        string
+	Tags               map[string]string
+	primaryRaw, podRaw string
+}
+
+func loadSettings(ctx *pulumi.Context) (*settings, error) {
+	cfg := config.New(ctx, "")
+	s := &settings{
+		VpcName:     stringOr(cfg.Get("vpcName"), "eks-demo-vpc"),
+		primaryRaw:  stringOr(cfg.Get("cidrBlock"), "10.0.0.0/16"),
+		podRaw:      stringOr(cfg.Get("podCidrBlock"), "100.64.0.0/16"),
+		NatGateways: stringOr(cfg.Get("natGateways"), natSingle),
+		Tags:        map[string]string{},
+	}
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	var err error
+	if s.Primary, err = netip.ParsePrefix(s.primaryRaw); err != nil || !s.Primary.Addr().Is4() || s.Primary.Masked() != s.Primary {
+		bad("cidrBlock %q: want an IPv4 network such as \"10.0.0.0/16\"", s.primaryRaw)
+	}
+	if s.Pods, err = netip.ParsePrefix(s.podRaw); err != nil || !s.Pods.Addr().Is4() || s.Pods.Masked() != s.Pods {
+		bad("podCidrBlock %q: want an IPv4 network such as \"100.64.0.0/16\"", s.podRaw)
+	}
+	s.AvailabilityZones = 3
+	if raw := cfg.Get("availabilityZones"); raw != "" {
+		if s.AvailabilityZones, err = strconv.Atoi(raw); err != nil || s.AvailabilityZones < 2 || s.AvailabilityZones > maxAZs {
+			bad("availabilityZones %q: want a whole number from 2 to %d (EKS needs two zones)", raw, maxAZs)
+		}
+	}
+	if s.NatGateways != natSingle && s.NatGateways != natPerAz {
+		bad("natGateways %q: want %q (one gateway, for dev) or %q (one per zone)", s.NatGateways, natSingle, natPerAz)
+	}
+	if raw := cfg.Get("tags"); raw != "" {
+		if err := cfg.TryObject("tags", &s.Tags); err != nil {
+			bad("tags: want an object of string values: %v", err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
+	}
+	return s, nil
+}
+
+func program(ctx *pulumi.Context) error {
+	s, err := loadSettings(ctx)
+	if err != nil {
+		return err
+	}
+	zones, err := aws.GetAvailabilityZones(ctx, &aws.GetAvailabilityZonesArgs{
+		State: pulumi.StringRef("available"),
+		// Zones an account must opt in to (Local Zones) cannot hold EKS.
+		Filters: []aws.GetAvailabilityZonesFilter{{Name: "opt-in-status", Values: []string{"opt-in-not-required"}}},
+	})
+	if err != nil {
+		return fmt.Errorf("listing availability zones: %w", err)
+	}
+	names := slices.Sorted(slices.Values(zones.Names))
+	if len(names) < s.AvailabilityZones {
+		return fmt.Errorf("availabilityZones %d: the region offers %d (%v)", s.AvailabilityZones, len(names), names)
+	}
+	plan, err := Plan(s.VpcName, s.Primary, s.Pods, names[:s.AvailabilityZones])
+	if err != nil {
+		return err
+	}
+	return newVpc(ctx, s, plan)
+}
+
+// newVpc creates the VPC, its subnets, gateways and routes from a plan.
+func newVpc(ctx *pulumi.Context, s *settings, plan []Subnet) error {
+	tags := func(extra map[string]string) pulumi.StringMap {
+		m := pulumi.StringMap{}
+		for k, v := range s.Tags {
+			m[k] = pulumi.String(v)
+		}
+		for k, v := range extra {
+			m[k] = pulumi.String(v)
+		}
+		return m
+	}
+	vpc, err := ec2.NewVpc(ctx, s.VpcName, &ec2.VpcArgs{
+		CidrBlock: pulumi.String(s.Primary.String()),
+		// EKS and the VPC endpoints of its nodes need private DNS names.
+		EnableDnsHostnames: pulumi.Bool(true),
+		EnableDnsSupport:   pulumi.Bool(true),
+		Tags:               tags(map[string]string{"Name": s.VpcName}),
+	})
+	if err != nil {
+		return fmt.Errorf("creating VPC: %w", err)
+	}
+	podCidr, err := ec2.NewVpcIpv4CidrBlockAssociation(ctx, s.VpcName+"-pods", &ec2.VpcIpv4CidrBlockAssociationArgs{
+		VpcId:     vpc.ID(),
+		CidrBlock: pulumi.String(s.Pods.String()),
+	})
+	if err != nil {
+		return fmt.Errorf("adding the pod CIDR: %w", err)
+	}
+	igw, err := ec2.NewInternetGateway(ctx, s.VpcName, &ec2.InternetGatewayArgs{
+		VpcId: vpc.ID(),
+		Tags:  tags(map[string]string{"Name": s.VpcName}),
+	})
+	if err != nil {
+		return fmt.Errorf("creating internet gateway: %w", err)
+	}
+	publicRoutes, err := ec2.NewRouteTable(ctx, s.VpcName+"-public", &ec2.RouteTableArgs{
+		VpcId:  vpc.ID(),
+		Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), GatewayId: igw.ID()}},
+		Tags:   tags(map[string]string{"Name": s.VpcName + "-public"}),
+	})
+	if err != nil {
+		return fmt.Errorf("creating public route table: %w", err)
+	}
+
+	subnets := map[string]*ec2.Subnet{} // by Name tag
+	byTier := map[string]pulumi.StringArray{}
+	var zones []string
+	for _, p := range plan {
+		extra := map[string]string{"Name": p.Name}
+		opts := []pulumi.ResourceOption{}
+		switch p.Tier {
+		case TierPublic:
+			// The LB controller puts internet-facing load balancers here.
+			extra["kubernetes.io/role/elb"] = "1"
+			zones = append(zones, p.AZ)
+		case TierPrivate:
+			// ... and internal ones here.
+			extra["kubernetes.io/role/internal-elb"] = "1"
+		case TierPod:
+			// A subnet of the secondary CIDR needs the CIDR on the VPC first.
+			opts = append(opts, pulumi.DependsOn([]pulumi.Resource{podCidr}))
+		}
+		subnet, err := ec2.NewSubnet(ctx, p.Name, &ec2.SubnetArgs{
+			VpcId:            vpc.ID(),
+			CidrBlock:        pulumi.String(p.CIDR.String()),
+			AvailabilityZone: pulumi.String(p.AZ),
+			Tags:             tags(extra),
+		}, opts...)
+		if err != nil {
+			return fmt.Errorf("creating subnet %s: %w", p.Name, err)
+		}
+		subnets[p.Name] = subnet
+		byTier[p.Tier] = append(byTier[p.Tier], subnet.ID())
+	}
+
+	natIPs := pulumi.StringArray{}
+	nats := map[string]*ec2.NatGateway{} // by zone
+	for i, az := range zones {
+		if s.NatGateways == natSingle && i > 0 {
+			nats[az] = nats[zones[0]]
+			continue
+		}
+		eip, err := ec2.NewEip(ctx, s.VpcName+"-nat-"+az, &ec2.EipArgs{
+			Domain: pulumi.String("vpc"),
+			Tags:   tags(map[string]string{"Name": s.VpcName + "-nat-" + az}),
+		})
+		if err != nil {
+			return fmt.Errorf("allocating NAT address in %s: %w", az, err)
+		}
+		nat, err := ec2.NewNatGateway(ctx, s.VpcName+"-"+az, &ec2.NatGatewayArgs{
+			AllocationId: eip.ID(),
+			SubnetId:     subnets[s.VpcName+"-"+TierPublic+"-"+az].ID(),
+			Tags:         tags(map[string]string{"Name": s.VpcName + "-" + az}),
+		},
+			// A NAT gateway forwards nothing until the VPC has its internet gateway.
+			pulumi.DependsOn([]pulumi.Resource{igw}))
+		if err != nil {
+			return fmt.Errorf("creating NAT gateway in %s: %w", az, err)
+		}
+		nats[az] = nat
+		natIPs = append(natIPs, eip.PublicIp)
+	}
+
+	for _, az := range zones {
+		routes, err := ec2.NewRouteTable(ctx, s.VpcName+"-private-"+az, &ec2.RouteTableArgs{
+			VpcId:  vpc.ID(),
+			Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), NatGatewayId: nats[az].ID()}},
+			Tags:   tags(map[string]string{"Name": s.VpcName + "-private-" + az}),
+		})
+		if err != nil {
+			return fmt.Errorf("creating private route table in %s: %w", az, err)
+		}
+		for _, r := range []struct {
+			tier  string
+			table *ec2.RouteTable
+		}{{TierPublic, publicRoutes}, {TierPrivate, routes}, {TierPod, routes}} {
+			name := s.VpcName + "-" + r.tier + "-" + az
+			table := r.table
+			if _, err := ec2.NewRouteTableAssociation(ctx, name, &ec2.RouteTableAssociationArgs{
+				SubnetId:     subnets[name].ID(),
+				RouteTableId: table.ID(),
+			}); err != nil {
+				return fmt.Errorf("routing subnet %s: %w", name, err)
+			}
+		}
+	}
+
+	ctx.Export("vpcId", vpc.ID())
+	ctx.Export("vpcName", pulumi.String(s.VpcName))
+	ctx.Export("privateSubnetIds", byTier[TierPrivate])
+	ctx.Export("podSubnetIds", byTier[TierPod])
+	ctx.Export("publicSubnetIds", byTier[TierPublic])
+	ctx.Export("natPublicIps", natIPs)
+	// What the root stack needs, ready for `pulumi config set`.
+	ctx.Export("rootStackConfig", pulumi.StringMap{
+		"nodeless-eks:vpcName":                  pulumi.String(s.VpcName),
+		"nodeless-eks:privateSubnetNamePattern": pulumi.String(NamePattern(s.VpcName, TierPrivate)),
+		"nodeless-eks:podSubnetNamePattern":     pulumi.String(NamePattern(s.VpcName, TierPod)),
+	})
+	return nil
+}
+
+func stringOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+)
+
+const project = "nodeless-eks-vpc"
+
+type registration struct {
+	Type, Name, URN string
+	Inputs          resource.PropertyMap
+	Dependencies    []string
+}
+
+// recorder is a mock engine that records registrations and answers the
+// availability-zone lookup with four zones.
+type recorder struct {
+	mu    sync.Mutex
+	regs  []*registration
+	byURN map[string]*registration
+}
+
+func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
+	reg := &registration{Type: args.TypeToken, Name: args.Name, Inputs: args.Inputs}
+	reg.URN = fmt.Sprintf("urn:pulumi:dev::%s::%s::%s", project, args.TypeToken, args.Name)
+	if rpc := args.RegisterRPC; rpc != nil {
+		reg.Dependencies = rpc.GetDependencies()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.regs = append(r.regs, reg)
+	r.byURN[reg.URN] = reg
+	state := args.Inputs.Copy()
+	if args.TypeToken == "aws:ec2/eip:Eip" {
+		state["publicIp"] = resource.NewProperty("52.0.0." + fmt.Sprint(len(r.regs)))
+	}
+	return args.Name + "-id", state, nil
+}
+
+func (r *recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	if args.Token != "aws:index/getAvailabilityZones:getAvailabilityZones" {
+		return nil, fmt.Errorf("unexpected invoke %s", args.Token)
+	}
+	names := []resource.PropertyValue{}
+	for _, az := range []string{"eu-west-1c", "eu-west-1a", "eu-west-1d", "eu-west-1b"} {
+		names = append(names, resource.NewProperty(az))
+	}
+	return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
+}
+
+func (r *recorder) ofType(typ string) []*registration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*registration
+	for _, reg := range r.regs {
+		if reg.Type == typ {
+			out = append(out, reg)
+		}
+	}
+	return out
+}
+
+func (r *recorder) named(t *testing.T, typ, name string) *registration {
+	t.Helper()
+	for _, reg := range r.ofType(typ) {
+		if reg.Name == name {
+			return reg
+		}
+	}
+	t.Fatalf("no %s named %s", typ, name)
+	return nil
+}
+
+// run runs the program with Pulumi.dev.yaml and the given changes.
+func run(t *testing.T, set map[string]string) (*recorder, error) {
+	t.Helper()
+	raw, err := os.ReadFile("Pulumi.dev.yaml")
+	require.NoError(t, err)
+	var stack struct {
+		Config map[string]any `yaml:"config"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &stack))
+	cfg := map[string]string{}
+	for k, v := range stack.Config {
+		switch v := v.(type) {
+		case string:
+			cfg[k] = v
+		default:
+			b, err := json.Marshal(v)
+			require.NoError(t, err)
+			cfg[k] = string(b)
+		}
+	}
+	for k, v := range set {
+		cfg[project+":"+k] = v
+	}
+	b, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	t.Setenv(pulumi.EnvConfig, string(b))
+	rec := &recorder{byURN: map[string]*registration{}}
+	err = pulumi.RunErr(program, pulumi.WithMocks(project, "dev", rec))
+	return rec, err
+}
+
+func TestDevVpc(t *testing.T) {
+	rec, err := run(t, nil)
+	require.NoError(t, err)
+	subnets := rec.ofType("aws:ec2/subnet:Subnet")
+	require.Len(t, subnets, 9, "three tiers in three zones")
+
+	t.Run("the first three zones by name", func(t *testing.T) {
+		zones := map[string]bool{}
+		for _, s := range subnets {
+			zones[s.Inputs["availabilityZone"].StringValue()] = true
+		}
+		assert.Equal(t, map[string]bool{"eu-west-1a": true, "eu-west-1b": true, "eu-west-1c": true}, zones)
+	})
+
+	t.Run("the pod CIDR is added to the VPC before its subnets", func(t *testing.T) {
+		assoc := rec.named(t, "aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation", "eks-demo-vpc-pods")
+		assert.Equal(t, "100.64.0.0/16", assoc.Inputs["cidrBlock"].StringValue())
+		pods := 0
+		for _, s := range subnets {
+			if strings.Contains(s.Name, "-podsubnet-") {
+				pods++
+				assert.Contains(t, s.Dependencies, assoc.URN, "%s", s.Name)
+			}
+		}
+		assert.Equal(t, 3, pods, "one pod subnet per zone")
+	})
+
+	t.Run("load balancer role tags on public and private subnets, none on pod subnets", func(t *testing.T) {
+		for _, s := range subnets {
+			tags := s.Inputs["tags"].ObjectValue()
+			assert.Equal(t, s.Name, tags["Name"].StringValue())
+			assert.Equal(t, "dev", tags["environment"].StringValue(), "stack tags apply")
+			_, elb := tags["kubernetes.io/role/elb"]
+			_, internal := tags["kubernetes.io/role/internal-elb"]
+			assert.Equal(t, strings.Contains(s.Name, "-public-"), elb, "%s", s.Name)
+			assert.Equal(t, strings.Contains(s.Name, "-private-"), internal, "%s", s.Name)
+		}
+	})
+
+	t.Run("private and pod subnets leave through NAT, public ones through the internet gateway", func(t *testing.T) {
+		tables := map[string]*registration{}
+		for _, rt := range rec.ofType("aws:ec2/routeTable:RouteTable") {
+			tables[rt.Name+"-id"] = rt
+		}
+		assocs := rec.ofType("aws:ec2/routeTableAssociation:RouteTableAssociation")
+		require.Len(t, assocs, 9, "every subnet has a route table")
+		for _, a := range assocs {
+			rt, ok := tables[a.Inputs["routeTableId"].StringValue()]
+			require.True(t, ok, "association %s names no route table", a.Name)
+			route := rt.Inputs["routes"].ArrayValue()[0].ObjectValue()
+			assert.Equal(t, "0.0.0.0/0", route["cidrBlock"].StringValue())
+			if strings.Contains(a.Name, "-public-") {
+				assert.Equal(t, "eks-demo-vpc-id", route["gatewayId"].StringValue(), "%s", a.Name)
+			} else {
+				assert.True(t, strings.HasPrefix(route["natGatewayId"].StringValue(), "eks-demo-vpc-eu-west-1"), "%s: %v", a.Name, route)
+			}
+		}
+	})
+
+	t.Run("one NAT gateway for dev, in a public subnet, after the internet gateway", func(t *testing.T) {
+		nats := rec.ofType("aws:ec2/natGateway:NatGateway")
+		require.Len(t, nats, 1)
+		assert.Equal(t, "eks-demo-vpc-public-eu-west-1a-id", nats[0].Inputs["subnetId"].StringValue())
+		assert.Contains(t, nats[0].Dependencies, rec.named(t, "aws:ec2/internetGateway:InternetGateway", "eks-demo-vpc").URN)
+	})
+}
+
+func TestNatPerZone(t *testing.T) {
+	rec, err := run(t, map[string]string{"natGateways": "perAz", "availabilityZones": "2"})
+	require.NoError(t, err)
+	nats := rec.ofType("aws:ec2/natGateway:NatGateway")
+	require.Len(t, nats, 2)
+	for _, az := range []string{"eu-west-1a", "eu-west-1b"} {
+		rt := rec.named(t, "aws:ec2/routeTable:RouteTable", "eks-demo-vpc-private-"+az)
+		assert.Equal(t, "eks-demo-vpc-"+az+"-id", rt.Inputs["routes"].ArrayValue()[0].ObjectValue()["natGatewayId"].StringValue(),
+			"%s's private subnets use their own zone's gateway", az)
+	}
+}
+
+// TestNamesMatchTheRootDevStack: the root project's dev stack, as shipped,
+// finds exactly this VPC's private and pod subnets.
+func TestNamesMatchTheRootDevStack(t *testing.T) {
+	raw, err := os.ReadFile("../../Pulumi.dev.yaml")
+	require.NoError(t, err)
+	var root struct {
+		Config map[string]any `yaml:"config"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &root))
+	rec, err := run(t, nil)
+	require.NoError(t, err)
+
+	vpc := rec.named(t, "aws:ec2/vpc:Vpc", "eks-demo-vpc")
+	assert.Equal(t, root.Config["nodeless-eks:vpcName"], vpc.Inputs["tags"].ObjectValue()["Name"].StringValue())
+	for pattern, tier := range map[string]string{"privateSubnetNamePattern": "-private-", "podSubnetNamePattern": "-podsubnet-"} {
+		p := root.Config["nodeless-eks:"+pattern].(string)
+		matched := 0
+		for _, s := range rec.ofType("aws:ec2/subnet:Subnet") {
+			ok, err := path.Match(p, s.Inputs["tags"].ObjectValue()["Name"].StringValue())
+			require.NoError(t, err)
+			assert.Equalf(t, strings.Contains(s.Name, tier), ok, "root %s %q on %s", pattern, p, s.Name)
+			if ok {
+				matched++
+			}
+		}
+		assert.Equalf(t, 3, matched, "root %s matches one subnet per zone", pattern)
+		assert.Equal(t, p, NamePattern("eks-demo-vpc", strings.Trim(tier, "-")), "the rootStackConfig output gives the same pattern")
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		set  map[string]string
+		want string
+	}{
+		{"cidr not a network", map[string]string{"cidrBlock": "10.0.0.1/16"}, `cidrBlock "10.0.0.1/16": want an IPv4 network`},
+		{"pod cidr not a cidr", map[string]string{"podCidrBlock": "100.64.0.0"}, `podCidrBlock "100.64.0.0": want an IPv4 network`},
+		{"pod cidr overlapping", map[string]string{"podCidrBlock": "10.0.0.0/17"}, "podCidrBlock 10.0.0.0/17 overlaps cidrBlock 10.0.0.0/16"},
+		{"one zone", map[string]string{"availabilityZones": "1"}, `availabilityZones "1": want a whole number from 2 to 6`},
+		{"more zones than the region has", map[string]string{"availabilityZones": "5"}, "availabilityZones 5: the region offers 4"},
+		{"unknown NAT layout", map[string]string{"natGateways": "none"}, `natGateways "none": want "single"`},
+		{"tags not strings", map[string]string{"tags": `{"n":1}`}, "tags: want an object of string values"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec, err := run(t, tt.set)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Empty(t, rec.regs, "nothing is registered for bad config")
+		})
+	}
+}

@@ -79,8 +79,11 @@ func TestAddonsLayer(t *testing.T) {
 		require.Len(t, trust, 1)
 		assert.Equal(t, map[string]any{"Service": "pods.eks.amazonaws.com"}, trust[0].Principal)
 		assert.ElementsMatch(t, []string{"sts:AssumeRole", "sts:TagSession"}, trust[0].Action)
-		assert.Equal(t, testAccount, trust[0].Condition["StringEquals"]["aws:SourceAccount"])
-		assert.Equal(t, "arn:aws:eks:eu-west-1:"+testAccount+":cluster/eks-demo", trust[0].Condition["ArnEquals"]["aws:SourceArn"])
+		assert.Equal(t, map[string]map[string]any{"StringEquals": {
+			"aws:RequestTag/eks-cluster-arn":            "arn:aws:eks:eu-west-1:" + testAccount + ":cluster/eks-demo",
+			"aws:RequestTag/kubernetes-namespace":       "kube-system",
+			"aws:RequestTag/kubernetes-service-account": "aws-load-balancer-controller",
+		}}, trust[0].Condition, "only the documented session tags, no aws:SourceArn")
 		assert.Equal(t, "kube-system", association.Inputs["namespace"].StringValue())
 		assert.Equal(t, "aws-load-balancer-controller", association.Inputs["serviceAccount"].StringValue())
 		assert.Equal(t, lbcRole.Inputs["name"].V, nil, "autonamed")

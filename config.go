@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"nodeless-eks/cluster"
+	"nodeless-eks/internal/iamopts"
 	"nodeless-eks/karpenter"
 	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/versions"
@@ -28,7 +30,13 @@ const (
 	defaultArgoCDVersion                 = "9.1.0"
 )
 
-var defaultPublicAccessCidrs = []string{"0.0.0.0/0"}
+var (
+	defaultPublicAccessCidrs = []string{"0.0.0.0/0"}
+	// A security review asks first for API calls, audit and who logged in.
+	defaultClusterLogTypes = []string{"api", "audit", "authenticator"}
+)
+
+const defaultLogRetentionDays = 90
 
 // Config is the typed stack configuration. Components never read config;
 // main.go hands them the fields they need.
@@ -78,6 +86,25 @@ type Config struct {
 	ArgoCD bool
 	// ArgoCDVersion is the argo-cd chart version.
 	ArgoCDVersion string
+
+	// AccessEntries grant IAM principals access to the cluster, by entry
+	// name. Default none: only the creator is admin.
+	AccessEntries map[string]cluster.AccessEntry
+	// ClusterLogTypes are sent to CloudWatch. Default api, audit, authenticator.
+	ClusterLogTypes []string
+	// LogRetentionDays is the control-plane log retention. Default 90.
+	LogRetentionDays int
+	// KmsKeyArn encrypts Secrets with an existing key; "" creates one.
+	KmsKeyArn string
+	// AllowPublicEndpointFromInternet accepts, on a production stack, a
+	// public endpoint open to 0.0.0.0/0. Default false.
+	AllowPublicEndpointFromInternet bool
+	// IAM is the path and permissions boundary of every role and policy.
+	IAM iamopts.Options
+	// ControllerResources size each Karpenter controller replica on
+	// Fargate. Default karpenter.SmallController, or
+	// karpenter.ProductionController on production stacks.
+	ControllerResources karpenter.ControllerResources
 }
 
 // AddonVersions pins EKS add-on versions (e.g. "v1.20.4-eksbuild.1").
@@ -102,9 +129,16 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		KarpenterVersion:              stringOr(cfg.Get("karpenterVersion"), versions.Karpenter),
 		LoadBalancerControllerVersion: stringOr(cfg.Get("loadBalancerControllerVersion"), defaultLoadBalancerControllerVersion),
 		ArgoCDVersion:                 stringOr(cfg.Get("argocdVersion"), defaultArgoCDVersion),
-		// A copy: decoding into the shared default would overwrite it.
+		// Copies: decoding into a shared default would overwrite it.
 		PublicAccessCidrs: append([]string(nil), defaultPublicAccessCidrs...),
+		ClusterLogTypes:   append([]string(nil), defaultClusterLogTypes...),
 		Tags:              map[string]string{},
+		AccessEntries:     map[string]cluster.AccessEntry{},
+		KmsKeyArn:         cfg.Get("kmsKeyArn"),
+		IAM: iamopts.Options{
+			Path:                stringOr(cfg.Get("iamPath"), "/"),
+			PermissionsBoundary: cfg.Get("iamPermissionsBoundary"),
+		},
 	}
 	var errs []error
 	var err error
@@ -141,6 +175,31 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 			errs = append(errs, fmt.Errorf("corednsReplicas %q: want a whole number", raw))
 		}
 	}
+	if raw := cfg.Get("accessEntries"); raw != "" {
+		if err := decodeStrict(raw, &c.AccessEntries); err != nil {
+			errs = append(errs, fmt.Errorf("accessEntries: want an object of entries by name, each {principalArn, policy, namespaces}: %w", err))
+		}
+	}
+	if raw := cfg.Get("clusterLogTypes"); raw != "" {
+		if err := decodeStrict(raw, &c.ClusterLogTypes); err != nil {
+			errs = append(errs, fmt.Errorf("clusterLogTypes: want a list of log types: %w", err))
+		}
+	}
+	c.LogRetentionDays = defaultLogRetentionDays
+	if raw := cfg.Get("logRetentionDays"); raw != "" {
+		if c.LogRetentionDays, err = strconv.Atoi(raw); err != nil {
+			errs = append(errs, fmt.Errorf("logRetentionDays %q: want a whole number of days", raw))
+		}
+	}
+	if c.AllowPublicEndpointFromInternet, err = boolOr(cfg.Get("allowPublicEndpointFromInternet"), false); err != nil {
+		errs = append(errs, fmt.Errorf("allowPublicEndpointFromInternet: %w", err))
+	}
+	if raw := cfg.Get("controllerResources"); raw != "" {
+		if err := decodeStrict(raw, &c.ControllerResources); err != nil {
+			errs = append(errs, fmt.Errorf("controllerResources: want an object {\"cpu\": \"250m\", \"memory\": \"768Mi\"}: %w", err))
+		}
+	}
+	c.ControllerResources = controllerResourcesOr(c.ControllerResources, c.Production)
 	var pools map[string]spec.Pool
 	if raw := cfg.Get("nodePools"); raw != "" {
 		if err := decodeStrict(raw, &pools); err != nil {
@@ -170,6 +229,29 @@ var (
 	regionRe      = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
 	semverRe      = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 	addonVerRe    = regexp.MustCompile(`^v\d+\.\d+\.\d+-eksbuild\.\d+$`)
+	// IAM principals EKS accepts in an access entry: roles (with or
+	// without a path) and users, not STS sessions.
+	principalArnRe = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::\d{12}:(role|user)/[\w+=,.@/-]+$`)
+	policyArnRe    = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::(\d{12}|aws):policy/[\w+=,.@/-]+$`)
+	kmsKeyArnRe    = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:kms:[a-z0-9-]+:\d{12}:key/[0-9a-f-]+$`)
+	iamPathRe      = regexp.MustCompile(`^/([\x21-\x7e]+/)?$`)
+	// Kubernetes namespace names (RFC 1123 labels).
+	namespaceRe = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	entryNameRe = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
+)
+
+// documentationRanges are the IPv4 blocks reserved for examples (RFC 5737):
+// no deployer connects from them.
+var documentationRanges = []netip.Prefix{
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
+}
+
+// Control-plane log types EKS knows, and the retentions CloudWatch accepts.
+var (
+	clusterLogTypes  = []string{"api", "audit", "authenticator", "controllerManager", "scheduler"}
+	logRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
 )
 
 // Validate checks every field and joins all problems into one error.
@@ -216,7 +298,16 @@ func (c *Config) Validate() error {
 	for i, cidr := range c.PublicAccessCidrs {
 		p, err := netip.ParsePrefix(cidr)
 		if err != nil || !p.Addr().Is4() || p.Masked() != p {
-			bad("publicAccessCidrs[%d] %q: want an IPv4 network in CIDR form, e.g. \"203.0.113.0/24\"", i, cidr)
+			bad("publicAccessCidrs[%d] %q: want an IPv4 network in CIDR form, e.g. \"81.2.69.0/24\"", i, cidr)
+			continue
+		}
+		for _, doc := range documentationRanges {
+			// A wider block that merely holds one is real address space.
+			if p.Bits() >= doc.Bits() && doc.Contains(p.Addr()) {
+				bad("publicAccessCidrs[%d] %q: %s is a documentation range (RFC 5737) that no deployer has; "+
+					"the program's own Kubernetes provider connects from where `pulumi up` runs, so put that egress range here "+
+					"(e.g. the output of `curl -s https://checkip.amazonaws.com` with /32), or leave the key unset on a non-production stack", i, cidr, doc)
+			}
 		}
 	}
 	for _, a := range []struct{ key, version string }{
@@ -239,6 +330,12 @@ func (c *Config) Validate() error {
 	if !semverRe.MatchString(c.ArgoCDVersion) {
 		bad("argocdVersion %q: want a chart version such as %q", c.ArgoCDVersion, defaultArgoCDVersion)
 	}
+	c.validateTeamAndProduction(bad)
+	if r := c.ControllerResources; r.CPU == "" || r.Memory == "" {
+		bad("controllerResources: set both cpu and memory, or neither for the stack class's size")
+	} else if err := r.Validate(); err != nil {
+		bad("controllerResources: %v", err)
+	}
 	if err := spec.Validate(c.NodePools, c.NodeClasses, c.Production); err != nil {
 		errs = append(errs, err)
 	}
@@ -255,6 +352,69 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// validateTeamAndProduction checks what a team and a production review
+// add: access entries, logging, encryption, IAM options and the guards of
+// production stacks.
+func (c *Config) validateTeamAndProduction(bad func(string, ...any)) {
+	principals := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(c.AccessEntries)) {
+		e := c.AccessEntries[name]
+		key := "accessEntries." + name
+		if !entryNameRe.MatchString(name) {
+			bad("accessEntries %q: want an entry name of 1-40 lower-case letters, digits and '-'", name)
+		}
+		switch {
+		case strings.HasPrefix(e.PrincipalArn, "arn:aws:sts:") || strings.Contains(e.PrincipalArn, ":assumed-role/"):
+			bad("%s.principalArn %q: an STS session is not a principal EKS accepts; use the role's ARN, arn:aws:iam::<account>:role/<name>", key, e.PrincipalArn)
+		case !principalArnRe.MatchString(e.PrincipalArn):
+			bad("%s.principalArn %q: want an IAM role or user ARN such as \"arn:aws:iam::111122223333:role/platform-admins\"", key, e.PrincipalArn)
+		case principals[e.PrincipalArn] != "":
+			bad("%s.principalArn %q: already granted by accessEntries.%s; EKS allows one entry per principal", key, e.PrincipalArn, principals[e.PrincipalArn])
+		default:
+			principals[e.PrincipalArn] = name
+		}
+		if _, ok := cluster.AccessPolicies[e.Policy]; !ok {
+			bad("%s.policy %q: want one of %s", key, e.Policy, strings.Join(slices.Sorted(maps.Keys(cluster.AccessPolicies)), ", "))
+		}
+		if e.Policy == "cluster-admin" && len(e.Namespaces) > 0 {
+			bad("%s.namespaces: cluster-admin is cluster-wide; use admin or edit to limit a principal to namespaces", key)
+		}
+		for i, ns := range e.Namespaces {
+			if !namespaceRe.MatchString(ns) {
+				bad("%s.namespaces[%d] %q: want a Kubernetes namespace name", key, i, ns)
+			}
+		}
+	}
+	for i, t := range c.ClusterLogTypes {
+		if !slices.Contains(clusterLogTypes, t) {
+			bad("clusterLogTypes[%d] %q: want some of %s", i, t, strings.Join(clusterLogTypes, ", "))
+		}
+	}
+	if !slices.Contains(logRetentionDays, c.LogRetentionDays) {
+		bad("logRetentionDays %d: want a retention CloudWatch accepts: %s", c.LogRetentionDays, strings.Trim(fmt.Sprint(logRetentionDays), "[]"))
+	}
+	if c.KmsKeyArn != "" && !kmsKeyArnRe.MatchString(c.KmsKeyArn) {
+		bad("kmsKeyArn %q: want a KMS key ARN such as \"arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab\" (not an alias), or leave it unset to create a key", c.KmsKeyArn)
+	} else if c.KmsKeyArn != "" && !strings.Contains(c.KmsKeyArn, ":kms:"+c.Region+":") {
+		bad("kmsKeyArn %q: EKS needs a key in the cluster's region %s", c.KmsKeyArn, c.Region)
+	}
+	if !iamPathRe.MatchString(c.IAM.Path) || len(c.IAM.Path) > 512 {
+		bad("iamPath %q: want \"/\" or a path that starts and ends with '/', such as \"/eks/\"", c.IAM.Path)
+	}
+	if c.IAM.PermissionsBoundary != "" && !policyArnRe.MatchString(c.IAM.PermissionsBoundary) {
+		bad("iamPermissionsBoundary %q: want a managed policy ARN such as \"arn:aws:iam::111122223333:policy/boundary\"", c.IAM.PermissionsBoundary)
+	}
+	if c.Production && c.EndpointPublicAccess && !c.AllowPublicEndpointFromInternet {
+		for i, cidr := range c.PublicAccessCidrs {
+			if p, err := netip.ParsePrefix(cidr); err == nil && p.Bits() == 0 {
+				bad("publicAccessCidrs[%d] %q: a production stack would expose its Kubernetes API to the whole internet; "+
+					"set publicAccessCidrs to your own egress ranges (those of the people and runners that run pulumi up), "+
+					"or turn endpointPublicAccess off, or set allowPublicEndpointFromInternet: true to accept it", i, cidr)
+			}
+		}
+	}
+}
+
 // decodeStrict decodes a JSON config value and rejects unknown object keys,
 // so a typo in an object value fails instead of silently meaning "default".
 func decodeStrict(raw string, out any) error {
@@ -267,6 +427,19 @@ func decodeStrict(raw string, out any) error {
 		return errors.New("trailing data after the value")
 	}
 	return nil
+}
+
+// controllerResourcesOr fills the unset fields from the stack class's size:
+// small on dev and test stacks, upstream's recommendation on production.
+func controllerResourcesOr(r karpenter.ControllerResources, production bool) karpenter.ControllerResources {
+	def := karpenter.SmallController
+	if production {
+		def = karpenter.ProductionController
+	}
+	if r.CPU == "" && r.Memory == "" {
+		return def
+	}
+	return r
 }
 
 func stringOr(v, def string) string {

@@ -34,9 +34,11 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"public access not a bool", "endpointPublicAccess", map[string]string{"endpointPublicAccess": "yes please"}, `endpointPublicAccess: "yes please": want true or false`},
 		{"private access not a bool", "endpointPrivateAccess", map[string]string{"endpointPrivateAccess": "1.5"}, `endpointPrivateAccess: "1.5": want true or false`},
 		{"both endpoints off", "endpointPrivateAccess", map[string]string{"endpointPublicAccess": "false", "endpointPrivateAccess": "false"}, "endpointPublicAccess and endpointPrivateAccess: at least one must be true"},
-		{"malformed cidr", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `["203.0.113.0/33"]`}, `publicAccessCidrs[0] "203.0.113.0/33": want an IPv4 network`},
-		{"cidr with host bits", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `["203.0.113.7/24"]`}, `publicAccessCidrs[0] "203.0.113.7/24"`},
-		{"cidrs not a list", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `"203.0.113.0/24"`}, "publicAccessCidrs: want a list of CIDR strings"},
+		{"malformed cidr", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `["81.2.69.0/33"]`}, `publicAccessCidrs[0] "81.2.69.0/33": want an IPv4 network`},
+		{"cidr with host bits", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `["81.2.69.7/24"]`}, `publicAccessCidrs[0] "81.2.69.7/24"`},
+		{"cidrs not a list", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `"81.2.69.0/24"`}, "publicAccessCidrs: want a list of CIDR strings"},
+		{"a documentation range", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `["81.2.69.0/24","203.0.113.0/24"]`}, `publicAccessCidrs[1] "203.0.113.0/24": 203.0.113.0/24 is a documentation range (RFC 5737) that no deployer has`},
+		{"a host in a documentation range", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `["198.51.100.7/32"]`}, "198.51.100.0/24 is a documentation range"},
 		{"no cidr with a public endpoint", "publicAccessCidrs", map[string]string{"publicAccessCidrs": `[]`}, "publicAccessCidrs: at least one CIDR"},
 		{"unknown add-on key", "addonVersions", map[string]string{"addonVersions": `{"vpc-cni":"v1.19.5-eksbuild.3"}`}, `addonVersions: want an object with the keys vpcCni, kubeProxy, coredns, podIdentityAgent: json: unknown field "vpc-cni"`},
 		{"add-on version not an eks build", "addonVersions", map[string]string{"addonVersions": `{"vpcCni":"latest"}`}, `addonVersions.vpcCni "latest"`},
@@ -52,6 +54,28 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"production not a bool", "production", map[string]string{"production": "maybe"}, `production: "maybe": want true or false`},
 		{"unknown key in a pool", "nodePools", map[string]string{"nodePools": `{"general":{"capacityType":["spot"]}}`}, `nodePools: want an object of pools by name (see Pulumi.yaml): json: unknown field "capacityType"`},
 		{"unknown key in a node class", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"ami":"bottlerocket@latest"}}`}, `nodeClasses: want an object of node classes by name (see Pulumi.yaml): json: unknown field "ami"`},
+		{"access entry with an STS session", "accessEntries", map[string]string{"accessEntries": `{"me":{"principalArn":"arn:aws:sts::123456789012:assumed-role/admin/me","policy":"view"}}`}, `accessEntries.me.principalArn "arn:aws:sts::123456789012:assumed-role/admin/me": an STS session is not a principal EKS accepts; use the role's ARN`},
+		{"access entry with a malformed arn", "accessEntries", map[string]string{"accessEntries": `{"ops":{"principalArn":"platform-admins","policy":"view"}}`}, `accessEntries.ops.principalArn "platform-admins": want an IAM role or user ARN`},
+		{"access entry with an unknown policy", "accessEntries", map[string]string{"accessEntries": `{"ops":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"owner"}}`}, `accessEntries.ops.policy "owner": want one of admin, cluster-admin, edit, view`},
+		{"cluster-admin on namespaces", "accessEntries", map[string]string{"accessEntries": `{"ops":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"cluster-admin","namespaces":["ops"]}}`}, "accessEntries.ops.namespaces: cluster-admin is cluster-wide"},
+		{"access entry on a bad namespace", "accessEntries", map[string]string{"accessEntries": `{"ops":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"edit","namespaces":["Team_A"]}}`}, `accessEntries.ops.namespaces[0] "Team_A": want a Kubernetes namespace name`},
+		{"one principal in two entries", "accessEntries", map[string]string{"accessEntries": `{"a":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"view"},"b":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"edit"}}`}, "already granted by accessEntries.a; EKS allows one entry per principal"},
+		{"access entry with an unknown key", "accessEntries", map[string]string{"accessEntries": `{"ops":{"arn":"arn:aws:iam::123456789012:role/ops","policy":"view"}}`}, `accessEntries: want an object of entries by name, each {principalArn, policy, namespaces}: json: unknown field "arn"`},
+		{"access entry name with capitals", "accessEntries", map[string]string{"accessEntries": `{"Ops":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"view"}}`}, `accessEntries "Ops": want an entry name`},
+		{"unknown log type", "clusterLogTypes", map[string]string{"clusterLogTypes": `["api","kubelet"]`}, `clusterLogTypes[1] "kubelet": want some of api, audit, authenticator, controllerManager, scheduler`},
+		{"log types not a list", "clusterLogTypes", map[string]string{"clusterLogTypes": `"api"`}, "clusterLogTypes: want a list of log types"},
+		{"retention CloudWatch does not offer", "logRetentionDays", map[string]string{"logRetentionDays": "10"}, "logRetentionDays 10: want a retention CloudWatch accepts: 1 3 5 7 14"},
+		{"retention not a number", "logRetentionDays", map[string]string{"logRetentionDays": "90d"}, `logRetentionDays "90d": want a whole number of days`},
+		{"kms key given as an alias", "kmsKeyArn", map[string]string{"kmsKeyArn": "alias/eks"}, `kmsKeyArn "alias/eks": want a KMS key ARN`},
+		{"kms key in another region", "kmsKeyArn", map[string]string{"kmsKeyArn": "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}, "EKS needs a key in the cluster's region eu-west-1"},
+		{"production api open to the internet", "allowPublicEndpointFromInternet", map[string]string{"production": "true", "corednsReplicas": "2", "publicAccessCidrs": `["0.0.0.0/0"]`, "nodeClasses": `{"default":{"amiAlias":"bottlerocket@v1.31.0"}}`}, `publicAccessCidrs[0] "0.0.0.0/0": a production stack would expose its Kubernetes API to the whole internet`},
+		{"acknowledgement not a bool", "allowPublicEndpointFromInternet", map[string]string{"allowPublicEndpointFromInternet": "ok"}, `allowPublicEndpointFromInternet: "ok": want true or false`},
+		{"iam path without slashes", "iamPath", map[string]string{"iamPath": "eks"}, `iamPath "eks": want "/" or a path that starts and ends with '/'`},
+		{"boundary not a policy arn", "iamPermissionsBoundary", map[string]string{"iamPermissionsBoundary": "org-boundary"}, `iamPermissionsBoundary "org-boundary": want a managed policy ARN`},
+		{"controller size that pays for unused memory", "controllerResources", map[string]string{"controllerResources": `{"cpu":"1","memory":"1Gi"}`}, `controllerResources: cpu "1" and memory "1Gi" are billed as Fargate's 1 vCPU / 2 GB size and leave part of it unused; ask for cpu "1" and memory 1792Mi`},
+		{"controller size with only cpu", "controllerResources", map[string]string{"controllerResources": `{"cpu":"1"}`}, "controllerResources: set both cpu and memory"},
+		{"controller size with an unknown key", "controllerResources", map[string]string{"controllerResources": `{"cpu":"1","mem":"1792Mi"}`}, `controllerResources: want an object {"cpu": "250m", "memory": "768Mi"}: json: unknown field "mem"`},
+		{"controller memory below the floor", "controllerResources", map[string]string{"controllerResources": `{"cpu":"250m","memory":"256Mi"}`}, "controllerResources: memory \"256Mi\": the controller needs at least 512Mi"},
 		{"missing region", "", map[string]string{"aws:region": ""}, `aws:region "": want an AWS region`},
 	}
 
@@ -78,6 +102,25 @@ func TestConfigRejectsBadInput(t *testing.T) {
 			assert.Truef(t, covered[key], "config key %s has no bad-input row in this table", key)
 		}
 	})
+}
+
+func TestProductionPublicEndpointAcknowledged(t *testing.T) {
+	cfg := stackConfig(t, "testdata/stack-multipool.yaml")
+	cfg[testProject+":publicAccessCidrs"] = `["0.0.0.0/0"]`
+	cfg[testProject+":allowPublicEndpointFromInternet"] = "true"
+	run := runProgram(t, cfg, devVpc())
+	require.NoError(t, run.err, "an explicit acknowledgement lets a production stack keep a public endpoint open to all")
+	assert.Equal(t, []string{"0.0.0.0/0"}, stringsOf(t, run.rec.get(t, typeEksCluster, "eks-prod").Inputs["publicAccessCidrs"]))
+
+	cfg[testProject+":endpointPublicAccess"] = "false"
+	cfg[testProject+":allowPublicEndpointFromInternet"] = "false"
+	require.NoError(t, runProgram(t, cfg, devVpc()).err, "without a public endpoint its CIDRs expose nothing")
+}
+
+func TestConfigAcceptsABlockHoldingADocumentationRange(t *testing.T) {
+	cfg := stackConfig(t, "Pulumi.dev.yaml")
+	cfg[testProject+":publicAccessCidrs"] = `["203.0.0.0/16"]`
+	require.NoError(t, runProgram(t, cfg, devVpc()).err, "203.0.0.0/16 is real address space around 203.0.113.0/24")
 }
 
 func TestConfigReportsEveryProblemAtOnce(t *testing.T) {

@@ -136,6 +136,17 @@ func TestKarpenterLayer(t *testing.T) {
 		}
 	})
 
+	t.Run("launches may use placement groups, as the v1.14 template allows", func(t *testing.T) {
+		for _, st := range statements {
+			if st.Sid == "AllowScopedEC2InstanceAccessActions" {
+				assert.Contains(t, st.Resource, "arn:aws:ec2:eu-west-1:*:placement-group/*")
+				assert.Empty(t, st.Condition, "the template scopes these resources by ARN only")
+				return
+			}
+		}
+		t.Fatal("no AllowScopedEC2InstanceAccessActions statement")
+	})
+
 	t.Run("PassRole only of the node role and only to EC2", func(t *testing.T) {
 		found := 0
 		for _, st := range statements {
@@ -286,9 +297,9 @@ func TestKarpenterLayer(t *testing.T) {
 		require.True(t, values.IsObject(), "values must be known under mocks")
 		requireGolden(t, "karpenter-values.golden.json", values.ObjectValue().Mappable())
 		resources := values.ObjectValue()["controller"].ObjectValue()["resources"].ObjectValue().Mappable()
-		sized := map[string]any{"cpu": karpenter.ControllerCPU, "memory": karpenter.ControllerMemory}
+		sized := map[string]any{"cpu": karpenter.SmallController.CPU, "memory": karpenter.SmallController.Memory}
 		assert.Equal(t, map[string]any{"requests": sized, "limits": sized}, resources,
-			"requests equal limits, at the size karpenter/fargate_test.go holds to a whole Fargate size")
+			"requests equal limits, at the small size a dev stack gets (karpenter/fargate_test.go holds it to a whole Fargate size)")
 		settings := values.ObjectValue()["settings"].ObjectValue()
 		assert.Equal(t, karpenterName+"-interruption-queue-7f3a", settings["interruptionQueue"].StringValue())
 		assert.Equal(t, "Default", values.ObjectValue()["dnsPolicy"].StringValue())
@@ -325,4 +336,33 @@ func TestKarpenterLayer(t *testing.T) {
 		requireDependsOn(t, rec, controllerRole, eks)
 		requireNotDependsOn(t, rec, controllerRole, fargate)
 	})
+}
+
+func TestControllerSizeByStackClass(t *testing.T) {
+	tests := []struct {
+		name        string
+		stackFile   string
+		set         map[string]string
+		release     string
+		cpu, memory string
+	}{
+		{"a dev stack gets the small size", "Pulumi.dev.yaml", nil, karpenterName + "-controller", "250m", "768Mi"},
+		{"a production stack gets the upstream size", "testdata/stack-multipool.yaml", nil, "eks-prod-karpenter-controller", "1", "1792Mi"},
+		{"config overrides the class default", "Pulumi.dev.yaml", map[string]string{"controllerResources": `{"cpu":"0.5","memory":"1792Mi"}`},
+			karpenterName + "-controller", "0.5", "1792Mi"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := stackConfig(t, tt.stackFile)
+			for k, v := range tt.set {
+				cfg[testProject+":"+k] = v
+			}
+			run := runProgram(t, cfg, devVpc())
+			require.NoError(t, run.err)
+			values := run.rec.get(t, typeHelmRelease, tt.release).Inputs["values"].ObjectValue()
+			resources := values["controller"].ObjectValue()["resources"].ObjectValue().Mappable()
+			sized := map[string]any{"cpu": tt.cpu, "memory": tt.memory}
+			assert.Equal(t, map[string]any{"requests": sized, "limits": sized}, resources)
+		})
+	}
 }

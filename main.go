@@ -47,22 +47,30 @@ func program(ctx *pulumi.Context) error {
 		PublicAccessCidrs:     cfg.PublicAccessCidrs,
 		VpcCniVersion:         cfg.AddonVersions.VpcCni,
 		Tags:                  cfg.Tags,
+		LogTypes:              cfg.ClusterLogTypes,
+		LogRetentionDays:      cfg.LogRetentionDays,
+		KmsKeyArn:             cfg.KmsKeyArn,
+		AccessEntries:         cfg.AccessEntries,
+		IAM:                   cfg.IAM,
+		Protect:               cfg.Production,
 	})
 	if err != nil {
 		return err
 	}
 
 	ctl, err := karpenter.New(ctx, cfg.ClusterName+"-karpenter", &karpenter.Args{
-		ClusterName:       cfg.ClusterName,
-		Region:            cfg.Region,
-		ChartVersion:      cfg.KarpenterVersion,
-		ClusterNameOutput: eks.ClusterName,
-		ClusterEndpoint:   eks.ClusterEndpoint,
-		OidcProviderArn:   eks.OidcProviderArn,
-		OidcIssuer:        eks.OidcIssuer,
-		Provider:          eks.Provider,
-		FargateProfile:    eks.FargateProfile,
-		Tags:              cfg.Tags,
+		ClusterName:         cfg.ClusterName,
+		Region:              cfg.Region,
+		ChartVersion:        cfg.KarpenterVersion,
+		ControllerResources: cfg.ControllerResources,
+		ClusterNameOutput:   eks.ClusterName,
+		ClusterEndpoint:     eks.ClusterEndpoint,
+		OidcProviderArn:     eks.OidcProviderArn,
+		OidcIssuer:          eks.OidcIssuer,
+		Provider:            eks.Provider,
+		FargateProfile:      eks.FargateProfile,
+		Tags:                cfg.Tags,
+		IAM:                 cfg.IAM,
 	})
 	if err != nil {
 		return err
@@ -73,6 +81,8 @@ func program(ctx *pulumi.Context) error {
 		Pools:             cfg.NodePools,
 		Classes:           cfg.NodeClasses,
 		NodeRoleName:      ctl.NodeRoleName,
+		SubnetIDs:         vpc.PrivateSubnetIDs,
+		SecurityGroupID:   eks.NodeSecurityGroupId,
 		Provider:          eks.Provider,
 		KarpenterRelease:  ctl.Release,
 		NodePrerequisites: ctl.NodePrerequisites,
@@ -100,20 +110,28 @@ func program(ctx *pulumi.Context) error {
 		CoreDNSReplicas: cfg.CoreDNSReplicas,
 		ArgoCD:          cfg.ArgoCD,
 		Tags:            cfg.Tags,
+		IAM:             cfg.IAM,
 	})
 	if err != nil {
 		return err
 	}
 
+	ctx.Export("region", pulumi.String(cfg.Region).ToStringOutput())
 	ctx.Export("clusterName", eks.ClusterName)
 	ctx.Export("clusterEndpoint", eks.ClusterEndpoint)
 	ctx.Export("kubeconfig", eks.Kubeconfig)
 	ctx.Export("oidcProviderArn", eks.OidcProviderArn)
+	ctx.Export("oidcIssuer", eks.OidcIssuer)
+	ctx.Export("clusterSecurityGroupId", eks.ClusterSecurityGroupId)
+	ctx.Export("nodeSecurityGroupId", eks.NodeSecurityGroupId)
+	ctx.Export("secretsKeyArn", eks.SecretsKeyArn)
+	ctx.Export("logGroupName", eks.LogGroupName)
 	ctx.Export("vpcId", vpc.VpcId)
 	ctx.Export("privateSubnetIds", vpc.PrivateSubnetIds)
 	ctx.Export("podSubnetIds", vpc.PodSubnetIds)
 	ctx.Export("controllerRoleArn", ctl.ControllerRoleArn)
 	ctx.Export("nodeRoleName", ctl.NodeRoleName)
+	ctx.Export("nodeRoleArn", ctl.NodeRoleArn)
 	ctx.Export("interruptionQueueName", ctl.InterruptionQueueName)
 	ctx.Export("karpenterVersion", ctl.KarpenterVersion)
 	ctx.Export("nodePoolNames", pools.NodePoolNames)

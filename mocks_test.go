@@ -76,6 +76,9 @@ type registration struct {
 	Provider        string
 	// DeleteTimeout is the custom delete timeout, "" if none.
 	DeleteTimeout string
+	// Protect is the protect option; Transforms counts transform callbacks.
+	Protect    bool
+	Transforms int
 }
 
 // invocation is one invoke as the engine would see it.
@@ -110,6 +113,8 @@ func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 		reg.Dependencies = rpc.GetDependencies()
 		reg.Remote = rpc.GetRemote()
 		reg.DeleteTimeout = rpc.GetCustomTimeouts().GetDelete()
+		reg.Protect = rpc.GetProtect()
+		reg.Transforms = len(rpc.GetTransforms())
 	}
 	reg.URN = mockURN(reg.Parent, reg.Type, reg.Name)
 
@@ -156,6 +161,8 @@ func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 		state["name"] = resource.NewProperty(args.Name + "-7f3a")
 		state["arn"] = resource.NewProperty("arn:aws:sqs:eu-west-1:" + testAccount + ":" + args.Name + "-7f3a")
 		state["url"] = resource.NewProperty("https://sqs.eu-west-1.amazonaws.com/" + testAccount + "/" + args.Name + "-7f3a")
+	case "aws:kms/key:Key":
+		state["arn"] = resource.NewProperty("arn:aws:kms:eu-west-1:" + testAccount + ":key/" + args.Name + "-0000")
 	case "aws:cloudwatch/eventRule:EventRule":
 		state["name"] = resource.NewProperty(args.Name + "-7f3a")
 	}

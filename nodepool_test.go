@@ -65,11 +65,12 @@ func TestNodePoolLayer(t *testing.T) {
 		requireGolden(t, "nodepools-dev.golden.json", nodeObjects(rec))
 	})
 
-	t.Run("the node class uses the node role, discovery selectors, IMDSv2 and encrypted volumes", func(t *testing.T) {
+	t.Run("the node class uses the node role, subnets and security group by ID, IMDSv2 and encrypted volumes", func(t *testing.T) {
 		assert.Equal(t, "eks-demo-karpenter-node", classSpec["role"])
-		discovery := []any{map[string]any{"tags": map[string]any{"karpenter.sh/discovery": "eks-demo"}}}
-		assert.Equal(t, discovery, classSpec["subnetSelectorTerms"])
-		assert.Equal(t, discovery, classSpec["securityGroupSelectorTerms"])
+		assert.Equal(t, []any{
+			map[string]any{"id": "subnet-private-a"}, map[string]any{"id": "subnet-private-b"}, map[string]any{"id": "subnet-private-c"},
+		}, classSpec["subnetSelectorTerms"], "the private subnets the lookup found, not a tag on subnets we do not own")
+		assert.Equal(t, []any{map[string]any{"id": "sg-eks-demo-node"}}, classSpec["securityGroupSelectorTerms"], "our node security group")
 		assert.Equal(t, []any{map[string]any{"alias": "bottlerocket@latest"}}, classSpec["amiSelectorTerms"])
 		imds := classSpec["metadataOptions"].(map[string]any)
 		assert.Equal(t, "required", imds["httpTokens"])

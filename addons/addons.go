@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"nodeless-eks/internal/awsaccount"
+	"nodeless-eks/internal/iamopts"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -50,6 +51,8 @@ type Args struct {
 	ArgoCD bool
 	// Tags go on every AWS resource that supports them.
 	Tags map[string]string
+	// IAM is the path and permissions boundary of every role and policy.
+	IAM iamopts.Options
 }
 
 // Addons is the set of add-ons.

@@ -38,15 +38,15 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 	parent pulumi.ResourceOption) (*lbcResources, error) {
 	tags := pulumi.ToStringMap(args.Tags)
 	clusterArn := fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", in.account.Partition, args.Region, in.account.ID, args.ClusterName)
-	trust, err := PodIdentityTrustPolicy(in.account.ID, clusterArn)
+	trust, err := PodIdentityTrustPolicy(clusterArn, LoadBalancerControllerNamespace, LoadBalancerControllerServiceAccount)
 	if err != nil {
 		return nil, err
 	}
-	role, err := iam.NewRole(ctx, name+"-lb-controller", &iam.RoleArgs{
+	role, err := iam.NewRole(ctx, name+"-lb-controller", args.IAM.Role(&iam.RoleArgs{
 		Description:      pulumi.Sprintf("AWS Load Balancer Controller (Pod Identity) of EKS cluster %s", args.ClusterName),
 		AssumeRolePolicy: pulumi.String(trust),
 		Tags:             tags,
-	}, parent)
+	}), parent)
 	if err != nil {
 		return nil, fmt.Errorf("creating load balancer controller role: %w", err)
 	}
@@ -54,11 +54,11 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 	if err != nil {
 		return nil, err
 	}
-	policy, err := iam.NewPolicy(ctx, name+"-lb-controller", &iam.PolicyArgs{
+	policy, err := iam.NewPolicy(ctx, name+"-lb-controller", args.IAM.Policy(&iam.PolicyArgs{
 		Description: pulumi.Sprintf("AWS Load Balancer Controller of EKS cluster %s", args.ClusterName),
 		Policy:      pulumi.String(permissions),
 		Tags:        tags,
-	}, parent)
+	}), parent)
 	if err != nil {
 		return nil, fmt.Errorf("creating load balancer controller policy: %w", err)
 	}
@@ -120,9 +120,13 @@ func LoadBalancerControllerValues(clusterName, region, vpcID string) map[string]
 	}
 }
 
-// PodIdentityTrustPolicy lets EKS Pod Identity, for this account and
-// cluster only, hand the role to a pod.
-func PodIdentityTrustPolicy(accountID, clusterArn string) (string, error) {
+// PodIdentityTrustPolicy lets EKS Pod Identity hand the role to one
+// service account of one cluster. The conditions are the session tags Pod
+// Identity sets, as AWS documents for this principal
+// (https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html);
+// aws:SourceArn is not documented for it and has been seen to deny
+// credentials.
+func PodIdentityTrustPolicy(clusterArn, namespace, serviceAccount string) (string, error) {
 	b, err := json.Marshal(map[string]any{
 		"Version": "2012-10-17",
 		"Statement": []any{map[string]any{
@@ -130,8 +134,11 @@ func PodIdentityTrustPolicy(accountID, clusterArn string) (string, error) {
 			"Principal": map[string]any{"Service": "pods.eks.amazonaws.com"},
 			"Action":    []string{"sts:AssumeRole", "sts:TagSession"},
 			"Condition": map[string]any{
-				"StringEquals": map[string]any{"aws:SourceAccount": accountID},
-				"ArnEquals":    map[string]any{"aws:SourceArn": clusterArn},
+				"StringEquals": map[string]any{
+					"aws:RequestTag/eks-cluster-arn":            clusterArn,
+					"aws:RequestTag/kubernetes-namespace":       namespace,
+					"aws:RequestTag/kubernetes-service-account": serviceAccount,
+				},
 			},
 		}},
 	})

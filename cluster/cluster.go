@@ -1,12 +1,19 @@
 // Package cluster owns the network lookup and the control plane of a
 // nodeless EKS cluster: the pulumi-eks cluster with no node group of any
-// kind, the one Fargate profile that hosts the Karpenter controller, the
-// security group that Karpenter's nodes join, the vpc-cni add-on with custom
-// networking, and the Kubernetes provider the later layers deploy through.
+// kind, its control-plane log group and Secrets encryption key, the access
+// entries of the people who operate it, the one Fargate profile that hosts
+// the Karpenter controller, the security group that Karpenter's nodes join,
+// the vpc-cni add-on with custom networking, and the Kubernetes provider the
+// later layers deploy through. It creates nothing on resources it does not
+// own: the VPC and its subnets are only read.
 package cluster
 
 import (
+	"context"
 	"fmt"
+
+	"nodeless-eks/internal/awsaccount"
+	"nodeless-eks/internal/iamopts"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-eks/sdk/v3/go/eks"
@@ -16,8 +23,8 @@ import (
 
 const clusterTypeToken = "nodeless-eks:cluster:Cluster"
 
-// DiscoveryTagKey is the tag by which Karpenter's EC2NodeClass selects the
-// subnets and security group of its nodes; its value is the cluster name.
+// DiscoveryTagKey marks the node security group (ours) with the cluster
+// name, for people and tools looking for it; node classes select by ID.
 const DiscoveryTagKey = "karpenter.sh/discovery"
 
 // Args configures the cluster. Plain fields decide which resources exist;
@@ -31,8 +38,8 @@ type Args struct {
 	Region string
 	// VpcID is the cluster's VPC. Required.
 	VpcID pulumi.StringInput
-	// PrivateSubnetIDs hold the control-plane ENIs, Fargate pods and nodes;
-	// each gets the discovery tag. Required, at least two AZs.
+	// PrivateSubnetIDs hold the control-plane ENIs, Fargate pods and nodes.
+	// They are read, never tagged. Required, at least two AZs.
 	PrivateSubnetIDs []string
 	// PodSubnetIDsByAZ maps each AZ to the pod subnet of its ENIConfig.
 	// Required.
@@ -50,6 +57,27 @@ type Args struct {
 	VpcCniVersion string
 	// Tags go on every AWS resource that supports them.
 	Tags map[string]string
+
+	// LogTypes are the control-plane log types sent to CloudWatch
+	// ("api", "audit", "authenticator", "controllerManager", "scheduler");
+	// empty turns control-plane logging off and creates no log group.
+	LogTypes []string
+	// LogRetentionDays is how long the log group keeps control-plane logs;
+	// required when LogTypes is set.
+	LogRetentionDays int
+	// KmsKeyArn encrypts Secrets with an existing key; "" creates a key
+	// with yearly rotation.
+	KmsKeyArn string
+	// AccessEntries grant IAM principals access to the cluster, by entry
+	// name. The identity that creates the cluster stays its admin.
+	AccessEntries map[string]AccessEntry
+	// IAM is the path and permissions boundary of every role and policy.
+	// When either is set, the cluster's service role is created here
+	// instead of by pulumi-eks, so that it carries them too.
+	IAM iamopts.Options
+	// Protect keeps `pulumi destroy` from deleting the EKS cluster and the
+	// key this component creates.
+	Protect bool
 }
 
 // Cluster is a nodeless EKS control plane with its Fargate profile.
@@ -71,6 +99,10 @@ type Cluster struct {
 	ClusterSecurityGroupId pulumi.StringOutput `pulumi:"clusterSecurityGroupId"`
 	// NodeSecurityGroupId is the security group Karpenter's nodes join.
 	NodeSecurityGroupId pulumi.StringOutput `pulumi:"nodeSecurityGroupId"`
+	// SecretsKeyArn is the KMS key that encrypts Secrets.
+	SecretsKeyArn pulumi.StringOutput `pulumi:"secretsKeyArn"`
+	// LogGroupName is the control-plane log group, "" when logging is off.
+	LogGroupName pulumi.StringOutput `pulumi:"logGroupName"`
 
 	// FargateProfile hosts the Karpenter controller; the controller's
 	// release must wait for it.
@@ -95,7 +127,29 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	tags := pulumi.ToStringMap(args.Tags)
 	authMode := eks.AuthenticationModeApi
 
-	eksCluster, err := eks.NewCluster(ctx, name, &eks.ClusterArgs{
+	account, err := awsaccount.Lookup(ctx, parent)
+	if err != nil {
+		return nil, err
+	}
+	audit, err := newAuditPrerequisites(ctx, name, args, account, parent)
+	if err != nil {
+		return nil, err
+	}
+	c.SecretsKeyArn = audit.secretsKeyArn
+	c.LogGroupName = audit.logGroupName
+
+	clusterOpts := []pulumi.ResourceOption{parent,
+		// EKS creates a never-expiring log group unless ours exists first,
+		// and the cluster's service role needs its policy from the start.
+		pulumi.DependsOn(audit.prerequisites),
+	}
+	if args.Protect {
+		clusterOpts = append(clusterOpts, pulumi.Protect(true),
+			// Protecting a component does not reach into pulumi-eks's
+			// children; this protects the EKS cluster itself.
+			pulumi.Transforms([]pulumi.ResourceTransform{ProtectEKSCluster}))
+	}
+	clusterArgs := &eks.ClusterArgs{
 		Name:                  pulumi.String(args.ClusterName),
 		Version:               pulumi.String(args.KubernetesVersion),
 		VpcId:                 args.VpcID.ToStringOutput().ToStringPtrOutput(),
@@ -117,10 +171,16 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		CorednsAddonOptions: &eks.CoreDnsAddonOptionsArgs{Enabled: pulumi.BoolRef(false)},
 		// pulumi-eks outputs resolve only after all its children exist, so
 		// its own kube-proxy and vpc-cni would delay every later layer.
-		KubeProxyAddonOptions: &eks.KubeProxyAddonOptionsArgs{Enabled: pulumi.BoolRef(false)},
-		UseDefaultVpcCni:      pulumi.BoolRef(true),
-		Tags:                  tags,
-	}, parent)
+		KubeProxyAddonOptions:  &eks.KubeProxyAddonOptionsArgs{Enabled: pulumi.BoolRef(false)},
+		UseDefaultVpcCni:       pulumi.BoolRef(true),
+		EnabledClusterLogTypes: pulumi.ToStringArray(args.LogTypes),
+		EncryptionConfigKeyArn: audit.secretsKeyArn.ToStringPtrOutput(),
+		Tags:                   tags,
+	}
+	if audit.serviceRole != nil {
+		clusterArgs.ServiceRole = audit.serviceRole
+	}
+	eksCluster, err := eks.NewCluster(ctx, name, clusterArgs, clusterOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("creating EKS cluster: %w", err)
 	}
@@ -131,7 +191,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	c.OidcProviderArn = eksCluster.OidcProviderArn
 	c.OidcIssuer = eksCluster.OidcIssuer
 
-	if c.FargateProfile, err = newFargateProfile(ctx, name, args, c.ClusterName, parent); err != nil {
+	if c.FargateProfile, err = newFargateProfile(ctx, name, args, account, c.ClusterName, parent); err != nil {
 		return nil, err
 	}
 	nodeSG, err := newNodeSecurityGroup(ctx, name, args, c.ClusterSecurityGroupId, parent)
@@ -139,7 +199,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		return nil, err
 	}
 	c.NodeSecurityGroupId = nodeSG.ID().ToStringOutput()
-	if err := tagSubnetsForDiscovery(ctx, name, args, parent); err != nil {
+	if err := newAccessEntries(ctx, name, args, account, c.ClusterName, parent); err != nil {
 		return nil, err
 	}
 	if c.VpcCni, err = newVpcCni(ctx, name, args, c.ClusterName, c.NodeSecurityGroupId, parent); err != nil {
@@ -161,6 +221,8 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		"oidcIssuer":             c.OidcIssuer,
 		"clusterSecurityGroupId": c.ClusterSecurityGroupId,
 		"nodeSecurityGroupId":    c.NodeSecurityGroupId,
+		"secretsKeyArn":          c.SecretsKeyArn,
+		"logGroupName":           c.LogGroupName,
 	}); err != nil {
 		return nil, err
 	}
@@ -179,8 +241,27 @@ func (a *Args) validate() error {
 		return fmt.Errorf("PodSubnetIDsByAZ: at least one availability zone is required")
 	case !a.EndpointPublicAccess && !a.EndpointPrivateAccess:
 		return fmt.Errorf("EndpointPublicAccess and EndpointPrivateAccess: at least one must be true")
+	case len(a.LogTypes) > 0 && a.LogRetentionDays <= 0:
+		return fmt.Errorf("LogRetentionDays: required when LogTypes is set")
+	}
+	for entry, e := range a.AccessEntries {
+		if _, ok := AccessPolicies[e.Policy]; !ok {
+			return fmt.Errorf("AccessEntries[%s]: unknown policy %q", entry, e.Policy)
+		}
 	}
 	return nil
+}
+
+// ProtectEKSCluster is the transform that marks pulumi-eks's
+// aws:eks/cluster:Cluster child protected, so that `pulumi destroy` stops
+// before it deletes the control plane.
+func ProtectEKSCluster(_ context.Context, args *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
+	if args.Type != "aws:eks/cluster:Cluster" {
+		return nil
+	}
+	opts := args.Opts
+	opts.Protect = true
+	return &pulumi.ResourceTransformResult{Props: args.Props, Opts: opts}
 }
 
 func publicAccessCidrs(args *Args) pulumi.StringArrayInput {

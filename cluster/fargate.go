@@ -14,21 +14,17 @@ import (
 // newFargateProfile creates the profile that runs the Karpenter controller,
 // with its own pod execution role. The role needs only the account and
 // partition, so it is created while the control plane is still coming up.
-func newFargateProfile(ctx *pulumi.Context, name string, args *Args, clusterName pulumi.StringOutput,
-	parent pulumi.ResourceOrInvokeOption) (*awseks.FargateProfile, error) {
-	account, err := awsaccount.Lookup(ctx, parent)
-	if err != nil {
-		return nil, err
-	}
+func newFargateProfile(ctx *pulumi.Context, name string, args *Args, account awsaccount.Account,
+	clusterName pulumi.StringOutput, parent pulumi.ResourceOption) (*awseks.FargateProfile, error) {
 	trust, err := fargateTrustPolicy(account.Partition, args.Region, account.ID, args.ClusterName)
 	if err != nil {
 		return nil, err
 	}
-	role, err := iam.NewRole(ctx, name+"-fargate-pod-execution", &iam.RoleArgs{
+	role, err := iam.NewRole(ctx, name+"-fargate-pod-execution", args.IAM.Role(&iam.RoleArgs{
 		Description:      pulumi.Sprintf("Fargate pod execution role of EKS cluster %s", args.ClusterName),
 		AssumeRolePolicy: pulumi.String(trust),
 		Tags:             pulumi.ToStringMap(args.Tags),
-	}, parent)
+	}), parent)
 	if err != nil {
 		return nil, fmt.Errorf("creating Fargate pod execution role: %w", err)
 	}

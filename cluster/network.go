@@ -60,19 +60,3 @@ func newNodeSecurityGroup(ctx *pulumi.Context, name string, args *Args, clusterS
 	}
 	return sg, nil
 }
-
-// tagSubnetsForDiscovery tags each private subnet so that Karpenter's
-// EC2NodeClass can select it by karpenter.sh/discovery=<cluster>. The tag is
-// removed again on destroy; the subnets themselves are not ours.
-func tagSubnetsForDiscovery(ctx *pulumi.Context, name string, args *Args, parent pulumi.ResourceOption) error {
-	for _, id := range args.PrivateSubnetIDs {
-		if _, err := ec2.NewTag(ctx, name+"-discovery-"+id, &ec2.TagArgs{
-			ResourceId: pulumi.String(id),
-			Key:        pulumi.String(DiscoveryTagKey),
-			Value:      pulumi.String(args.ClusterName),
-		}, parent); err != nil {
-			return fmt.Errorf("tagging subnet %s for discovery: %w", id, err)
-		}
-	}
-	return nil
-}

@@ -12,16 +12,8 @@ import (
 // change the release's inputs and make every `pulumi up` an upgrade.
 const ChartRepository = "oci://public.ecr.aws/karpenter"
 
-// Controller resources, requests equal to limits (Guaranteed QoS). Fargate
-// sizes a pod as its requests plus 256 MiB for kubelet and friends, rounded
-// up to the next vCPU/memory combination: 1 vCPU and 1792 MiB + 256 MiB is
-// exactly the 1 vCPU / 2 GB size, so nothing is paid for and unused.
-const (
-	ControllerCPU    = "1"
-	ControllerMemory = "1792Mi"
-	// ControllerReplicas run in different zones; the PDB keeps one up.
-	ControllerReplicas = 2
-)
+// ControllerReplicas run in different zones; the PDB keeps one up.
+const ControllerReplicas = 2
 
 // Release timeouts: a Fargate pod takes 1-2 minutes to get a node, and a
 // destroy may wait for Karpenter to drain and terminate its nodes.
@@ -33,11 +25,14 @@ const (
 // ValuesInput is what the controller's Helm values are made of.
 type ValuesInput struct {
 	ClusterName, ClusterEndpoint, InterruptionQueue, ControllerRoleArn string
+	// Resources are requests and limits both (Guaranteed QoS), sized to
+	// fill a Fargate size (see ControllerResources.Validate).
+	Resources ControllerResources
 }
 
 // ControllerValues are the karpenter chart's values.
 func ControllerValues(in ValuesInput) map[string]any {
-	resources := map[string]any{"cpu": ControllerCPU, "memory": ControllerMemory}
+	resources := map[string]any{"cpu": in.Resources.CPU, "memory": in.Resources.Memory}
 	return map[string]any{
 		// CoreDNS runs on Karpenter's nodes, so the controller resolves
 		// AWS endpoints through the VPC resolver instead.
@@ -100,6 +95,7 @@ func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 				ClusterEndpoint:   v[0].(string),
 				ControllerRoleArn: v[1].(string),
 				InterruptionQueue: v[2].(string),
+				Resources:         args.ControllerResources,
 			})
 		}).(pulumi.MapOutput)
 	release, err := helmrelease.New(ctx, name+"-controller", &helmrelease.ReleaseArgs{

@@ -41,12 +41,12 @@ func newIAM(ctx *pulumi.Context, name string, args *Args, account awsaccount.Acc
 	if err != nil {
 		return nil, err
 	}
-	out.nodeRole, err = iam.NewRole(ctx, name+"-node", &iam.RoleArgs{
+	out.nodeRole, err = iam.NewRole(ctx, name+"-node", args.IAM.Role(&iam.RoleArgs{
 		Name:             pulumi.String(NodeRoleName(args.ClusterName)),
 		Description:      pulumi.Sprintf("Nodes that Karpenter launches for EKS cluster %s", args.ClusterName),
 		AssumeRolePolicy: pulumi.String(nodeTrust),
 		Tags:             tags,
-	}, parent)
+	}), parent)
 	if err != nil {
 		return nil, fmt.Errorf("creating node role: %w", err)
 	}
@@ -77,11 +77,11 @@ func newIAM(ctx *pulumi.Context, name string, args *Args, account awsaccount.Acc
 			ClusterName: args.ClusterName, NodeRoleArn: v[0].(string), QueueArn: v[1].(string),
 		})
 	}).(pulumi.StringOutput)
-	policy, err := iam.NewPolicy(ctx, name+"-controller", &iam.PolicyArgs{
+	policy, err := iam.NewPolicy(ctx, name+"-controller", args.IAM.Policy(&iam.PolicyArgs{
 		Description: pulumi.Sprintf("Karpenter controller of EKS cluster %s", args.ClusterName),
 		Policy:      controllerPolicy,
 		Tags:        tags,
-	}, parent)
+	}), parent)
 	if err != nil {
 		return nil, fmt.Errorf("creating controller policy: %w", err)
 	}
@@ -89,11 +89,11 @@ func newIAM(ctx *pulumi.Context, name string, args *Args, account awsaccount.Acc
 	trust := pulumi.All(args.OidcProviderArn, args.OidcIssuer).ApplyT(func(v []any) (string, error) {
 		return ControllerTrustPolicy(v[0].(string), v[1].(string))
 	}).(pulumi.StringOutput)
-	out.controllerRole, err = iam.NewRole(ctx, name+"-controller", &iam.RoleArgs{
+	out.controllerRole, err = iam.NewRole(ctx, name+"-controller", args.IAM.Role(&iam.RoleArgs{
 		Description:      pulumi.Sprintf("Karpenter controller (IRSA) of EKS cluster %s", args.ClusterName),
 		AssumeRolePolicy: trust,
 		Tags:             tags,
-	}, parent)
+	}), parent)
 	if err != nil {
 		return nil, fmt.Errorf("creating controller role: %w", err)
 	}

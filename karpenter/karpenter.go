@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"nodeless-eks/internal/awsaccount"
+	"nodeless-eks/internal/iamopts"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -41,6 +42,9 @@ type Args struct {
 	Region string
 	// ChartVersion is the version of both charts. Required.
 	ChartVersion string
+	// ControllerResources size each controller replica; they must fill a
+	// Fargate size (ControllerResources.Validate). Required.
+	ControllerResources ControllerResources
 	// ClusterNameOutput is the cluster's name once the cluster exists; the
 	// node access entry takes it. Required.
 	ClusterNameOutput pulumi.StringInput
@@ -56,6 +60,8 @@ type Args struct {
 	FargateProfile pulumi.Resource
 	// Tags go on every AWS resource that supports them.
 	Tags map[string]string
+	// IAM is the path and permissions boundary of every role and policy.
+	IAM iamopts.Options
 }
 
 // Karpenter is the running controller with everything it needs.
@@ -144,6 +150,8 @@ func (a *Args) validate() error {
 		return fmt.Errorf("ClusterNameOutput, ClusterEndpoint, OidcProviderArn and OidcIssuer are required")
 	case a.Provider == nil, a.FargateProfile == nil:
 		return fmt.Errorf("Provider and FargateProfile are required")
+	case a.ControllerResources.Validate() != nil:
+		return fmt.Errorf("ControllerResources: %w", a.ControllerResources.Validate())
 	case len(NodeRoleName(a.ClusterName)) > 64:
 		return fmt.Errorf("ClusterName %q: node role name %q exceeds IAM's 64 characters", a.ClusterName, NodeRoleName(a.ClusterName))
 	}

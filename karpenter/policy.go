@@ -68,13 +68,13 @@ func NodeTrustPolicy() (string, error) {
 	}.json()
 }
 
-// ControllerPolicy is Karpenter's reference controller policy (the
+// ControllerPolicy is Karpenter's reference controller policy for v1.14 (the
 // getting-started CloudFormation template: node lifecycle, IAM integration,
-// EKS integration, interruption, resource discovery), scoped to one cluster,
-// region, node role and queue. Beyond the template it allows the reads that
-// the v1.14 controller's AWS API interfaces make (pkg/aws/sdk.go):
-// ec2:DescribeInstanceStatus, ec2:DescribePlacementGroups and
-// arc-zonal-shift:GetManagedResource on this cluster.
+// EKS integration, interruption, resource discovery), statement for
+// statement, scoped to one cluster, region, node role and queue. The
+// template's reads include ec2:DescribeInstanceStatus,
+// ec2:DescribePlacementGroups and arc-zonal-shift:GetManagedResource (here
+// limited to this cluster).
 func ControllerPolicy(s PolicyScope) (string, error) {
 	ec2ARN := func(resource string) string {
 		return fmt.Sprintf("arn:%s:ec2:%s:%s", s.Partition, s.Region, resource)
@@ -98,7 +98,7 @@ func ControllerPolicy(s PolicyScope) (string, error) {
 			Action: []string{"ec2:RunInstances", "ec2:CreateFleet"},
 			Resource: []string{
 				ec2ARN(":image/*"), ec2ARN(":snapshot/*"), ec2ARN("*:security-group/*"),
-				ec2ARN("*:subnet/*"), ec2ARN("*:capacity-reservation/*"),
+				ec2ARN("*:subnet/*"), ec2ARN("*:capacity-reservation/*"), ec2ARN("*:placement-group/*"),
 			},
 		},
 		{

@@ -1,7 +1,8 @@
 // Package nodepool owns the Karpenter EC2NodeClasses and NodePools that the
 // stack configures. It needs the Karpenter release (the CRDs and the
-// controller that reconciles them), the node role and its access entry, and
-// the vpc-cni add-on that must be in place before the first EC2 node.
+// controller that reconciles them), the node role and its access entry, the
+// subnets and security group of the nodes, and the vpc-cni add-on that must
+// be in place before the first EC2 node.
 package nodepool
 
 import (
@@ -33,6 +34,10 @@ type Args struct {
 	Classes map[string]spec.NodeClass
 	// NodeRoleName is the role of every node. Required.
 	NodeRoleName pulumi.StringInput
+	// SubnetIDs are where nodes launch (the private subnets). Required.
+	SubnetIDs []string
+	// SecurityGroupID is the node security group. Required.
+	SecurityGroupID pulumi.StringInput
 	// Provider deploys the objects. Required.
 	Provider *kubernetes.Provider
 	// KarpenterRelease serves the CRDs and reconciles the objects; node
@@ -75,8 +80,11 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	classNames := spec.SortedNames(args.Classes)
 	for _, className := range classNames {
 		class := args.Classes[className]
-		classSpec := args.NodeRoleName.ToStringOutput().ApplyT(func(role string) map[string]any {
-			return spec.EC2NodeClass(className, class, args.ClusterName, role)["spec"].(map[string]any)
+		classSpec := pulumi.All(args.NodeRoleName, args.SecurityGroupID).ApplyT(func(v []any) map[string]any {
+			return spec.EC2NodeClass(className, class, spec.Nodes{
+				ClusterName: args.ClusterName, NodeRoleName: v[0].(string),
+				SubnetIDs: args.SubnetIDs, SecurityGroupIDs: []string{v[1].(string)},
+			})["spec"].(map[string]any)
 		}).(pulumi.MapOutput)
 		cr, err := apiextensions.NewCustomResource(ctx, name+"-class-"+className, &apiextensions.CustomResourceArgs{
 			ApiVersion:  pulumi.String(spec.EC2NodeClassAPIVersion),
@@ -146,6 +154,8 @@ func (a *Args) validate() error {
 		return fmt.Errorf("args are required")
 	case a.ClusterName == "" || a.NodeRoleName == nil || a.Provider == nil:
 		return fmt.Errorf("ClusterName, NodeRoleName and Provider are required")
+	case len(a.SubnetIDs) == 0 || a.SecurityGroupID == nil:
+		return fmt.Errorf("SubnetIDs and SecurityGroupID are required")
 	case a.KarpenterRelease == nil || len(a.NodePrerequisites) == 0 || a.VpcCni == nil:
 		return fmt.Errorf("KarpenterRelease, NodePrerequisites and VpcCni are required")
 	case len(a.Pools) == 0:

@@ -61,7 +61,10 @@ func objectsFor(t *testing.T, row badNodePool) (map[string]spec.Pool, map[string
 	pools, classes = spec.Resolve(pools, classes)
 	var objects []map[string]any
 	for name, c := range classes {
-		objects = append(objects, spec.EC2NodeClass(name, c, "eks-demo", "eks-demo-karpenter-node"))
+		objects = append(objects, spec.EC2NodeClass(name, c, spec.Nodes{
+			ClusterName: "eks-demo", NodeRoleName: "eks-demo-karpenter-node",
+			SubnetIDs: []string{"subnet-0a1b2c3d"}, SecurityGroupIDs: []string{"sg-0a1b2c3d"},
+		}))
 	}
 	for name, p := range pools {
 		objects = append(objects, spec.NodePool(name, p))

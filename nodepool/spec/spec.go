@@ -352,15 +352,24 @@ func NodePool(name string, p Pool) map[string]any {
 	}
 }
 
+// Nodes is what every node class shares: the cluster, the node role, and
+// where nodes go.
+type Nodes struct {
+	ClusterName, NodeRoleName string
+	// SubnetIDs and SecurityGroupIDs are selected by ID: tagging subnets
+	// this stack does not own for discovery would fight with any other
+	// cluster in the same VPC and with the VPC owner's own tooling.
+	SubnetIDs, SecurityGroupIDs []string
+}
+
 // EC2NodeClass is the EC2NodeClass object for class name (defaults
-// applied): the node role, subnets and security groups found by the
-// discovery tag, IMDSv2 only with a hop limit of 1 (pods cannot reach the
-// node's credentials), and encrypted volumes.
-func EC2NodeClass(name string, c NodeClass, clusterName, nodeRoleName string) map[string]any {
-	discovery := []any{map[string]any{"tags": map[string]any{DiscoveryTagKey: clusterName}}}
+// applied): the node role, subnets and security groups by ID, IMDSv2 only
+// with a hop limit of 1 (pods cannot reach the node's credentials), and
+// encrypted volumes.
+func EC2NodeClass(name string, c NodeClass, n Nodes) map[string]any {
 	tags := map[string]any{
-		"Name":          clusterName + "-" + name,
-		DiscoveryTagKey: clusterName,
+		"Name":          n.ClusterName + "-" + name,
+		DiscoveryTagKey: n.ClusterName,
 	}
 	for k, v := range c.Tags {
 		tags[k] = v
@@ -370,10 +379,10 @@ func EC2NodeClass(name string, c NodeClass, clusterName, nodeRoleName string) ma
 		"kind":       "EC2NodeClass",
 		"metadata":   map[string]any{"name": name},
 		"spec": map[string]any{
-			"role":                       nodeRoleName,
+			"role":                       n.NodeRoleName,
 			"amiSelectorTerms":           []any{map[string]any{"alias": c.AMIAlias}},
-			"subnetSelectorTerms":        discovery,
-			"securityGroupSelectorTerms": discovery,
+			"subnetSelectorTerms":        idTerms(n.SubnetIDs),
+			"securityGroupSelectorTerms": idTerms(n.SecurityGroupIDs),
 			"metadataOptions": map[string]any{
 				"httpEndpoint":            "enabled",
 				"httpProtocolIPv6":        "disabled",
@@ -406,6 +415,16 @@ func blockDevices(c NodeClass) []any {
 func Family(alias string) string {
 	family, _, _ := strings.Cut(alias, "@")
 	return family
+}
+
+// idTerms selects exactly the given IDs, in a stable order.
+func idTerms(ids []string) []any {
+	sorted := slices.Sorted(slices.Values(ids))
+	terms := make([]any, len(sorted))
+	for i, id := range sorted {
+		terms[i] = map[string]any{"id": id}
+	}
+	return terms
 }
 
 func toAny(s []string) []any {

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"nodeless-eks/cluster"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	typeAccessPolicyAssociation = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+	typeLogGroup                = "aws:cloudwatch/logGroup:LogGroup"
+	typeKmsKey                  = "aws:kms/key:Key"
+)
+
+// devStackWith runs Pulumi.dev.yaml with some keys changed.
+func devStackWith(t *testing.T, set map[string]string) stackRun {
+	t.Helper()
+	cfg := stackConfig(t, "Pulumi.dev.yaml")
+	for k, v := range set {
+		cfg[testProject+":"+k] = v
+	}
+	run := runProgram(t, cfg, devVpc())
+	require.NoError(t, run.err)
+	return run
+}
+
+func TestAccessEntries(t *testing.T) {
+	run := devStackWith(t, map[string]string{"accessEntries": `{
+		"platform": {"principalArn": "arn:aws:iam::111122223333:role/platform-admins", "policy": "cluster-admin"},
+		"team-a":   {"principalArn": "arn:aws:iam::123456789012:role/teams/team-a", "policy": "edit", "namespaces": ["team-a", "team-a-ci"]}
+	}`})
+	rec := run.rec
+	eks := rec.get(t, typeEksCluster, "eks-demo")
+
+	tests := []struct {
+		name, entry, principal, policy, scope string
+		namespaces                            []string
+	}{
+		{"a cluster-admin entry is cluster-wide", "platform", "arn:aws:iam::111122223333:role/platform-admins", "AmazonEKSClusterAdminPolicy", "cluster", nil},
+		{"an edit entry is limited to its namespaces", "team-a", "arn:aws:iam::123456789012:role/teams/team-a", "AmazonEKSEditPolicy", "namespace", []string{"team-a", "team-a-ci"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			entry := rec.get(t, typeAccessEntry, "eks-demo-access-"+tt.entry)
+			assert.Equal(t, tt.principal, entry.Inputs["principalArn"].StringValue())
+			assert.Equal(t, "STANDARD", entry.Inputs["type"].StringValue())
+			assert.Equal(t, "eks-demo", entry.Inputs["clusterName"].StringValue())
+			requireDependsOn(t, rec, entry, eks)
+
+			assoc := rec.get(t, typeAccessPolicyAssociation, "eks-demo-access-"+tt.entry)
+			assert.Equal(t, tt.principal, assoc.Inputs["principalArn"].StringValue())
+			assert.Equal(t, "arn:aws:eks::aws:cluster-access-policy/"+tt.policy, assoc.Inputs["policyArn"].StringValue())
+			scope := assoc.Inputs["accessScope"].ObjectValue()
+			assert.Equal(t, tt.scope, scope["type"].StringValue())
+			if tt.namespaces == nil {
+				assert.NotContains(t, scope, resource.PropertyKey("namespaces"))
+			} else {
+				assert.Equal(t, tt.namespaces, stringsOf(t, scope["namespaces"]))
+			}
+			requireDependsOn(t, rec, assoc, entry)
+		})
+	}
+
+	t.Run("nothing in the bootstrap waits for people's access", func(t *testing.T) {
+		for _, typ := range []string{typeHelmRelease, typeNodePool, typeAddon} {
+			for _, reg := range rec.ofType(typ) {
+				for _, e := range rec.ofType(typeAccessEntry) {
+					if strings.Contains(e.Name, "-access-") {
+						requireNotDependsOn(t, rec, reg, e)
+					}
+				}
+			}
+		}
+	})
+
+	t.Run("no entry is registered without config", func(t *testing.T) {
+		dev := runDevStack(t)
+		for _, e := range dev.rec.ofType(typeAccessEntry) {
+			assert.NotContains(t, e.Name, "-access-", "only the node role's entry exists")
+		}
+		assert.Empty(t, dev.rec.ofType(typeAccessPolicyAssociation))
+	})
+}
+
+// TestTwoStacksInOneVpc runs two clusters against the same VPC: neither may
+// change anything the other (or the VPC's owner) has, and no physical name
+// may collide.
+func TestTwoStacksInOneVpc(t *testing.T) {
+	names := map[string]map[string]string{} // cluster -> physical name -> resource
+	for _, clusterName := range []string{"team-a", "team-b"} {
+		run := devStackWith(t, map[string]string{"clusterName": clusterName})
+		names[clusterName] = map[string]string{}
+		vpc := devVpc()
+		foreign := map[string]bool{vpc.ID: true}
+		for _, s := range vpc.Subnets {
+			foreign[s.ID] = true
+		}
+		for _, reg := range run.rec.programRegistrations() {
+			if (!reg.Custom && !reg.Remote) || strings.HasPrefix(reg.Type, "kubernetes:") || strings.HasPrefix(reg.Type, "pulumi:providers:") {
+				continue // Kubernetes objects live in each stack's own cluster
+			}
+			assert.NotEqualf(t, "aws:ec2/tag:Tag", reg.Type, "%s: %s tags %v, which it does not own", clusterName, reg.Name, reg.Inputs["resourceId"])
+			for _, key := range []string{"resourceId", "subnetId", "routeTableId"} {
+				if v, ok := reg.Inputs[resource.PropertyKey(key)]; ok && v.IsString() {
+					assert.Falsef(t, foreign[v.StringValue()], "%s: %s::%s changes %s, which belongs to the VPC's owner",
+						clusterName, reg.Type, reg.Name, v.StringValue())
+				}
+			}
+			if n, ok := reg.Inputs["name"]; ok && n.IsString() {
+				names[clusterName][reg.Type+" "+n.StringValue()] = reg.Name
+			}
+		}
+		if tags, ok := run.rec.get(t, typeSecurityGroup, clusterName+"-node").Inputs["tags"]; ok {
+			assert.Equal(t, clusterName, tags.ObjectValue()["karpenter.sh/discovery"].StringValue(), "the only discovery tag is on our own group")
+		}
+	}
+	require.NotEmpty(t, names["team-a"], "explicitly named resources were found")
+	for name, res := range names["team-a"] {
+		_, clash := names["team-b"][name]
+		assert.Falsef(t, clash, "%s (%s) has the same physical name in both stacks", name, res)
+	}
+}
+
+func TestControlPlaneLogging(t *testing.T) {
+	t.Run("the log group exists before the cluster, with a retention", func(t *testing.T) {
+		rec := runDevStack(t).rec
+		group := rec.get(t, typeLogGroup, "eks-demo-control-plane")
+		assert.Equal(t, "/aws/eks/eks-demo/cluster", group.Inputs["name"].StringValue(), "the name EKS writes to")
+		assert.Equal(t, 90.0, group.Inputs["retentionInDays"].NumberValue())
+		eks := rec.get(t, typeEksCluster, "eks-demo")
+		requireDependsOn(t, rec, eks, group)
+		assert.Equal(t, []string{"api", "audit", "authenticator"}, stringsOf(t, eks.Inputs["enabledClusterLogTypes"]))
+		requireNotDependsOn(t, rec, group, eks)
+	})
+	t.Run("retention and log types come from config", func(t *testing.T) {
+		rec := devStackWith(t, map[string]string{"logRetentionDays": "30", "clusterLogTypes": `["audit"]`}).rec
+		assert.Equal(t, 30.0, rec.get(t, typeLogGroup, "eks-demo-control-plane").Inputs["retentionInDays"].NumberValue())
+		assert.Equal(t, []string{"audit"}, stringsOf(t, rec.get(t, typeEksCluster, "eks-demo").Inputs["enabledClusterLogTypes"]))
+	})
+	t.Run("no log types means no log group", func(t *testing.T) {
+		run := devStackWith(t, map[string]string{"clusterLogTypes": `[]`})
+		assert.Empty(t, run.rec.ofType(typeLogGroup))
+		assert.Equal(t, "", run.exports["logGroupName"])
+	})
+}
+
+func TestSecretsEncryption(t *testing.T) {
+	t.Run("a rotated key of our own encrypts Secrets", func(t *testing.T) {
+		rec := runDevStack(t).rec
+		key := rec.get(t, typeKmsKey, "eks-demo-secrets")
+		assert.Equal(t, true, key.Inputs["enableKeyRotation"].V)
+		eks := rec.get(t, typeEksCluster, "eks-demo")
+		assert.Equal(t, "arn:aws:kms:eu-west-1:"+testAccount+":key/eks-demo-secrets-0000", eks.Inputs["encryptionConfigKeyArn"].StringValue())
+		requireDependsOn(t, rec, eks, key)
+		assert.False(t, key.Protect, "dev stacks can be destroyed")
+	})
+	t.Run("a configured key is used and none is created", func(t *testing.T) {
+		arn := "arn:aws:kms:eu-west-1:" + testAccount + ":key/1234abcd-12ab-34cd-56ef-1234567890ab"
+		rec := devStackWith(t, map[string]string{"kmsKeyArn": arn}).rec
+		assert.Empty(t, rec.ofType(typeKmsKey))
+		assert.Equal(t, arn, rec.get(t, typeEksCluster, "eks-demo").Inputs["encryptionConfigKeyArn"].StringValue())
+	})
+}
+
+func TestProductionGuards(t *testing.T) {
+	run := runProgram(t, stackConfig(t, "testdata/stack-multipool.yaml"), devVpc())
+	require.NoError(t, run.err)
+	eks := run.rec.get(t, typeEksCluster, "eks-prod")
+
+	t.Run("the cluster and its key are protected", func(t *testing.T) {
+		assert.True(t, eks.Protect, "the pulumi-eks component is protected")
+		assert.Equal(t, 1, eks.Transforms, "a transform protects pulumi-eks's aws:eks/cluster:Cluster child")
+		assert.True(t, run.rec.get(t, typeKmsKey, "eks-prod-secrets").Protect)
+	})
+	t.Run("the transform protects the EKS cluster and nothing else", func(t *testing.T) {
+		got := cluster.ProtectEKSCluster(context.Background(), &pulumi.ResourceTransformArgs{Type: "aws:eks/cluster:Cluster", Name: "eks-prod-eksCluster"})
+		require.NotNil(t, got)
+		assert.True(t, got.Opts.Protect)
+		assert.Nil(t, cluster.ProtectEKSCluster(context.Background(), &pulumi.ResourceTransformArgs{Type: "aws:iam/role:Role"}))
+	})
+	t.Run("dev stacks are not protected", func(t *testing.T) {
+		dev := runDevStack(t).rec.get(t, typeEksCluster, "eks-demo")
+		assert.False(t, dev.Protect)
+		assert.Zero(t, dev.Transforms)
+	})
+}
+
+func TestIAMPathAndBoundary(t *testing.T) {
+	const boundary = "arn:aws:iam::123456789012:policy/org-boundary"
+	run := devStackWith(t, map[string]string{"iamPath": "/eks/", "iamPermissionsBoundary": boundary})
+	rec := run.rec
+	roles := rec.ofType(typeRole)
+	require.GreaterOrEqual(t, len(roles), 5, "service, Fargate, controller, node and LB controller roles")
+	for _, role := range roles {
+		assert.Equalf(t, "/eks/", role.Inputs["path"].StringValue(), "role %s", role.Name)
+		assert.Equalf(t, boundary, role.Inputs["permissionsBoundary"].StringValue(), "role %s", role.Name)
+	}
+	for _, policy := range rec.ofType(typePolicy) {
+		assert.Equalf(t, "/eks/", policy.Inputs["path"].StringValue(), "policy %s", policy.Name)
+	}
+
+	t.Run("the cluster's service role is ours, with its policy before the cluster", func(t *testing.T) {
+		service := rec.get(t, typeRole, "eks-demo-service")
+		eks := rec.get(t, typeEksCluster, "eks-demo")
+		assert.True(t, eks.Inputs["serviceRole"].IsResourceReference(), "pulumi-eks must use our role")
+		requireDependsOn(t, rec, eks, service)
+		requireDependsOn(t, rec, eks, rec.get(t, typeAttachment, "eks-demo-service"))
+		trust := parsePolicy(t, service.Inputs["assumeRolePolicy"].StringValue())
+		require.Len(t, trust, 1)
+		assert.Equal(t, map[string]any{"Service": "eks.amazonaws.com"}, trust[0].Principal)
+	})
+	t.Run("without them pulumi-eks keeps its own service role", func(t *testing.T) {
+		dev := runDevStack(t).rec
+		assert.NotContains(t, dev.get(t, typeEksCluster, "eks-demo").Inputs, resource.PropertyKey("serviceRole"))
+		for _, role := range dev.ofType(typeRole) {
+			assert.NotEqual(t, "eks-demo-service", role.Name)
+			assert.NotContainsf(t, role.Inputs, resource.PropertyKey("permissionsBoundary"), "role %s", role.Name)
+			assert.NotContainsf(t, role.Inputs, resource.PropertyKey("path"), "role %s", role.Name)
+		}
+	})
+}

@@ -52,11 +52,12 @@ func TestAddonsLayer(t *testing.T) {
 		assert.Equal(t, "ScheduleAnyway", keys["topology.kubernetes.io/zone"])
 	})
 
-	t.Run("kube-proxy and the pod identity agent wait for no Karpenter or node pool resource", func(t *testing.T) {
+	t.Run("kube-proxy and the pod identity and node monitoring agents wait for no Karpenter or node pool resource", func(t *testing.T) {
 		karpenterSide := append(rec.ofType(typeNodePool), rec.ofType(typeEC2NodeClass)...)
 		karpenterSide = append(karpenterSide, rec.ofType(typeHelmRelease)...)
 		karpenterSide = append(karpenterSide, rec.get(t, typeFargateProfile, "eks-demo-karpenter"))
-		for _, a := range []*registration{kubeProxy, agent} {
+		monitoring := rec.get(t, typeAddon, prefix+"eks-node-monitoring-agent")
+		for _, a := range []*registration{kubeProxy, agent, monitoring} {
 			for _, k := range karpenterSide {
 				requireNotDependsOn(t, rec, a, k)
 			}

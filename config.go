@@ -101,6 +101,9 @@ type Config struct {
 	AllowPublicEndpointFromInternet bool
 	// IAM is the path and permissions boundary of every role and policy.
 	IAM iamopts.Options
+	// NodeRepair lets Karpenter replace unhealthy nodes and installs the
+	// node monitoring agent. Default true.
+	NodeRepair bool
 	// ControllerResources size each Karpenter controller replica on
 	// Fargate. Default karpenter.SmallController, or
 	// karpenter.ProductionController on production stacks.
@@ -109,10 +112,11 @@ type Config struct {
 
 // AddonVersions pins EKS add-on versions (e.g. "v1.20.4-eksbuild.1").
 type AddonVersions struct {
-	VpcCni           string `json:"vpcCni,omitempty"`
-	KubeProxy        string `json:"kubeProxy,omitempty"`
-	CoreDNS          string `json:"coredns,omitempty"`
-	PodIdentityAgent string `json:"podIdentityAgent,omitempty"`
+	VpcCni              string `json:"vpcCni,omitempty"`
+	KubeProxy           string `json:"kubeProxy,omitempty"`
+	CoreDNS             string `json:"coredns,omitempty"`
+	PodIdentityAgent    string `json:"podIdentityAgent,omitempty"`
+	NodeMonitoringAgent string `json:"nodeMonitoringAgent,omitempty"`
 }
 
 // loadConfig reads the stack configuration, applies defaults and validates
@@ -155,7 +159,7 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	}
 	if raw := cfg.Get("addonVersions"); raw != "" {
 		if err := decodeStrict(raw, &c.AddonVersions); err != nil {
-			errs = append(errs, fmt.Errorf("addonVersions: want an object with the keys vpcCni, kubeProxy, coredns, podIdentityAgent: %w", err))
+			errs = append(errs, fmt.Errorf("addonVersions: want an object with the keys vpcCni, kubeProxy, coredns, podIdentityAgent, nodeMonitoringAgent: %w", err))
 		}
 	}
 	if raw := cfg.Get("tags"); raw != "" {
@@ -190,6 +194,9 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		if c.LogRetentionDays, err = strconv.Atoi(raw); err != nil {
 			errs = append(errs, fmt.Errorf("logRetentionDays %q: want a whole number of days", raw))
 		}
+	}
+	if c.NodeRepair, err = boolOr(cfg.Get("nodeRepair"), true); err != nil {
+		errs = append(errs, fmt.Errorf("nodeRepair: %w", err))
 	}
 	if c.AllowPublicEndpointFromInternet, err = boolOr(cfg.Get("allowPublicEndpointFromInternet"), false); err != nil {
 		errs = append(errs, fmt.Errorf("allowPublicEndpointFromInternet: %w", err))
@@ -313,6 +320,7 @@ func (c *Config) Validate() error {
 	for _, a := range []struct{ key, version string }{
 		{"vpcCni", c.AddonVersions.VpcCni}, {"kubeProxy", c.AddonVersions.KubeProxy},
 		{"coredns", c.AddonVersions.CoreDNS}, {"podIdentityAgent", c.AddonVersions.PodIdentityAgent},
+		{"nodeMonitoringAgent", c.AddonVersions.NodeMonitoringAgent},
 	} {
 		if a.version != "" && !addonVerRe.MatchString(a.version) {
 			bad("addonVersions.%s %q: want an EKS add-on version such as \"v1.20.4-eksbuild.1\", or leave it unset for the EKS default", a.key, a.version)

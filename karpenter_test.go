@@ -366,3 +366,35 @@ func TestControllerSizeByStackClass(t *testing.T) {
 		})
 	}
 }
+
+func TestNodeRepair(t *testing.T) {
+	tests := []struct {
+		name string
+		set  map[string]string
+		on   bool
+	}{
+		{"on by default: the feature gate and the node monitoring agent", nil, true},
+		{"off: neither", map[string]string{"nodeRepair": "false"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := stackConfig(t, "Pulumi.dev.yaml")
+			for k, v := range tt.set {
+				cfg[testProject+":"+k] = v
+			}
+			run := runProgram(t, cfg, devVpc())
+			require.NoError(t, run.err)
+			values := run.rec.get(t, typeHelmRelease, karpenterName+"-controller").Inputs["values"].ObjectValue()
+			gates := values["settings"].ObjectValue()["featureGates"].ObjectValue()
+			assert.Equal(t, tt.on, gates["nodeRepair"].V, "settings.featureGates.nodeRepair")
+			found := false
+			for _, a := range run.rec.ofType(typeAddon) {
+				if a.Inputs["addonName"].StringValue() == "eks-node-monitoring-agent" {
+					found = true
+					assert.Equal(t, "v1.4.0-eksbuild.1", a.Inputs["addonVersion"].StringValue(), "the EKS default version")
+				}
+			}
+			assert.Equal(t, tt.on, found, "the node monitoring agent reports the conditions node repair acts on")
+		})
+	}
+}

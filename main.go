@@ -63,6 +63,7 @@ func program(ctx *pulumi.Context) error {
 		Region:              cfg.Region,
 		ChartVersion:        cfg.KarpenterVersion,
 		ControllerResources: cfg.ControllerResources,
+		NodeRepair:          cfg.NodeRepair,
 		ClusterNameOutput:   eks.ClusterName,
 		ClusterEndpoint:     eks.ClusterEndpoint,
 		OidcProviderArn:     eks.OidcProviderArn,
@@ -104,13 +105,15 @@ func program(ctx *pulumi.Context) error {
 			KubeProxy:                   cfg.AddonVersions.KubeProxy,
 			CoreDNS:                     cfg.AddonVersions.CoreDNS,
 			PodIdentityAgent:            cfg.AddonVersions.PodIdentityAgent,
+			NodeMonitoringAgent:         cfg.AddonVersions.NodeMonitoringAgent,
 			LoadBalancerControllerChart: cfg.LoadBalancerControllerVersion,
 			ArgoCDChart:                 cfg.ArgoCDVersion,
 		},
-		CoreDNSReplicas: cfg.CoreDNSReplicas,
-		ArgoCD:          cfg.ArgoCD,
-		Tags:            cfg.Tags,
-		IAM:             cfg.IAM,
+		CoreDNSReplicas:     cfg.CoreDNSReplicas,
+		ArgoCD:              cfg.ArgoCD,
+		NodeMonitoringAgent: cfg.NodeRepair,
+		Tags:                cfg.Tags,
+		IAM:                 cfg.IAM,
 	})
 	if err != nil {
 		return err

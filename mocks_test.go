@@ -37,10 +37,11 @@ const (
 
 // defaultAddonVersions are the fake EKS API's default add-on versions.
 var defaultAddonVersions = map[string]string{
-	"vpc-cni":                defaultVpcCniVersion,
-	"kube-proxy":             "v1.34.0-eksbuild.2",
-	"coredns":                defaultCoreDNSVersion,
-	"eks-pod-identity-agent": "v1.3.8-eksbuild.2",
+	"vpc-cni":                   defaultVpcCniVersion,
+	"kube-proxy":                "v1.34.0-eksbuild.2",
+	"coredns":                   defaultCoreDNSVersion,
+	"eks-pod-identity-agent":    "v1.3.8-eksbuild.2",
+	"eks-node-monitoring-agent": "v1.4.0-eksbuild.1",
 }
 
 // fakeSubnet is a subnet of the fake VPC.

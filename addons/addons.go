@@ -20,7 +20,7 @@ const typeToken = "nodeless-eks:addons:Addons"
 // Versions pins what the add-ons run. Empty EKS add-on versions mean the
 // EKS default for the cluster's Kubernetes version.
 type Versions struct {
-	KubeProxy, CoreDNS, PodIdentityAgent string
+	KubeProxy, CoreDNS, PodIdentityAgent, NodeMonitoringAgent string
 	// LoadBalancerControllerChart is the aws-load-balancer-controller
 	// chart version. Required.
 	LoadBalancerControllerChart string
@@ -49,6 +49,9 @@ type Args struct {
 	CoreDNSReplicas int
 	// ArgoCD installs ArgoCD when true.
 	ArgoCD bool
+	// NodeMonitoringAgent installs the EKS node monitoring agent, whose
+	// node conditions Karpenter's node repair acts on.
+	NodeMonitoringAgent bool
 	// Tags go on every AWS resource that supports them.
 	Tags map[string]string
 	// IAM is the path and permissions boundary of every role and policy.

@@ -14,7 +14,8 @@ type eksAddons struct {
 	podIdentityAgent, coreDNS *awseks.Addon
 }
 
-// newEKSAddons creates kube-proxy and the Pod Identity Agent, which are
+// newEKSAddons creates kube-proxy, the Pod Identity Agent and the node
+// monitoring agent, which are
 // DaemonSets that become ACTIVE with no node at all and so wait only for the
 // cluster, and CoreDNS, a Deployment that turns ACTIVE only once Karpenter
 // has launched a node for its pending pods, and so waits for the NodePools.
@@ -26,6 +27,13 @@ func newEKSAddons(ctx *pulumi.Context, name string, args *Args, parent pulumi.Re
 	}
 	if out.podIdentityAgent, err = newAddon(ctx, name, args, "eks-pod-identity-agent", args.Versions.PodIdentityAgent, "", nil, parent); err != nil {
 		return nil, err
+	}
+	// A DaemonSet too: it reports kernel, network, storage and runtime
+	// failures as node conditions for Karpenter's node repair.
+	if args.NodeMonitoringAgent {
+		if _, err = newAddon(ctx, name, args, "eks-node-monitoring-agent", args.Versions.NodeMonitoringAgent, "", nil, parent); err != nil {
+			return nil, err
+		}
 	}
 	config, err := CoreDNSConfiguration(args.CoreDNSReplicas)
 	if err != nil {

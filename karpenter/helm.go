@@ -28,6 +28,9 @@ type ValuesInput struct {
 	// Resources are requests and limits both (Guaranteed QoS), sized to
 	// fill a Fargate size (see ControllerResources.Validate).
 	Resources ControllerResources
+	// NodeRepair turns on the NodeRepair feature gate (alpha since
+	// Karpenter 1.1, off by default in the chart's settings.featureGates).
+	NodeRepair bool
 }
 
 // ControllerValues are the karpenter chart's values.
@@ -48,6 +51,10 @@ func ControllerValues(in ValuesInput) map[string]any {
 			// With VPC CNI custom networking the primary ENI holds no pod
 			// addresses; Karpenter must not count it when sizing max pods.
 			"reservedENIs": "1",
+			// Replace nodes whose kubelet is not Ready for 30 minutes, or
+			// whose node monitoring agent reports a failed condition
+			// (RepairPolicies in pkg/cloudprovider of the pinned module).
+			"featureGates": map[string]any{"nodeRepair": in.NodeRepair},
 		},
 		"replicas":            ControllerReplicas,
 		"podDisruptionBudget": map[string]any{"name": "karpenter", "maxUnavailable": 1},
@@ -96,6 +103,7 @@ func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 				ControllerRoleArn: v[1].(string),
 				InterruptionQueue: v[2].(string),
 				Resources:         args.ControllerResources,
+				NodeRepair:        args.NodeRepair,
 			})
 		}).(pulumi.MapOutput)
 	release, err := helmrelease.New(ctx, name+"-controller", &helmrelease.ReleaseArgs{

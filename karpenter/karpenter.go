@@ -45,6 +45,8 @@ type Args struct {
 	// ControllerResources size each controller replica; they must fill a
 	// Fargate size (ControllerResources.Validate). Required.
 	ControllerResources ControllerResources
+	// NodeRepair lets Karpenter replace unhealthy nodes.
+	NodeRepair bool
 	// ClusterNameOutput is the cluster's name once the cluster exists; the
 	// node access entry takes it. Required.
 	ClusterNameOutput pulumi.StringInput

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"nodeless-eks/versions"
@@ -106,6 +107,14 @@ func deploymentProblems(r *Rendered, values map[string]any) []string {
 			if env[name] == "" || env[name] != want {
 				bad("container %s: env %s is %q, want %q", c["name"], name, env[name], want)
 			}
+		}
+		// settings.featureGates reach the controller as one FEATURE_GATES list.
+		if repair, ok := settings["featureGates"].(map[string]any)["nodeRepair"].(bool); ok {
+			if want := fmt.Sprintf("NodeRepair=%t", repair); !strings.Contains(env["FEATURE_GATES"], want) {
+				bad("container %s: FEATURE_GATES %q lacks %s", c["name"], env["FEATURE_GATES"], want)
+			}
+		} else {
+			bad("values settings.featureGates.nodeRepair is not set; the chart would leave node repair off")
 		}
 		requests, _, _ := unstructured.NestedStringMap(c, "resources", "requests")
 		limits, _, _ := unstructured.NestedStringMap(c, "resources", "limits")

@@ -117,6 +117,7 @@ func Validate(pools map[string]Pool, classes map[string]NodeClass, production bo
 			bad("%s.nodeClass %q: no such node class; defined: %v", key, p.NodeClass, SortedNames(classes))
 		}
 		errs = append(errs, validateRequirements(key+".requirements", p.Requirements)...)
+		errs = append(errs, validateCapacity(key, p)...)
 		for _, r := range SortedNames(p.Limits) {
 			if r != "cpu" && r != "memory" && r != "nodes" && !strings.Contains(r, "/") {
 				bad("%s.limits.%s: want cpu, memory, nodes or an extended resource name", key, r)
@@ -180,6 +181,9 @@ func Validate(pools map[string]Pool, classes map[string]NodeClass, production bo
 				bad("%s.taints[%d].effect %q: want one of %v", key, i, t.Effect, taintEffects)
 			}
 		}
+	}
+	if err := validateAddonHome(pools); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

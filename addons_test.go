@@ -259,3 +259,55 @@ func TestWholeStackGraph(t *testing.T) {
 		assert.Less(t, position[fargate.URN], position[rec.get(t, typeEksCluster, "eks-demo").URN])
 	})
 }
+
+func TestEBSCSIDriver(t *testing.T) {
+	rec := runDevStack(t).rec
+	const prefix = "eks-demo-addons-"
+	addon := rec.get(t, typeAddon, prefix+"aws-ebs-csi-driver")
+	role := rec.get(t, typeRole, prefix+"ebs-csi")
+	attachment := rec.get(t, typeAttachment, prefix+"ebs-csi")
+	class := rec.get(t, "kubernetes:storage.k8s.io/v1:StorageClass", prefix+"gp3")
+
+	t.Run("the add-on gets its role through an add-on Pod Identity association", func(t *testing.T) {
+		assocs := addon.Inputs["podIdentityAssociations"].ArrayValue()
+		require.Len(t, assocs, 1)
+		a := assocs[0].ObjectValue()
+		assert.Equal(t, "ebs-csi-controller-sa", a["serviceAccount"].StringValue())
+		assert.Equal(t, "arn:aws:iam::"+testAccount+":role/"+prefix+"ebs-csi-7f3a", a["roleArn"].StringValue())
+		assert.Equal(t, defaultAddonVersions["aws-ebs-csi-driver"], addon.Inputs["addonVersion"].StringValue())
+	})
+
+	t.Run("the role trusts only the driver's service account on this cluster and has AWS's policy", func(t *testing.T) {
+		trust := parsePolicy(t, role.Inputs["assumeRolePolicy"].StringValue())
+		require.Len(t, trust, 1)
+		assert.Equal(t, map[string]map[string]any{"StringEquals": {
+			"aws:RequestTag/eks-cluster-arn":            "arn:aws:eks:eu-west-1:" + testAccount + ":cluster/eks-demo",
+			"aws:RequestTag/kubernetes-namespace":       "kube-system",
+			"aws:RequestTag/kubernetes-service-account": "ebs-csi-controller-sa",
+		}}, trust[0].Condition)
+		assert.Equal(t, "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy", attachment.Inputs["policyArn"].StringValue())
+		requireNotDependsOn(t, rec, role, rec.get(t, typeEksCluster, "eks-demo"))
+	})
+
+	t.Run("the add-on waits for nodes and credentials, beside CoreDNS rather than behind it", func(t *testing.T) {
+		for _, p := range rec.ofType(typeNodePool) {
+			requireDependsOn(t, rec, addon, p)
+		}
+		requireDependsOn(t, rec, addon, rec.get(t, typeAddon, prefix+"eks-pod-identity-agent"))
+		requireDependsOn(t, rec, addon, attachment)
+		requireNotDependsOn(t, rec, addon, rec.get(t, typeAddon, prefix+"coredns"))
+	})
+
+	t.Run("gp3 is the default class: encrypted, bound where the pod lands", func(t *testing.T) {
+		meta := class.Inputs["metadata"].ObjectValue()
+		assert.Equal(t, "gp3", meta["name"].StringValue())
+		assert.Equal(t, "true", meta["annotations"].ObjectValue()["storageclass.kubernetes.io/is-default-class"].StringValue())
+		assert.Equal(t, "ebs.csi.aws.com", class.Inputs["provisioner"].StringValue())
+		assert.Equal(t, map[string]any{"type": "gp3", "encrypted": "true"}, class.Inputs["parameters"].ObjectValue().Mappable())
+		assert.Equal(t, "WaitForFirstConsumer", class.Inputs["volumeBindingMode"].StringValue())
+		for _, p := range rec.ofType(typeNodePool) {
+			requireNotDependsOn(t, rec, class, p)
+		}
+		requireDependsOn(t, rec, class, rec.get(t, typeEksCluster, "eks-demo"))
+	})
+}

@@ -117,6 +117,7 @@ type AddonVersions struct {
 	CoreDNS             string `json:"coredns,omitempty"`
 	PodIdentityAgent    string `json:"podIdentityAgent,omitempty"`
 	NodeMonitoringAgent string `json:"nodeMonitoringAgent,omitempty"`
+	EBSCSIDriver        string `json:"ebsCsiDriver,omitempty"`
 }
 
 // loadConfig reads the stack configuration, applies defaults and validates
@@ -159,7 +160,7 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	}
 	if raw := cfg.Get("addonVersions"); raw != "" {
 		if err := decodeStrict(raw, &c.AddonVersions); err != nil {
-			errs = append(errs, fmt.Errorf("addonVersions: want an object with the keys vpcCni, kubeProxy, coredns, podIdentityAgent, nodeMonitoringAgent: %w", err))
+			errs = append(errs, fmt.Errorf("addonVersions: want an object with the keys vpcCni, kubeProxy, coredns, podIdentityAgent, nodeMonitoringAgent, ebsCsiDriver: %w", err))
 		}
 	}
 	if raw := cfg.Get("tags"); raw != "" {
@@ -320,7 +321,7 @@ func (c *Config) Validate() error {
 	for _, a := range []struct{ key, version string }{
 		{"vpcCni", c.AddonVersions.VpcCni}, {"kubeProxy", c.AddonVersions.KubeProxy},
 		{"coredns", c.AddonVersions.CoreDNS}, {"podIdentityAgent", c.AddonVersions.PodIdentityAgent},
-		{"nodeMonitoringAgent", c.AddonVersions.NodeMonitoringAgent},
+		{"nodeMonitoringAgent", c.AddonVersions.NodeMonitoringAgent}, {"ebsCsiDriver", c.AddonVersions.EBSCSIDriver},
 	} {
 		if a.version != "" && !addonVerRe.MatchString(a.version) {
 			bad("addonVersions.%s %q: want an EKS add-on version such as \"v1.20.4-eksbuild.1\", or leave it unset for the EKS default", a.key, a.version)

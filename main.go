@@ -106,6 +106,7 @@ func program(ctx *pulumi.Context) error {
 			CoreDNS:                     cfg.AddonVersions.CoreDNS,
 			PodIdentityAgent:            cfg.AddonVersions.PodIdentityAgent,
 			NodeMonitoringAgent:         cfg.AddonVersions.NodeMonitoringAgent,
+			EBSCSIDriver:                cfg.AddonVersions.EBSCSIDriver,
 			LoadBalancerControllerChart: cfg.LoadBalancerControllerVersion,
 			ArgoCDChart:                 cfg.ArgoCDVersion,
 		},

@@ -42,6 +42,7 @@ var defaultAddonVersions = map[string]string{
 	"coredns":                   defaultCoreDNSVersion,
 	"eks-pod-identity-agent":    "v1.3.8-eksbuild.2",
 	"eks-node-monitoring-agent": "v1.4.0-eksbuild.1",
+	"aws-ebs-csi-driver":        "v1.48.0-eksbuild.2",
 }
 
 // fakeSubnet is a subnet of the fake VPC.

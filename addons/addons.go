@@ -1,6 +1,7 @@
 // Package addons owns what runs on Karpenter's nodes once they exist:
-// the CoreDNS, kube-proxy and EKS Pod Identity Agent add-ons, the AWS Load
-// Balancer Controller (IAM through Pod Identity, Helm release) and,
+// the CoreDNS, kube-proxy, EKS Pod Identity Agent and node monitoring agent
+// add-ons, the EBS CSI driver with the default gp3 StorageClass, the AWS
+// Load Balancer Controller (IAM through Pod Identity, Helm release) and,
 // optionally, ArgoCD. It needs the cluster, its Kubernetes provider and the
 // NodePools.
 package addons
@@ -20,7 +21,7 @@ const typeToken = "nodeless-eks:addons:Addons"
 // Versions pins what the add-ons run. Empty EKS add-on versions mean the
 // EKS default for the cluster's Kubernetes version.
 type Versions struct {
-	KubeProxy, CoreDNS, PodIdentityAgent, NodeMonitoringAgent string
+	KubeProxy, CoreDNS, PodIdentityAgent, NodeMonitoringAgent, EBSCSIDriver string
 	// LoadBalancerControllerChart is the aws-load-balancer-controller
 	// chart version. Required.
 	LoadBalancerControllerChart string
@@ -91,6 +92,10 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		return nil, err
 	}
 	a.CoreDNSVersion = eksAddons.coreDNS.AddonVersion
+
+	if err := newEBSCSIDriver(ctx, name, args, account, eksAddons.podIdentityAgent, parent); err != nil {
+		return nil, err
+	}
 
 	lbc, err := newLoadBalancerController(ctx, name, args, lbcInputs{
 		account: account,

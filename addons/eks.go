@@ -22,16 +22,16 @@ type eksAddons struct {
 func newEKSAddons(ctx *pulumi.Context, name string, args *Args, parent pulumi.ResourceOrInvokeOption) (*eksAddons, error) {
 	out := &eksAddons{}
 	var err error
-	if _, err = newAddon(ctx, name, args, "kube-proxy", args.Versions.KubeProxy, "", nil, parent); err != nil {
+	if _, err = newAddon(ctx, name, args, addonSpec{addon: "kube-proxy", pinned: args.Versions.KubeProxy}, parent); err != nil {
 		return nil, err
 	}
-	if out.podIdentityAgent, err = newAddon(ctx, name, args, "eks-pod-identity-agent", args.Versions.PodIdentityAgent, "", nil, parent); err != nil {
+	if out.podIdentityAgent, err = newAddon(ctx, name, args, addonSpec{addon: "eks-pod-identity-agent", pinned: args.Versions.PodIdentityAgent}, parent); err != nil {
 		return nil, err
 	}
 	// A DaemonSet too: it reports kernel, network, storage and runtime
 	// failures as node conditions for Karpenter's node repair.
 	if args.NodeMonitoringAgent {
-		if _, err = newAddon(ctx, name, args, "eks-node-monitoring-agent", args.Versions.NodeMonitoringAgent, "", nil, parent); err != nil {
+		if _, err = newAddon(ctx, name, args, addonSpec{addon: "eks-node-monitoring-agent", pinned: args.Versions.NodeMonitoringAgent}, parent); err != nil {
 			return nil, err
 		}
 	}
@@ -40,21 +40,35 @@ func newEKSAddons(ctx *pulumi.Context, name string, args *Args, parent pulumi.Re
 		return nil, err
 	}
 	// CoreDNS pods need EC2 capacity; the pools let Karpenter provide it.
-	if out.coreDNS, err = newAddon(ctx, name, args, "coredns", args.Versions.CoreDNS, config, args.NodePools, parent); err != nil {
+	if out.coreDNS, err = newAddon(ctx, name, args, addonSpec{
+		addon: "coredns", pinned: args.Versions.CoreDNS, configuration: config, dependsOn: args.NodePools,
+	}, parent); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func newAddon(ctx *pulumi.Context, name string, args *Args, addon, pinned, configuration string,
-	dependsOn []pulumi.Resource, parent pulumi.ResourceOrInvokeOption) (*awseks.Addon, error) {
-	version, err := eksaddon.Version(ctx, addon, pinned, args.KubernetesVersion, parent)
+// addonSpec is one EKS add-on.
+type addonSpec struct {
+	// addon is the EKS add-on name; pinned its version, "" for the EKS
+	// default of the cluster's Kubernetes version.
+	addon, pinned string
+	// configuration is the add-on's configuration values (JSON), or "".
+	configuration string
+	// associations give the add-on's service accounts their IAM roles.
+	associations awseks.AddonPodIdentityAssociationArray
+	// dependsOn must exist before the add-on can turn ACTIVE.
+	dependsOn []pulumi.Resource
+}
+
+func newAddon(ctx *pulumi.Context, name string, args *Args, spec addonSpec, parent pulumi.ResourceOrInvokeOption) (*awseks.Addon, error) {
+	version, err := eksaddon.Version(ctx, spec.addon, spec.pinned, args.KubernetesVersion, parent)
 	if err != nil {
 		return nil, err
 	}
 	addonArgs := &awseks.AddonArgs{
 		ClusterName:  args.ClusterNameOutput,
-		AddonName:    pulumi.String(addon),
+		AddonName:    pulumi.String(spec.addon),
 		AddonVersion: pulumi.String(version),
 		// EKS installs self-managed kube-proxy and CoreDNS with every
 		// cluster; the add-on takes them over.
@@ -62,16 +76,19 @@ func newAddon(ctx *pulumi.Context, name string, args *Args, addon, pinned, confi
 		ResolveConflictsOnUpdate: pulumi.String("OVERWRITE"),
 		Tags:                     pulumi.ToStringMap(args.Tags),
 	}
-	if configuration != "" {
-		addonArgs.ConfigurationValues = pulumi.String(configuration)
+	if spec.configuration != "" {
+		addonArgs.ConfigurationValues = pulumi.String(spec.configuration)
+	}
+	if len(spec.associations) > 0 {
+		addonArgs.PodIdentityAssociations = spec.associations
 	}
 	opts := []pulumi.ResourceOption{parent}
-	if len(dependsOn) > 0 {
-		opts = append(opts, pulumi.DependsOn(dependsOn))
+	if len(spec.dependsOn) > 0 {
+		opts = append(opts, pulumi.DependsOn(spec.dependsOn))
 	}
-	a, err := awseks.NewAddon(ctx, name+"-"+addon, addonArgs, opts...)
+	a, err := awseks.NewAddon(ctx, name+"-"+spec.addon, addonArgs, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("creating %s add-on: %w", addon, err)
+		return nil, fmt.Errorf("creating %s add-on: %w", spec.addon, err)
 	}
 	return a, nil
 }

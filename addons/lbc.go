@@ -37,8 +37,7 @@ type lbcResources struct {
 func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in lbcInputs,
 	parent pulumi.ResourceOption) (*lbcResources, error) {
 	tags := pulumi.ToStringMap(args.Tags)
-	clusterArn := fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", in.account.Partition, args.Region, in.account.ID, args.ClusterName)
-	trust, err := PodIdentityTrustPolicy(clusterArn, LoadBalancerControllerNamespace, LoadBalancerControllerServiceAccount)
+	trust, err := PodIdentityTrustPolicy(clusterArn(in.account, args), LoadBalancerControllerNamespace, LoadBalancerControllerServiceAccount)
 	if err != nil {
 		return nil, err
 	}

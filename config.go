@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,7 +127,7 @@ type AddonVersions struct {
 func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	cfg := config.New(ctx, "")
 	c := &Config{
-		ClusterName:                   cfg.Get("clusterName"),
+		ClusterName:                   stringOr(cfg.Get("clusterName"), DefaultClusterName(ctx.Project(), ctx.Stack())),
 		KubernetesVersion:             stringOr(cfg.Get("kubernetesVersion"), defaultKubernetesVersion),
 		Region:                        config.Get(ctx, "aws:region"),
 		VpcName:                       cfg.Get("vpcName"),
@@ -436,6 +438,28 @@ func decodeStrict(raw string, out any) error {
 		return errors.New("trailing data after the value")
 	}
 	return nil
+}
+
+// maxClusterNameLen keeps the node role <name>-karpenter-node within IAM's
+// 64 characters.
+const maxClusterNameLen = 64 - len("-karpenter-node")
+
+// DefaultClusterName is "<project>-<stack>", so that review stacks and
+// copies of a stack file do not collide: characters EKS does not allow
+// become '-', and a name too long for the node role is cut and given a
+// hash of the whole so that two long stack names stay apart.
+func DefaultClusterName(project, stack string) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, project+"-"+stack)
+	if len(name) <= maxClusterNameLen {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:maxClusterNameLen-9] + "-" + hex.EncodeToString(sum[:4])
 }
 
 // controllerResourcesOr fills the unset fields from the stack class's size:

@@ -18,7 +18,6 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		set  map[string]string
 		want string // the error must contain this
 	}{
-		{"empty cluster name", "clusterName", map[string]string{"clusterName": ""}, `clusterName ""`},
 		{"cluster name with a dot", "clusterName", map[string]string{"clusterName": "eks.demo"}, `clusterName "eks.demo": want 1-100 letters`},
 		{"cluster name starting with a dash", "clusterName", map[string]string{"clusterName": "-eks"}, `clusterName "-eks"`},
 		{"cluster name too long for the node role", "clusterName", map[string]string{"clusterName": strings.Repeat("c", 50)}, "at most 49 characters, so that the node role name"},
@@ -124,6 +123,37 @@ func TestConfigAcceptsABlockHoldingADocumentationRange(t *testing.T) {
 	cfg := stackConfig(t, "Pulumi.dev.yaml")
 	cfg[testProject+":publicAccessCidrs"] = `["203.0.0.0/16"]`
 	require.NoError(t, runProgram(t, cfg, devVpc()).err, "203.0.0.0/16 is real address space around 203.0.113.0/24")
+}
+
+func TestDefaultClusterName(t *testing.T) {
+	long := strings.Repeat("review", 12)
+	tests := []struct {
+		name, project, stack, want string
+	}{
+		{"project and stack", "nodeless-eks", "prod", "nodeless-eks-prod"},
+		{"characters EKS refuses become dashes", "nodeless-eks", "team.a/pr 7", "nodeless-eks-team-a-pr-7"},
+		{"a long name is cut with a hash", "nodeless-eks", long, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DefaultClusterName(tt.project, tt.stack)
+			if tt.want != "" {
+				assert.Equal(t, tt.want, got)
+			}
+			assert.LessOrEqual(t, len(got), 49, "the node role name must fit IAM's 64 characters")
+			assert.Regexp(t, clusterNameRe, got)
+		})
+	}
+	a, b := DefaultClusterName("nodeless-eks", long+"-a"), DefaultClusterName("nodeless-eks", long+"-b")
+	assert.NotEqual(t, a, b, "two long stack names must not share a cluster name")
+
+	t.Run("a stack without clusterName gets the project and stack name", func(t *testing.T) {
+		cfg := stackConfig(t, "Pulumi.dev.yaml")
+		delete(cfg, testProject+":clusterName")
+		run := runProgram(t, cfg, devVpc())
+		require.NoError(t, run.err)
+		assert.Equal(t, "nodeless-eks-dev", run.rec.get(t, typeEksCluster, "nodeless-eks-dev").Inputs["name"].StringValue())
+	})
 }
 
 func TestConfigReportsEveryProblemAtOnce(t *testing.T) {

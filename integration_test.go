@@ -28,6 +28,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optrefresh"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -200,6 +201,10 @@ func TestAccNodelessStack(t *testing.T) {
 
 	_, err = stack.Preview(ctx, optpreview.ExpectNoChanges())
 	require.NoError(t, err, "the stack must stay converged: a second preview shows no changes")
+	// What Deployments' drift detection runs: a refresh preview that must
+	// find the cloud as the program left it.
+	_, err = stack.PreviewRefresh(ctx, optrefresh.ExpectNoChanges())
+	require.NoError(t, err, "a refresh right after up must find no drift")
 
 	t.Run("scale out and in through Karpenter", func(t *testing.T) {
 		const ns, app = "default", "inflate"

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+)
+
+// StackSettings is how one stack of the root project is deployed.
+type StackSettings struct {
+	// DriftSchedule is the cron of drift detection. Default "0 4 * * *".
+	DriftSchedule string `json:"driftSchedule,omitempty"`
+	// AutoRemediate runs `pulumi up` when drift is found. Default false.
+	AutoRemediate bool `json:"autoRemediate,omitempty"`
+}
+
+// Config is the deploy project's configuration.
+type Config struct {
+	// Organization is the Pulumi Cloud organization of the root stacks.
+	Organization string
+	// Project is the root project's name. Default "nodeless-eks".
+	Project string
+	// Repository is the GitHub repository, "owner/name".
+	Repository string
+	// Branch deploys on push. Default "main".
+	Branch string
+	// RepoDir is where the root Pulumi.yaml lies in the repository. Default ".".
+	RepoDir string
+	// Region is where the root stacks deploy; it scopes the deploy policy.
+	Region string
+	// Stacks are the root stacks to deploy, by name.
+	Stacks map[string]StackSettings
+	// ReviewStacks makes ReviewTemplate a review-stack template.
+	ReviewStacks bool
+	// ReviewTemplate is the template stack (Pulumi.<name>.yaml). Default "pr".
+	ReviewTemplate string
+	// ReviewStackPrefix starts every review stack's name; the deploy role
+	// trusts stacks so named. Default "pr-".
+	ReviewStackPrefix string
+	// ReviewStackTTLHours destroys a review stack this long after its
+	// first update. Default 8.
+	ReviewStackTTLHours int
+	// ClusterNamePrefix starts every name the root stacks create in AWS
+	// (their clusterName); the deploy policy is scoped to it. Default
+	// "<project>-", what an unset clusterName gives.
+	ClusterNamePrefix string
+	// OidcProviderArn reuses an existing Pulumi Cloud OIDC provider.
+	OidcProviderArn string
+	// DeployPolicyArns are attached to the deploy role instead of the
+	// policy this project writes.
+	DeployPolicyArns []string
+	// SessionHours is the deploy role's maximum session. Default 6.
+	SessionHours int
+}
+
+var (
+	orgRe        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$`)
+	repoRe       = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+	stackRe      = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+	cronRe       = regexp.MustCompile(`^(\S+\s+){4}\S+$`)
+	arnPolicyRe  = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::(\d{12}|aws):policy/[\w+=,.@/-]+$`)
+	arnOidcRe    = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::\d{12}:oidc-provider/api\.pulumi\.com/oidc$`)
+	regionRe     = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
+	namePrefixRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{2,40}$`)
+)
+
+// loadConfig reads and checks the configuration; every problem is
+// reported at once, before anything is registered.
+func loadConfig(ctx *pulumi.Context) (*Config, error) {
+	cfg := config.New(ctx, "")
+	c := &Config{
+		Organization:      cfg.Get("organization"),
+		Project:           or(cfg.Get("project"), "nodeless-eks"),
+		Repository:        cfg.Get("repository"),
+		Branch:            or(cfg.Get("branch"), "main"),
+		RepoDir:           or(cfg.Get("repoDir"), "."),
+		Region:            config.Get(ctx, "aws:region"),
+		ReviewTemplate:    or(cfg.Get("reviewTemplateStack"), "pr"),
+		ReviewStackPrefix: or(cfg.Get("reviewStackPrefix"), "pr-"),
+		OidcProviderArn:   cfg.Get("oidcProviderArn"),
+	}
+	c.ClusterNamePrefix = or(cfg.Get("clusterNamePrefix"), c.Project+"-")
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if raw := cfg.Get("stacks"); raw != "" {
+		dec := json.NewDecoder(strings.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c.Stacks); err != nil {
+			bad("stacks: want an object of stacks by name, each {driftSchedule, autoRemediate}: %v", err)
+		}
+	}
+	if raw := cfg.Get("deployPolicyArns"); raw != "" {
+		if err := cfg.TryObject("deployPolicyArns", &c.DeployPolicyArns); err != nil {
+			bad("deployPolicyArns: want a list of policy ARNs: %v", err)
+		}
+	}
+	var err error
+	if c.ReviewStacks, err = boolOr(cfg.Get("reviewStacks"), false); err != nil {
+		bad("reviewStacks: %v", err)
+	}
+	if c.ReviewStackTTLHours, err = intOr(cfg.Get("reviewStackTtlHours"), 8); err != nil || c.ReviewStackTTLHours < 1 || c.ReviewStackTTLHours > 720 {
+		bad("reviewStackTtlHours %q: want 1-720 hours", cfg.Get("reviewStackTtlHours"))
+	}
+	if c.SessionHours, err = intOr(cfg.Get("sessionHours"), 6); err != nil || c.SessionHours < 1 || c.SessionHours > 12 {
+		bad("sessionHours %q: want 1-12, IAM's limit for a role session", cfg.Get("sessionHours"))
+	}
+
+	if !orgRe.MatchString(c.Organization) {
+		bad("organization %q: required, the Pulumi Cloud organization of the root stacks", c.Organization)
+	}
+	if !repoRe.MatchString(c.Repository) {
+		bad("repository %q: required, the GitHub repository as owner/name", c.Repository)
+	}
+	if !regionRe.MatchString(c.Region) {
+		bad("aws:region %q: want the region of the root stacks, such as \"eu-west-1\"", c.Region)
+	}
+	if strings.HasPrefix(c.RepoDir, "/") || strings.Contains(c.RepoDir, "..") {
+		bad("repoDir %q: want a directory inside the repository, such as \".\"", c.RepoDir)
+	}
+	if !namePrefixRe.MatchString(strings.TrimSuffix(c.ClusterNamePrefix, "-")) {
+		bad("clusterNamePrefix %q: want 3-41 letters, digits, '-' or '_'; the deploy policy allows only names that start with it", c.ClusterNamePrefix)
+	}
+	if len(c.Stacks) == 0 {
+		bad("stacks: name at least one stack of the root project to deploy")
+	}
+	for _, name := range sortedKeys(c.Stacks) {
+		s := c.Stacks[name]
+		switch {
+		case !stackRe.MatchString(name):
+			bad("stacks %q: want a stack name of letters, digits, '-', '_' or '.'", name)
+		case c.ReviewStacks && (name == c.ReviewTemplate || strings.HasPrefix(name, c.ReviewStackPrefix)):
+			bad("stacks %q: reserved for review stacks (reviewTemplateStack %q, reviewStackPrefix %q)", name, c.ReviewTemplate, c.ReviewStackPrefix)
+		}
+		if s.DriftSchedule == "" {
+			s.DriftSchedule = "0 4 * * *"
+		} else if !cronRe.MatchString(s.DriftSchedule) {
+			bad("stacks.%s.driftSchedule %q: want a cron expression of five fields, such as \"0 4 * * *\"", name, s.DriftSchedule)
+		}
+		c.Stacks[name] = s
+	}
+	if c.ReviewStacks && !stackRe.MatchString(c.ReviewTemplate) {
+		bad("reviewTemplateStack %q: want a stack name", c.ReviewTemplate)
+	}
+	if c.OidcProviderArn != "" && !arnOidcRe.MatchString(c.OidcProviderArn) {
+		bad("oidcProviderArn %q: want the ARN of the api.pulumi.com/oidc provider, arn:aws:iam::<account>:oidc-provider/api.pulumi.com/oidc", c.OidcProviderArn)
+	}
+	for i, arn := range c.DeployPolicyArns {
+		if !arnPolicyRe.MatchString(arn) {
+			bad("deployPolicyArns[%d] %q: want a managed policy ARN", i, arn)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
+	}
+	return c, nil
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func boolOr(v string, def bool) (bool, error) {
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%q: want true or false", v)
+	}
+	return b, nil
+}
+
+func intOr(v string, def int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	return strconv.Atoi(v)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -310,4 +311,52 @@ func TestEBSCSIDriver(t *testing.T) {
 		}
 		requireDependsOn(t, rec, class, rec.get(t, typeEksCluster, "eks-demo"))
 	})
+}
+
+func TestMetricsServer(t *testing.T) {
+	tests := []struct {
+		name, stackFile, addon string
+		set                    map[string]string
+		want                   bool
+		replicas               string // configuration values, "" for the add-on's default
+	}{
+		{"dev: the add-on with its default replicas", "Pulumi.dev.yaml", "eks-demo-addons-metrics-server", nil, true, ""},
+		{"production: two replicas", "testdata/stack-multipool.yaml", "eks-prod-addons-metrics-server", nil, true, `{"replicas":2}`},
+		{"off", "Pulumi.dev.yaml", "eks-demo-addons-metrics-server", map[string]string{"metricsServer": "false"}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := stackConfig(t, tt.stackFile)
+			for k, v := range tt.set {
+				cfg[testProject+":"+k] = v
+			}
+			run := runProgram(t, cfg, devVpc())
+			require.NoError(t, run.err)
+			var addon *registration
+			for _, a := range run.rec.ofType(typeAddon) {
+				if a.Name == tt.addon {
+					addon = a
+				}
+			}
+			if !tt.want {
+				assert.Nil(t, addon)
+				return
+			}
+			require.NotNil(t, addon)
+			assert.Equal(t, "metrics-server", addon.Inputs["addonName"].StringValue())
+			if tt.replicas == "" {
+				assert.NotContains(t, addon.Inputs, resource.PropertyKey("configurationValues"))
+			} else {
+				assert.JSONEq(t, tt.replicas, addon.Inputs["configurationValues"].StringValue())
+			}
+			for _, p := range run.rec.ofType(typeNodePool) {
+				requireDependsOn(t, run.rec, addon, p)
+			}
+			for _, c := range run.rec.ofType(typeAddon) {
+				if c.Inputs["addonName"].StringValue() == "coredns" {
+					requireNotDependsOn(t, run.rec, addon, c)
+				}
+			}
+		})
+	}
 }

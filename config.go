@@ -103,6 +103,8 @@ type Config struct {
 	AllowPublicEndpointFromInternet bool
 	// IAM is the path and permissions boundary of every role and policy.
 	IAM iamopts.Options
+	// MetricsServer installs the metrics-server add-on. Default true.
+	MetricsServer bool
 	// NodeRepair lets Karpenter replace unhealthy nodes and installs the
 	// node monitoring agent. Default true.
 	NodeRepair bool
@@ -120,6 +122,7 @@ type AddonVersions struct {
 	PodIdentityAgent    string `json:"podIdentityAgent,omitempty"`
 	NodeMonitoringAgent string `json:"nodeMonitoringAgent,omitempty"`
 	EBSCSIDriver        string `json:"ebsCsiDriver,omitempty"`
+	MetricsServer       string `json:"metricsServer,omitempty"`
 }
 
 // loadConfig reads the stack configuration, applies defaults and validates
@@ -162,7 +165,7 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	}
 	if raw := cfg.Get("addonVersions"); raw != "" {
 		if err := decodeStrict(raw, &c.AddonVersions); err != nil {
-			errs = append(errs, fmt.Errorf("addonVersions: want an object with the keys vpcCni, kubeProxy, coredns, podIdentityAgent, nodeMonitoringAgent, ebsCsiDriver: %w", err))
+			errs = append(errs, fmt.Errorf("addonVersions: want an object with the keys vpcCni, kubeProxy, coredns, podIdentityAgent, nodeMonitoringAgent, ebsCsiDriver, metricsServer: %w", err))
 		}
 	}
 	if raw := cfg.Get("tags"); raw != "" {
@@ -197,6 +200,9 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		if c.LogRetentionDays, err = strconv.Atoi(raw); err != nil {
 			errs = append(errs, fmt.Errorf("logRetentionDays %q: want a whole number of days", raw))
 		}
+	}
+	if c.MetricsServer, err = boolOr(cfg.Get("metricsServer"), true); err != nil {
+		errs = append(errs, fmt.Errorf("metricsServer: %w", err))
 	}
 	if c.NodeRepair, err = boolOr(cfg.Get("nodeRepair"), true); err != nil {
 		errs = append(errs, fmt.Errorf("nodeRepair: %w", err))
@@ -324,6 +330,7 @@ func (c *Config) Validate() error {
 		{"vpcCni", c.AddonVersions.VpcCni}, {"kubeProxy", c.AddonVersions.KubeProxy},
 		{"coredns", c.AddonVersions.CoreDNS}, {"podIdentityAgent", c.AddonVersions.PodIdentityAgent},
 		{"nodeMonitoringAgent", c.AddonVersions.NodeMonitoringAgent}, {"ebsCsiDriver", c.AddonVersions.EBSCSIDriver},
+		{"metricsServer", c.AddonVersions.MetricsServer},
 	} {
 		if a.version != "" && !addonVerRe.MatchString(a.version) {
 			bad("addonVersions.%s %q: want an EKS add-on version such as \"v1.20.4-eksbuild.1\", or leave it unset for the EKS default", a.key, a.version)
@@ -460,6 +467,16 @@ func DefaultClusterName(project, stack string) string {
 	}
 	sum := sha256.Sum256([]byte(name))
 	return name[:maxClusterNameLen-9] + "-" + hex.EncodeToString(sum[:4])
+}
+
+// MetricsServerReplicas keeps the metrics API, and so every HPA, up
+// through the loss of a node on production stacks; 0 keeps the add-on's
+// default elsewhere.
+func (c *Config) MetricsServerReplicas() int {
+	if c.Production {
+		return 2
+	}
+	return 0
 }
 
 // controllerResourcesOr fills the unset fields from the stack class's size:

@@ -107,14 +107,17 @@ func program(ctx *pulumi.Context) error {
 			PodIdentityAgent:            cfg.AddonVersions.PodIdentityAgent,
 			NodeMonitoringAgent:         cfg.AddonVersions.NodeMonitoringAgent,
 			EBSCSIDriver:                cfg.AddonVersions.EBSCSIDriver,
+			MetricsServer:               cfg.AddonVersions.MetricsServer,
 			LoadBalancerControllerChart: cfg.LoadBalancerControllerVersion,
 			ArgoCDChart:                 cfg.ArgoCDVersion,
 		},
-		CoreDNSReplicas:     cfg.CoreDNSReplicas,
-		ArgoCD:              cfg.ArgoCD,
-		NodeMonitoringAgent: cfg.NodeRepair,
-		Tags:                cfg.Tags,
-		IAM:                 cfg.IAM,
+		CoreDNSReplicas:       cfg.CoreDNSReplicas,
+		ArgoCD:                cfg.ArgoCD,
+		NodeMonitoringAgent:   cfg.NodeRepair,
+		MetricsServer:         cfg.MetricsServer,
+		MetricsServerReplicas: cfg.MetricsServerReplicas(),
+		Tags:                  cfg.Tags,
+		IAM:                   cfg.IAM,
 	})
 	if err != nil {
 		return err

@@ -43,6 +43,7 @@ var defaultAddonVersions = map[string]string{
 	"eks-pod-identity-agent":    "v1.3.8-eksbuild.2",
 	"eks-node-monitoring-agent": "v1.4.0-eksbuild.1",
 	"aws-ebs-csi-driver":        "v1.48.0-eksbuild.2",
+	"metrics-server":            "v0.8.0-eksbuild.1",
 }
 
 // fakeSubnet is a subnet of the fake VPC.

@@ -21,7 +21,7 @@ const typeToken = "nodeless-eks:addons:Addons"
 // Versions pins what the add-ons run. Empty EKS add-on versions mean the
 // EKS default for the cluster's Kubernetes version.
 type Versions struct {
-	KubeProxy, CoreDNS, PodIdentityAgent, NodeMonitoringAgent, EBSCSIDriver string
+	KubeProxy, CoreDNS, PodIdentityAgent, NodeMonitoringAgent, EBSCSIDriver, MetricsServer string
 	// LoadBalancerControllerChart is the aws-load-balancer-controller
 	// chart version. Required.
 	LoadBalancerControllerChart string
@@ -50,6 +50,10 @@ type Args struct {
 	CoreDNSReplicas int
 	// ArgoCD installs ArgoCD when true.
 	ArgoCD bool
+	// MetricsServer installs metrics-server (kubectl top, HPAs);
+	// MetricsServerReplicas sets its replicas, 0 for the add-on's default.
+	MetricsServer         bool
+	MetricsServerReplicas int
 	// NodeMonitoringAgent installs the EKS node monitoring agent, whose
 	// node conditions Karpenter's node repair acts on.
 	NodeMonitoringAgent bool

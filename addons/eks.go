@@ -39,6 +39,18 @@ func newEKSAddons(ctx *pulumi.Context, name string, args *Args, parent pulumi.Re
 	if err != nil {
 		return nil, err
 	}
+	if args.MetricsServer {
+		config, err := MetricsServerConfiguration(args.MetricsServerReplicas)
+		if err != nil {
+			return nil, err
+		}
+		// A Deployment: it needs EC2 capacity like CoreDNS, and runs beside it.
+		if _, err = newAddon(ctx, name, args, addonSpec{
+			addon: "metrics-server", pinned: args.Versions.MetricsServer, configuration: config, dependsOn: args.NodePools,
+		}, parent); err != nil {
+			return nil, err
+		}
+	}
 	// CoreDNS pods need EC2 capacity; the pools let Karpenter provide it.
 	if out.coreDNS, err = newAddon(ctx, name, args, addonSpec{
 		addon: "coredns", pinned: args.Versions.CoreDNS, configuration: config, dependsOn: args.NodePools,
@@ -91,6 +103,20 @@ func newAddon(ctx *pulumi.Context, name string, args *Args, spec addonSpec, pare
 		return nil, fmt.Errorf("creating %s add-on: %w", spec.addon, err)
 	}
 	return a, nil
+}
+
+// MetricsServerConfiguration is the metrics-server community add-on's
+// configuration values (the keys of the upstream chart): replicas, or ""
+// to keep the add-on's default.
+func MetricsServerConfiguration(replicas int) (string, error) {
+	if replicas == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(map[string]any{"replicas": replicas})
+	if err != nil {
+		return "", fmt.Errorf("encoding metrics-server configuration: %w", err)
+	}
+	return string(b), nil
 }
 
 // CoreDNSConfiguration is the CoreDNS add-on's configuration values:

@@ -235,6 +235,9 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
 	}
+	if err := checkUpgradeStep(ctx, c); err != nil {
+		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
+	}
 	return c, nil
 }
 
@@ -289,6 +292,10 @@ func (c *Config) Validate() error {
 	}
 	if !semverRe.MatchString(c.KarpenterVersion) {
 		bad("karpenterVersion %q: want a chart version such as %q", c.KarpenterVersion, versions.Karpenter)
+	} else if newerMinor(c.KarpenterVersion, versions.Karpenter) {
+		bad("karpenterVersion %q: newer than %s, whose controller policy and CRDs this program is validated against; "+
+			"a newer controller may need permissions the policy lacks. Upgrade the program first (see the README's Upgrades section)",
+			c.KarpenterVersion, versions.Karpenter)
 	}
 	if !regionRe.MatchString(c.Region) {
 		bad("aws:region %q: want an AWS region such as \"eu-west-1\"", c.Region)
@@ -431,6 +438,20 @@ func (c *Config) validateTeamAndProduction(bad func(string, ...any)) {
 			}
 		}
 	}
+}
+
+// newerMinor reports whether semantic version a has a greater major.minor
+// than b.
+func newerMinor(a, b string) bool {
+	pa, pb := strings.SplitN(a, ".", 3), strings.SplitN(b, ".", 3)
+	for i := 0; i < 2; i++ {
+		x, _ := strconv.Atoi(pa[i])
+		y, _ := strconv.Atoi(pb[i])
+		if x != y {
+			return x > y
+		}
+	}
+	return false
 }
 
 // decodeStrict decodes a JSON config value and rejects unknown object keys,

@@ -21,6 +21,7 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"cluster name with a dot", "clusterName", map[string]string{"clusterName": "eks.demo"}, `clusterName "eks.demo": want 1-100 letters`},
 		{"cluster name starting with a dash", "clusterName", map[string]string{"clusterName": "-eks"}, `clusterName "-eks"`},
 		{"cluster name too long for the node role", "clusterName", map[string]string{"clusterName": strings.Repeat("c", 50)}, "at most 49 characters, so that the node role name"},
+		{"karpenter version newer than the validated one", "karpenterVersion", map[string]string{"karpenterVersion": "1.15.0"}, `karpenterVersion "1.15.0": newer than 1.14.1, whose controller policy and CRDs this program is validated against`},
 		{"karpenter version with a v", "karpenterVersion", map[string]string{"karpenterVersion": "v1.14.1"}, `karpenterVersion "v1.14.1": want a chart version such as "1.14.1"`},
 		{"kubernetes version with a patch", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.34.2"}, `kubernetesVersion "1.34.2": want "1.NN"`},
 		{"kubernetes version with a v", "kubernetesVersion", map[string]string{"kubernetesVersion": "v1.34"}, `kubernetesVersion "v1.34"`},
@@ -250,6 +251,33 @@ func TestConfigRejectsBadNodePools(t *testing.T) {
 			require.Error(t, run.err, "the program must reject %s", row.Name)
 			assert.Contains(t, run.err.Error(), row.Key, "the error must name the key")
 			assert.Empty(t, run.rec.programRegistrations(), "nothing may be registered")
+		})
+	}
+}
+
+func TestUpgradeStep(t *testing.T) {
+	tests := []struct {
+		name, running, want string
+		wantErr             string
+	}{
+		{"a new cluster may start at any supported version", "", "1.34", ""},
+		{"the same version", "1.34", "1.34", ""},
+		{"one minor up", "1.33", "1.34", ""},
+		{"two minors up at once", "1.32", "1.34", `kubernetesVersion "1.34": cluster eks-demo runs 1.32, and EKS upgrades one minor version at a time; set "1.33"`},
+		{"a downgrade", "1.34", "1.33", `kubernetesVersion "1.33": cluster eks-demo runs 1.34, and EKS cannot downgrade a cluster`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := stackConfig(t, "Pulumi.dev.yaml")
+			cfg[testProject+":kubernetesVersion"] = tt.want
+			run := runProgramOn(t, cfg, devVpc(), tt.running)
+			if tt.wantErr == "" {
+				require.NoError(t, run.err)
+				return
+			}
+			require.Error(t, run.err)
+			assert.Contains(t, run.err.Error(), tt.wantErr)
+			assert.Empty(t, run.rec.programRegistrations(), "a refused upgrade changes nothing")
 		})
 	}
 }

@@ -95,6 +95,9 @@ type invocation struct {
 type recorder struct {
 	vpc         fakeVpc
 	clusterName string
+	// runningVersion is the Kubernetes version of the cluster that
+	// already exists, "" when there is none yet.
+	runningVersion string
 
 	mu          sync.Mutex
 	byKey       map[string]*registration // "type::name"
@@ -211,6 +214,12 @@ func (r *recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) 
 			}
 		}
 		return nil, fmt.Errorf("no matching EC2 Subnet found")
+	case "aws:eks/getCluster:getCluster":
+		if r.runningVersion == "" {
+			// What the AWS provider answers for a cluster that does not exist.
+			return nil, fmt.Errorf("reading EKS Cluster (%s): couldn't find resource", args.Args["name"].StringValue())
+		}
+		return resource.PropertyMap{"name": args.Args["name"], "version": resource.NewProperty(r.runningVersion)}, nil
 	case "aws:index/getCallerIdentity:getCallerIdentity":
 		return resource.PropertyMap{"accountId": resource.NewProperty(testAccount)}, nil
 	case "aws:index/getPartition:getPartition":
@@ -355,11 +364,19 @@ type stackRun struct {
 // a stack file, objects and arrays as JSON) against vpc.
 func runProgram(t *testing.T, cfg map[string]string, vpc fakeVpc) stackRun {
 	t.Helper()
+	return runProgramOn(t, cfg, vpc, "")
+}
+
+// runProgramOn is runProgram against a cluster that already runs
+// runningVersion ("" for none).
+func runProgramOn(t *testing.T, cfg map[string]string, vpc fakeVpc, runningVersion string) stackRun {
+	t.Helper()
 	raw, err := json.Marshal(cfg)
 	require.NoError(t, err)
 	t.Setenv(pulumi.EnvConfig, string(raw))
 
 	rec := newRecorder(vpc, cfg[testProject+":clusterName"])
+	rec.runningVersion = runningVersion
 	run := stackRun{rec: rec}
 	run.err = pulumi.RunErr(func(ctx *pulumi.Context) error {
 		// pulumi-eks returns its aws:eks/cluster:Cluster child as a resource

@@ -187,6 +187,7 @@ var deployerActions = map[string][]string{
 	"aws:ec2/getSubnets:getSubnets":                 {"ec2:DescribeSubnets"},
 	"aws:ec2/getSubnet:getSubnet":                   {"ec2:DescribeSubnets"},
 	"aws:eks/getAddonVersion:getAddonVersion":       {"eks:DescribeAddonVersions"},
-	"aws:index/getCallerIdentity:getCallerIdentity": {}, // needs no permission
+	"aws:eks/getCluster:getCluster":                 {"eks:DescribeCluster"}, // the upgrade-step check
+	"aws:index/getCallerIdentity:getCallerIdentity": {},                      // needs no permission
 	"aws:index/getPartition:getPartition":           {},
 }

@@ -360,3 +360,93 @@ func TestMetricsServer(t *testing.T) {
 		})
 	}
 }
+
+func TestDestroyCleanup(t *testing.T) {
+	run := runDevStack(t)
+	rec := run.rec
+	cleanup := rec.get(t, "command:local:Command", "eks-demo-addons-destroy-cleanup")
+
+	t.Run("it runs only on delete", func(t *testing.T) {
+		assert.Equal(t, "go run ./cmd/destroy-cleanup", cleanup.Inputs["delete"].StringValue())
+		for _, k := range []resource.PropertyKey{"create", "update", "triggers"} {
+			assert.NotContains(t, cleanup.Inputs, k, "up must never run it, nor replace it (a replacement would run the delete)")
+		}
+		env := cleanup.Inputs["environment"].ObjectValue()
+		assert.True(t, env["NODELESS_EKS_KUBECONFIG"].ContainsSecrets(), "the kubeconfig stays a secret in state")
+		assert.Equal(t, "1h15m0s", env["NODELESS_EKS_NODE_TIMEOUT"].StringValue(), "the longest terminationGracePeriod plus 15 minutes")
+		assert.Equal(t, "1h30m0s", cleanup.DeleteTimeout)
+	})
+
+	t.Run("destroy runs it before the controllers and the objects it drains", func(t *testing.T) {
+		for _, typ := range []string{typeNodePool, typeEC2NodeClass} {
+			for _, reg := range rec.ofType(typ) {
+				requireDependsOn(t, rec, cleanup, reg)
+			}
+		}
+		requireDependsOn(t, rec, cleanup, rec.get(t, typeHelmRelease, "eks-demo-addons-lb-controller"))
+		requireDependsOn(t, rec, cleanup, rec.get(t, typeHelmRelease, karpenterName+"-controller"))
+	})
+
+	t.Run("ArgoCD goes before it, so its applications cannot recreate what it removes", func(t *testing.T) {
+		requireDependsOn(t, rec, rec.get(t, typeHelmRelease, "eks-demo-addons-argocd"), cleanup)
+	})
+
+	t.Run("nothing else waits for it", func(t *testing.T) {
+		for _, reg := range rec.programRegistrations() {
+			if reg == cleanup || reg.Name == "eks-demo-addons-argocd" || !reg.Custom {
+				continue
+			}
+			requireNotDependsOn(t, rec, reg, cleanup)
+		}
+	})
+}
+
+// longestCreateChain is the number of cloud resources on the longest chain
+// of creates that must run in order, skipping those for which skip says
+// so. A command with no create step takes no time and does not count.
+func longestCreateChain(rec *recorder, skip func(*registration) bool) int {
+	regs := rec.programRegistrations()
+	memo := map[string]int{}
+	var depth func(reg *registration) int
+	depth = func(reg *registration) int {
+		if d, ok := memo[reg.URN]; ok {
+			return d
+		}
+		memo[reg.URN] = 0
+		longest := 0
+		for _, urn := range reg.edges() {
+			if dep, ok := rec.byURN[urn]; ok && !skip(dep) {
+				longest = max(longest, depth(dep))
+			}
+		}
+		own := 1
+		if !reg.Custom || reg.Type == "command:local:Command" || strings.HasPrefix(reg.Type, "pulumi:providers:") {
+			own = 0
+		}
+		memo[reg.URN] = longest + own
+		return memo[reg.URN]
+	}
+	longest := 0
+	for _, reg := range regs {
+		if !skip(reg) {
+			longest = max(longest, depth(reg))
+		}
+	}
+	return longest
+}
+
+func TestDay1AddonsKeepTheBootstrapLength(t *testing.T) {
+	rec := runDevStack(t).rec
+	added := func(reg *registration) bool {
+		for _, name := range []string{"aws-ebs-csi-driver", "ebs-csi", "gp3", "metrics-server", "eks-node-monitoring-agent", "destroy-cleanup"} {
+			if strings.HasSuffix(reg.Name, "-addons-"+name) {
+				return true
+			}
+		}
+		return false
+	}
+	without := longestCreateChain(rec, added)
+	with := longestCreateChain(rec, func(*registration) bool { return false })
+	require.Greater(t, without, 5, "the chain runs cluster -> Fargate -> Karpenter -> pools -> CoreDNS -> LB controller -> ArgoCD")
+	assert.Equal(t, without, with, "the EBS CSI driver, metrics-server, the node monitoring agent and the destroy cleanup must hang off the bootstrap chain, not lengthen it")
+}

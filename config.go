@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"nodeless-eks/cluster"
 	"nodeless-eks/internal/iamopts"
@@ -488,6 +489,18 @@ func DefaultClusterName(project, stack string) string {
 	}
 	sum := sha256.Sum256([]byte(name))
 	return name[:maxClusterNameLen-9] + "-" + hex.EncodeToString(sum[:4])
+}
+
+// CleanupNodeTimeout bounds how long the destroy cleanup waits for nodes:
+// the longest drain a pool allows plus 15 minutes to terminate.
+func (c *Config) CleanupNodeTimeout() time.Duration {
+	longest := time.Hour
+	for _, p := range c.NodePools {
+		if d, err := time.ParseDuration(p.TerminationGracePeriod); err == nil && d > longest {
+			longest = d
+		}
+	}
+	return longest + 15*time.Minute
 }
 
 // MetricsServerReplicas keeps the metrics API, and so every HPA, up

@@ -98,6 +98,17 @@ func longestDestroy(rec *recorder) (time.Duration, []string) {
 			dependents[reg.Parent] = append(dependents[reg.Parent], reg)
 		}
 	}
+	// The destroy cleanup deletes every NodePool and waits for its nodes,
+	// so Pulumi's own NodePool deletes after it find nothing left to drain.
+	cleanedUp := slices.ContainsFunc(regs, func(r *registration) bool {
+		return r.Type == "command:local:Command" && strings.HasSuffix(r.Name, "-destroy-cleanup")
+	})
+	weight := func(reg *registration) time.Duration {
+		if cleanedUp && reg.Type == "kubernetes:karpenter.sh/v1:NodePool" {
+			return 0
+		}
+		return deleteTimeModel(reg)
+	}
 	memo := map[string]time.Duration{}
 	next := map[string]*registration{}
 	var finish func(reg *registration) time.Duration // time from the start of destroy until reg is gone
@@ -112,7 +123,7 @@ func longestDestroy(rec *recorder) (time.Duration, []string) {
 				before, next[reg.URN] = d, dep
 			}
 		}
-		memo[reg.URN] = before + deleteTimeModel(reg)
+		memo[reg.URN] = before + weight(reg)
 		return memo[reg.URN]
 	}
 	var longest time.Duration
@@ -141,7 +152,7 @@ func TestLongestDestroyForTheDeployRole(t *testing.T) {
 	assert.Greater(t, longest, 2*time.Hour, "a destroy drains the pools (terminationGracePeriod 1h + 15m) behind the add-ons")
 	requireGolden(t, "destroy-bound.golden.json", map[string]any{
 		"seconds": int(longest.Seconds()),
-		"model":   "each resource's delete timeout (custom, else its provider's default wait), summed along the longest chain of deletes that must run in order",
+		"model":   "each resource's delete timeout (custom, else its provider's default wait), summed along the longest chain of deletes that must run in order; NodePools count nothing once the destroy cleanup has drained them",
 		"path":    path,
 	})
 }

@@ -16,10 +16,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"strings"
 	"testing"
 	"time"
 
+	"nodeless-eks/internal/cleanup"
+	"nodeless-eks/internal/poll"
 	"nodeless-eks/internal/verify"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -32,7 +35,9 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -140,7 +145,15 @@ func TestAccNodelessStack(t *testing.T) {
 	if reason := accSkipReason(os.Getenv, exec.LookPath, awsCredentials); reason != "" {
 		t.Skip(reason)
 	}
-	ctx := context.Background()
+	// Keep a reserve below go test -timeout, so that a slow run still
+	// reaches destroy (in t.Cleanup, on a context of its own) and leaks no
+	// cluster.
+	ctx, cancel := context.WithCancel(context.Background())
+	if deadline, ok := t.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(context.Background(), deadline.Add(-accDestroyReserve))
+	}
+	defer cancel()
+	// The stack file auto writes (Pulumi.acc-*.yaml) is git-ignored.
 	name := "acc-" + randomSuffix(t)
 	region := os.Getenv("NODELESS_EKS_REGION")
 
@@ -157,7 +170,7 @@ func TestAccNodelessStack(t *testing.T) {
 			return
 		}
 		ec2c, iamc := ec2.NewFromConfig(awsCfg), iam.NewFromConfig(awsCfg)
-		err := verify.Poll(ctx, 10*time.Minute, 20*time.Second, func(ctx context.Context) (bool, string, error) {
+		err := poll.Until(ctx, 10*time.Minute, 20*time.Second, func(ctx context.Context) (bool, string, error) {
 			orphans, err := verify.FindOrphans(ctx, ec2c, iamc, region, name)
 			return orphans.Empty(), "left behind: " + orphans.String(), err
 		})
@@ -194,7 +207,7 @@ func TestAccNodelessStack(t *testing.T) {
 	dyn, err := dynamic.NewForConfig(restCfg)
 	require.NoError(t, err)
 
-	require.NoError(t, verify.Poll(ctx, 10*time.Minute, 15*time.Second, func(ctx context.Context) (bool, string, error) {
+	require.NoError(t, poll.Until(ctx, 10*time.Minute, 15*time.Second, func(ctx context.Context) (bool, string, error) {
 		err := verify.CheckPlacement(ctx, kube, dyn, verify.DefaultPlacement)
 		return err == nil, fmt.Sprint(err), nil
 	}), "Karpenter on Fargate, CoreDNS on Karpenter nodes, NodePools Ready")
@@ -223,4 +236,82 @@ func TestAccNodelessStack(t *testing.T) {
 		require.NoError(t, verify.WaitNodesGone(ctx, kube, added, 10*time.Minute, 15*time.Second),
 			"Karpenter consolidates the added nodes away")
 	})
+
+	t.Run("a claim binds through the default gp3 class", func(t *testing.T) {
+		pvc, pod := verify.StorageWorkload("default", "acc-data")
+		_, err := kube.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, verify.WaitBound(ctx, kube, "default", "acc-data", "gp3", 10*time.Minute, 10*time.Second))
+		// Left in place on purpose: destroy must cope with the volume.
+	})
+
+	t.Run("the metrics API answers", func(t *testing.T) {
+		raw := func(ctx context.Context, path string) ([]byte, error) {
+			return kube.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+		}
+		require.NoError(t, poll.Until(ctx, 5*time.Minute, 15*time.Second, func(ctx context.Context) (bool, string, error) {
+			n, err := verify.NodeMetrics(ctx, raw)
+			return err == nil && n > 0, fmt.Sprintf("%d nodes reported (%v)", n, err), nil
+		}), "kubectl top and HPAs need metrics-server")
+	})
+
+	// What an ArgoCD application might leave: its own NodePool with a node,
+	// and a LoadBalancer Service. Destroy must remove both (the destroy
+	// cleanup) and the sweep in t.Cleanup must still find nothing.
+	t.Run("workload-created NodePool and load balancer before destroy", func(t *testing.T) {
+		pool := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+			"metadata": map[string]any{"name": "acc-foreign"},
+			"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+				"nodeClassRef": map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+				"requirements": []any{map[string]any{"key": "karpenter.sh/capacity-type", "operator": "In", "values": []any{"on-demand"}}},
+			}}},
+		}}
+		_, err := dyn.Resource(cleanup.NodePools).Create(ctx, pool, metav1.CreateOptions{})
+		require.NoError(t, err)
+		deploy := verify.ScaleWorkload("default", "acc-foreign", 1)
+		deploy.Spec.Template.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": "acc-foreign"}
+		_, err = kube.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = kube.CoreV1().Services("default").Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "acc-foreign", Annotations: map[string]string{
+				"service.beta.kubernetes.io/aws-load-balancer-type":            "external",
+				"service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
+				"service.beta.kubernetes.io/aws-load-balancer-scheme":          "internal",
+			}},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "acc-foreign"},
+				Ports: []corev1.ServicePort{{Port: 80}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, poll.Until(ctx, 10*time.Minute, 15*time.Second, func(ctx context.Context) (bool, string, error) {
+			svc, err := kube.CoreV1().Services("default").Get(ctx, "acc-foreign", metav1.GetOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "karpenter.sh/nodepool=acc-foreign"})
+			if err != nil {
+				return false, "", err
+			}
+			lb := len(svc.Status.LoadBalancer.Ingress) > 0
+			return lb && len(nodes.Items) > 0, fmt.Sprintf("load balancer ready: %v, foreign nodes: %d", lb, len(nodes.Items)), nil
+		}), "the foreign pool has a node and the Service a load balancer")
+	})
+}
+
+// accDestroyReserve is the time the acceptance test leaves, below go
+// test's own deadline, for destroy and the orphan sweep.
+const accDestroyReserve = 45 * time.Minute
+
+func TestAccStackFileIsIgnored(t *testing.T) {
+	raw, err := os.ReadFile(".gitignore")
+	require.NoError(t, err)
+	ignored := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if ok, _ := path.Match(strings.TrimPrefix(line, "/"), "Pulumi.acc-a1b2c3.yaml"); ok {
+			ignored = true
+		}
+	}
+	assert.True(t, ignored, "the stack file the acceptance test writes must never be committed")
 }

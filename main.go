@@ -94,13 +94,17 @@ func program(ctx *pulumi.Context) error {
 	}
 
 	addOns, err := addons.New(ctx, cfg.ClusterName+"-addons", &addons.Args{
-		ClusterName:       cfg.ClusterName,
-		Region:            cfg.Region,
-		KubernetesVersion: cfg.KubernetesVersion,
-		ClusterNameOutput: eks.ClusterName,
-		VpcID:             vpc.VpcId,
-		Provider:          eks.Provider,
-		NodePools:         pools.Pools,
+		ClusterName:        cfg.ClusterName,
+		Region:             cfg.Region,
+		KubernetesVersion:  cfg.KubernetesVersion,
+		ClusterNameOutput:  eks.ClusterName,
+		VpcID:              vpc.VpcId,
+		Provider:           eks.Provider,
+		NodePools:          pools.Pools,
+		NodeClasses:        pools.Classes,
+		KarpenterRelease:   ctl.Release,
+		Kubeconfig:         eks.Kubeconfig,
+		CleanupNodeTimeout: cfg.CleanupNodeTimeout(),
 		Versions: addons.Versions{
 			KubeProxy:                   cfg.AddonVersions.KubeProxy,
 			CoreDNS:                     cfg.AddonVersions.CoreDNS,

@@ -8,6 +8,7 @@ package addons
 
 import (
 	"fmt"
+	"time"
 
 	"nodeless-eks/internal/awsaccount"
 	"nodeless-eks/internal/iamopts"
@@ -43,6 +44,14 @@ type Args struct {
 	// NodePools provide the EC2 capacity that CoreDNS and the controllers
 	// need; those wait for them. Required.
 	NodePools []pulumi.Resource
+	// NodeClasses, KarpenterRelease and Kubeconfig serve the destroy
+	// cleanup, which must run while they still exist. Required.
+	NodeClasses      []pulumi.Resource
+	KarpenterRelease pulumi.Resource
+	Kubeconfig       pulumi.StringInput
+	// CleanupNodeTimeout bounds the destroy cleanup's wait for nodes: the
+	// longest pool's terminationGracePeriod plus time to terminate.
+	CleanupNodeTimeout time.Duration
 	// Versions pins versions.
 	Versions Versions
 	// CoreDNSReplicas is the CoreDNS replica count, spread over nodes
@@ -110,9 +119,14 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 	a.LoadBalancerControllerRoleArn = lbc.role.Arn
 
+	cleanup, err := newDestroyCleanup(ctx, name, args, lbc.release, parent)
+	if err != nil {
+		return nil, err
+	}
+
 	a.ArgoCDNamespace = pulumi.String("").ToStringOutput()
 	if args.ArgoCD {
-		if err := newArgoCD(ctx, name, args, eksAddons.coreDNS, lbc.release, parent); err != nil {
+		if err := newArgoCD(ctx, name, args, eksAddons.coreDNS, lbc.release, cleanup, parent); err != nil {
 			return nil, err
 		}
 		a.ArgoCDNamespace = pulumi.String(argoCDNamespace).ToStringOutput()
@@ -136,6 +150,8 @@ func (a *Args) validate() error {
 		return fmt.Errorf("ClusterName, Region and KubernetesVersion are required")
 	case a.ClusterNameOutput == nil || a.VpcID == nil || a.Provider == nil:
 		return fmt.Errorf("ClusterNameOutput, VpcID and Provider are required")
+	case a.KarpenterRelease == nil || a.Kubeconfig == nil || a.CleanupNodeTimeout <= 0:
+		return fmt.Errorf("KarpenterRelease, Kubeconfig and CleanupNodeTimeout are required for the destroy cleanup")
 	case len(a.NodePools) == 0:
 		return fmt.Errorf("NodePools: CoreDNS and the controllers need at least one pool")
 	case a.CoreDNSReplicas < 1:

@@ -23,9 +23,12 @@ func ArgoCDValues() map[string]any {
 	}
 }
 
-func newArgoCD(ctx *pulumi.Context, name string, args *Args, coreDNS, lbController pulumi.Resource,
+func newArgoCD(ctx *pulumi.Context, name string, args *Args, coreDNS, lbController, destroyCleanup pulumi.Resource,
 	parent pulumi.ResourceOption) error {
 	prerequisites := append([]pulumi.Resource{
+		// Deleted before the cleanup runs, so that its applications cannot
+		// recreate what the cleanup removes.
+		destroyCleanup,
 		// ArgoCD's pods resolve its repo server and Redis through CoreDNS.
 		coreDNS,
 		// The controller's Service webhook fails every Service create

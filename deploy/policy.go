@@ -155,7 +155,10 @@ func DeployerPolicy(s scope) (string, error) {
 // exemptTypes need no AWS permission of the deploy role: components, the
 // Kubernetes provider and the objects it creates (those go through the
 // cluster-admin access the creating role keeps).
-var exemptPrefixes = []string{"kubernetes:", "pulumi:providers:kubernetes", "nodeless-eks:"}
+var exemptPrefixes = []string{"kubernetes:", "pulumi:providers:kubernetes", "nodeless-eks:",
+	// The destroy cleanup runs where pulumi runs and talks only to the
+	// Kubernetes API, with the cluster's kubeconfig.
+	"command:"}
 
 // deployerActions are the AWS actions each resource type and lookup of the
 // root program needs, read from what its provider calls to create, read,

@@ -62,6 +62,8 @@ type NodePools struct {
 
 	// Pools are the NodePool objects; whatever needs EC2 capacity waits for them.
 	Pools []pulumi.Resource
+	// Classes are the EC2NodeClass objects.
+	Classes []pulumi.Resource
 }
 
 // New creates one EC2NodeClass per class and one NodePool per pool.
@@ -102,6 +104,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			return nil, fmt.Errorf("creating EC2NodeClass %s: %w", className, err)
 		}
 		classes[className] = cr
+		n.Classes = append(n.Classes, cr)
 	}
 
 	poolNames := spec.SortedNames(args.Pools)

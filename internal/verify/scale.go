@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"nodeless-eks/internal/poll"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -83,7 +85,7 @@ func KarpenterNodes(ctx context.Context, kube kubernetes.Interface) (map[string]
 func WaitScaledOut(ctx context.Context, kube kubernetes.Interface, namespace, selector string, want int,
 	before map[string]bool, timeout, interval time.Duration) (map[string]bool, error) {
 	added := map[string]bool{}
-	err := Poll(ctx, timeout, interval, func(ctx context.Context) (bool, string, error) {
+	err := poll.Until(ctx, timeout, interval, func(ctx context.Context) (bool, string, error) {
 		pods, err := kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return false, "", fmt.Errorf("listing pods: %w", err)
@@ -113,7 +115,7 @@ func WaitScaledOut(ctx context.Context, kube kubernetes.Interface, namespace, se
 // WaitNodesGone waits until none of nodes exists any more: Karpenter has
 // consolidated away the capacity it added.
 func WaitNodesGone(ctx context.Context, kube kubernetes.Interface, nodes map[string]bool, timeout, interval time.Duration) error {
-	return Poll(ctx, timeout, interval, func(ctx context.Context) (bool, string, error) {
+	return poll.Until(ctx, timeout, interval, func(ctx context.Context) (bool, string, error) {
 		current, err := KarpenterNodes(ctx, kube)
 		if err != nil {
 			return false, "", err

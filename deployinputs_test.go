@@ -119,7 +119,8 @@ func longestDestroy(rec *recorder) (time.Duration, []string) {
 		memo[reg.URN] = 0 // the graph is acyclic (TestWholeGraph); guard anyway
 		var before time.Duration
 		for _, dep := range dependents[reg.URN] {
-			if d := finish(dep); d > before {
+			// Ties go to the smaller URN, so the recorded path is stable.
+			if d := finish(dep); d > before || (d == before && next[reg.URN] != nil && dep.URN < next[reg.URN].URN) {
 				before, next[reg.URN] = d, dep
 			}
 		}
@@ -129,7 +130,7 @@ func longestDestroy(rec *recorder) (time.Duration, []string) {
 	var longest time.Duration
 	var last *registration
 	for _, reg := range regs {
-		if d := finish(reg); d > longest {
+		if d := finish(reg); d > longest || (d == longest && last != nil && reg.URN < last.URN) {
 			longest, last = d, reg
 		}
 	}

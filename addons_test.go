@@ -326,12 +326,7 @@ func TestMetricsServer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := stackConfig(t, tt.stackFile)
-			for k, v := range tt.set {
-				cfg[testProject+":"+k] = v
-			}
-			run := runProgram(t, cfg, devVpc())
-			require.NoError(t, run.err)
+			run := stackWith(t, tt.stackFile, tt.set)
 			var addon *registration
 			for _, a := range run.rec.ofType(typeAddon) {
 				if a.Name == tt.addon {

@@ -353,12 +353,7 @@ func TestControllerSizeByStackClass(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := stackConfig(t, tt.stackFile)
-			for k, v := range tt.set {
-				cfg[testProject+":"+k] = v
-			}
-			run := runProgram(t, cfg, devVpc())
-			require.NoError(t, run.err)
+			run := stackWith(t, tt.stackFile, tt.set)
 			values := run.rec.get(t, typeHelmRelease, tt.release).Inputs["values"].ObjectValue()
 			resources := values["controller"].ObjectValue()["resources"].ObjectValue().Mappable()
 			sized := map[string]any{"cpu": tt.cpu, "memory": tt.memory}
@@ -378,12 +373,7 @@ func TestNodeRepair(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := stackConfig(t, "Pulumi.dev.yaml")
-			for k, v := range tt.set {
-				cfg[testProject+":"+k] = v
-			}
-			run := runProgram(t, cfg, devVpc())
-			require.NoError(t, run.err)
+			run := stackWith(t, "Pulumi.dev.yaml", tt.set)
 			values := run.rec.get(t, typeHelmRelease, karpenterName+"-controller").Inputs["values"].ObjectValue()
 			gates := values["settings"].ObjectValue()["featureGates"].ObjectValue()
 			assert.Equal(t, tt.on, gates["nodeRepair"].V, "settings.featureGates.nodeRepair")

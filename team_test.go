@@ -22,7 +22,14 @@ const (
 // devStackWith runs Pulumi.dev.yaml with some keys changed.
 func devStackWith(t *testing.T, set map[string]string) stackRun {
 	t.Helper()
-	cfg := stackConfig(t, "Pulumi.dev.yaml")
+	return stackWith(t, "Pulumi.dev.yaml", set)
+}
+
+// stackWith runs a stack file with some project keys changed; the run
+// must succeed.
+func stackWith(t *testing.T, stackFile string, set map[string]string) stackRun {
+	t.Helper()
+	cfg := stackConfig(t, stackFile)
 	for k, v := range set {
 		cfg[testProject+":"+k] = v
 	}

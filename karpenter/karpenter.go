@@ -143,17 +143,19 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 }
 
 func (a *Args) validate() error {
-	switch {
-	case a == nil:
+	if a == nil {
 		return fmt.Errorf("args are required")
+	}
+	if err := a.ControllerResources.Validate(); err != nil {
+		return fmt.Errorf("ControllerResources: %w", err)
+	}
+	switch {
 	case a.ClusterName == "", a.Region == "", a.ChartVersion == "":
 		return fmt.Errorf("ClusterName, Region and ChartVersion are required")
 	case a.ClusterNameOutput == nil, a.ClusterEndpoint == nil, a.OidcProviderArn == nil, a.OidcIssuer == nil:
 		return fmt.Errorf("ClusterNameOutput, ClusterEndpoint, OidcProviderArn and OidcIssuer are required")
 	case a.Provider == nil, a.FargateProfile == nil:
 		return fmt.Errorf("Provider and FargateProfile are required")
-	case a.ControllerResources.Validate() != nil:
-		return fmt.Errorf("ControllerResources: %w", a.ControllerResources.Validate())
 	case len(NodeRoleName(a.ClusterName)) > 64:
 		return fmt.Errorf("ClusterName %q: node role name %q exceeds IAM's 64 characters", a.ClusterName, NodeRoleName(a.ClusterName))
 	}

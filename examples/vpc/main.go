@@ -30,31 +30,29 @@ const (
 
 // settings is the stack configuration.
 type settings struct {
-	VpcName            string
-	Primary, Pods      netip.Prefix
-	AvailabilityZones  int
-	NatGateways        string
-	Tags               map[string]string
-	primaryRaw, podRaw string
+	VpcName           string
+	Primary, Pods     netip.Prefix
+	AvailabilityZones int
+	NatGateways       string
+	Tags              map[string]string
 }
 
 func loadSettings(ctx *pulumi.Context) (*settings, error) {
 	cfg := config.New(ctx, "")
 	s := &settings{
 		VpcName:     stringOr(cfg.Get("vpcName"), "eks-demo-vpc"),
-		primaryRaw:  stringOr(cfg.Get("cidrBlock"), "10.0.0.0/16"),
-		podRaw:      stringOr(cfg.Get("podCidrBlock"), "100.64.0.0/16"),
 		NatGateways: stringOr(cfg.Get("natGateways"), natSingle),
 		Tags:        map[string]string{},
 	}
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	var err error
-	if s.Primary, err = netip.ParsePrefix(s.primaryRaw); err != nil || !s.Primary.Addr().Is4() || s.Primary.Masked() != s.Primary {
-		bad("cidrBlock %q: want an IPv4 network such as \"10.0.0.0/16\"", s.primaryRaw)
+	primary, pods := stringOr(cfg.Get("cidrBlock"), "10.0.0.0/16"), stringOr(cfg.Get("podCidrBlock"), "100.64.0.0/16")
+	if s.Primary, err = netip.ParsePrefix(primary); err != nil || !s.Primary.Addr().Is4() || s.Primary.Masked() != s.Primary {
+		bad("cidrBlock %q: want an IPv4 network such as \"10.0.0.0/16\"", primary)
 	}
-	if s.Pods, err = netip.ParsePrefix(s.podRaw); err != nil || !s.Pods.Addr().Is4() || s.Pods.Masked() != s.Pods {
-		bad("podCidrBlock %q: want an IPv4 network such as \"100.64.0.0/16\"", s.podRaw)
+	if s.Pods, err = netip.ParsePrefix(pods); err != nil || !s.Pods.Addr().Is4() || s.Pods.Masked() != s.Pods {
+		bad("podCidrBlock %q: want an IPv4 network such as \"100.64.0.0/16\"", pods)
 	}
 	s.AvailabilityZones = 3
 	if raw := cfg.Get("availabilityZones"); raw != "" {

@@ -1,8 +1,9 @@
 // Package helmrelease registers pulumi-kubernetes' Helm Release resource
 // (kubernetes:helm.sh/v3:Release) without importing its generated Go
 // package. That package also holds the client-side helm/v3 Chart, which
-// imports kubernetes/yaml and through it every API group of the SDK: about
-// 520 CPU-seconds of a cold build for types this program never uses. The
+// imports kubernetes/yaml and through it every API group of the SDK: 69
+// packages and 1,204 of the 1,684 seconds of compile actions of a cold
+// build (measured on e9d23e0), for types this program never uses. The
 // engine and the kubernetes provider see exactly what the generated
 // NewRelease sends: the same type token, the same input names, compat "true"
 // and the provider version of the pulumi-kubernetes module in go.mod.
@@ -22,19 +23,10 @@ const TypeToken = "kubernetes:helm.sh/v3:Release"
 // Release is a Helm release that the kubernetes provider installs,
 // upgrades and uninstalls as one object: chart hooks run, and values that
 // the chart generates (certificates, passwords) are computed once at
-// install, not on every preview.
+// install, not on every preview. The program orders other resources after
+// it and reads none of its outputs, so it declares none.
 type Release struct {
 	pulumi.CustomResourceState
-
-	// Name is the release name.
-	Name pulumi.StringPtrOutput `pulumi:"name"`
-	// Namespace is where the release lives.
-	Namespace pulumi.StringPtrOutput `pulumi:"namespace"`
-	// Version is the installed chart version.
-	Version pulumi.StringPtrOutput `pulumi:"version"`
-	// Status is the release status as Helm reports it (name, namespace,
-	// revision, status, chart, version, appVersion).
-	Status pulumi.MapOutput `pulumi:"status"`
 }
 
 // ReleaseArgs are the inputs this program sets. Each field carries the name

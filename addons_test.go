@@ -101,8 +101,35 @@ func TestAddonsLayer(t *testing.T) {
 		sa := values["serviceAccount"].(map[string]any)
 		assert.Equal(t, association.Inputs["serviceAccount"].StringValue(), sa["name"], "the association names the chart's service account")
 		assert.Equal(t, "kube-system", lbc.Inputs["namespace"].StringValue())
-		assert.Equal(t, "1.14.0", lbc.Inputs["version"].StringValue())
+		assert.Equal(t, "3.5.0", lbc.Inputs["version"].StringValue())
 		assert.Equal(t, "https://aws.github.io/eks-charts", lbc.Inputs["repositoryOpts"].ObjectValue()["repo"].StringValue())
+		assert.Equal(t, true, values["keepTLSSecret"], "chart 3.1+ would sign a new webhook certificate on every upgrade")
+	})
+
+	t.Run("the LB controller's CRDs of its own version are applied before it, and taken over from Helm", func(t *testing.T) {
+		crds := rec.get(t, "kubernetes:yaml/v2:ConfigGroup", prefix+"lb-controller-crds")
+		assert.True(t, crds.Remote, "the kubernetes provider reads the manifests")
+		var files []string
+		for _, f := range crds.Inputs["files"].ArrayValue() {
+			files = append(files, f.StringValue())
+		}
+		const tag = "https://raw.githubusercontent.com/kubernetes-sigs/aws-load-balancer-controller/v3.5.0/helm/aws-load-balancer-controller/crds/"
+		assert.Equal(t, []string{tag + "crds.yaml", tag + "gateway-crds.yaml"}, files, "the CRDs of the chart's own tag")
+		assert.Equal(t, true, lbc.Inputs["skipCrds"].V, "Helm would install them once and never upgrade them")
+		requireDependsOn(t, rec, lbc, crds)
+		assert.True(t, strings.HasPrefix(crds.Provider, rec.get(t, typeK8sProvider, "eks-demo-k8s").URN), "applied to this cluster")
+		for _, p := range pools {
+			requireNotDependsOn(t, rec, crds, p)
+		}
+
+		crd := crds.Transformed["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"]
+		require.False(t, crd.Unchanged, "the group's CRDs must be transformed")
+		annotations := crd.Props["metadata"].ObjectValue()["annotations"].ObjectValue()
+		assert.Equal(t, "true", annotations["pulumi.com/patchForce"].StringValue(), "server-side apply takes the fields Helm owned")
+		assert.Equal(t, "v0.16.5", annotations["controller-gen.kubebuilder.io/version"].StringValue(), "existing annotations stay")
+		assert.Equal(t, "targetgroupbindings.elbv2.k8s.aws", crd.Props["metadata"].ObjectValue()["name"].StringValue())
+		assert.Equal(t, "elbv2.k8s.aws", crd.Props["spec"].ObjectValue()["group"].StringValue(), "the spec passes unchanged")
+		assert.True(t, crds.Transformed["kubernetes:apps/v1:Deployment"].Unchanged, "only CRDs are forced")
 	})
 
 	t.Run("the LB controller policy matches the golden file", func(t *testing.T) {
@@ -119,7 +146,7 @@ func TestAddonsLayer(t *testing.T) {
 		server := values["server"].(map[string]any)
 		assert.Equal(t, "ClusterIP", server["service"].(map[string]any)["type"])
 		assert.Equal(t, false, server["ingress"].(map[string]any)["enabled"])
-		assert.Equal(t, "9.1.0", argocd.Inputs["version"].StringValue())
+		assert.Equal(t, "10.1.1", argocd.Inputs["version"].StringValue())
 	})
 }
 
@@ -318,11 +345,10 @@ func TestMetricsServer(t *testing.T) {
 		name, stackFile, addon string
 		set                    map[string]string
 		want                   bool
-		replicas               string // configuration values, "" for the add-on's default
 	}{
-		{"dev: the add-on with its default replicas", "Pulumi.dev.yaml", "eks-demo-addons-metrics-server", nil, true, ""},
-		{"production: two replicas", "testdata/stack-multipool.yaml", "eks-prod-addons-metrics-server", nil, true, `{"replicas":2}`},
-		{"off", "Pulumi.dev.yaml", "eks-demo-addons-metrics-server", map[string]string{"metricsServer": "false"}, false, ""},
+		{"dev: the add-on", "Pulumi.dev.yaml", "eks-demo-addons-metrics-server", nil, true},
+		{"production: the same add-on", "testdata/stack-multipool.yaml", "eks-prod-addons-metrics-server", nil, true},
+		{"off", "Pulumi.dev.yaml", "eks-demo-addons-metrics-server", map[string]string{"metricsServer": "false"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -339,11 +365,8 @@ func TestMetricsServer(t *testing.T) {
 			}
 			require.NotNil(t, addon)
 			assert.Equal(t, "metrics-server", addon.Inputs["addonName"].StringValue())
-			if tt.replicas == "" {
-				assert.NotContains(t, addon.Inputs, resource.PropertyKey("configurationValues"))
-			} else {
-				assert.JSONEq(t, tt.replicas, addon.Inputs["configurationValues"].StringValue())
-			}
+			assert.NotContains(t, addon.Inputs, resource.PropertyKey("configurationValues"),
+				"no configuration key of the add-on's unpublished schema is sent")
 			for _, p := range run.rec.ofType(typeNodePool) {
 				requireDependsOn(t, run.rec, addon, p)
 			}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 
 	"nodeless-eks/cluster"
 	"nodeless-eks/internal/iamopts"
+	"nodeless-eks/internal/names"
 	"nodeless-eks/karpenter"
 	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/versions"
@@ -27,11 +26,17 @@ import (
 
 // Defaults for optional keys; Pulumi.yaml declares the same values.
 const (
-	defaultKubernetesVersion             = "1.34"
-	defaultCoreDNSReplicas               = 2
-	defaultLoadBalancerControllerVersion = "1.14.0"
-	defaultArgoCDVersion                 = "9.1.0"
+	defaultCoreDNSReplicas = 2
+	// The aws-load-balancer-controller chart; from 3.0.0 its version
+	// equals the controller's (3.5.0 runs v3.5.0).
+	defaultLoadBalancerControllerVersion = "3.5.0"
+	// The argo-cd chart 10.1.1 runs Argo CD v3.4.4, a maintained minor
+	// (Argo CD supports its three newest minors).
+	defaultArgoCDVersion = "10.1.1"
 )
+
+// defaultKubernetesVersion is the newest minor EKS and Karpenter support.
+var defaultKubernetesVersion = fmt.Sprintf("1.%d", versions.DefaultKubernetesMinor)
 
 var (
 	defaultPublicAccessCidrs = []string{"0.0.0.0/0"}
@@ -77,9 +82,16 @@ type Config struct {
 	NodePools map[string]spec.Pool
 	// NodeClasses by name, defaults applied. Default {"default": spec.DefaultNodeClass()}.
 	NodeClasses map[string]spec.NodeClass
-	// Production requires pinned versions (Bottlerocket AMI) and at least
-	// two CoreDNS replicas. Default false.
+	// Production requires pinned versions (Bottlerocket AMI), a chosen
+	// SupportType and at least two CoreDNS replicas. Default false.
 	Production bool
+	// SupportType is the cluster's upgrade policy, cluster.SupportStandard
+	// or cluster.SupportExtended. Default STANDARD on non-production
+	// stacks; production stacks must choose.
+	SupportType string
+	// AllowExtendedSupport accepts, on a production stack, a minor past
+	// the end of its standard support (billed six times as much).
+	AllowExtendedSupport bool
 	// CoreDNSReplicas is the CoreDNS replica count. Default 2.
 	CoreDNSReplicas int
 	// LoadBalancerControllerVersion is the aws-load-balancer-controller
@@ -113,6 +125,10 @@ type Config struct {
 	// Fargate. Default karpenter.SmallController, or
 	// karpenter.ProductionController on production stacks.
 	ControllerResources karpenter.ControllerResources
+
+	// Warnings are what `pulumi preview` and `up` print about a valid
+	// configuration that will cost more or change soon.
+	Warnings []string
 }
 
 // AddonVersions pins EKS add-on versions (e.g. "v1.20.4-eksbuild.1").
@@ -131,7 +147,7 @@ type AddonVersions struct {
 func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	cfg := config.New(ctx, "")
 	c := &Config{
-		ClusterName:                   stringOr(cfg.Get("clusterName"), DefaultClusterName(ctx.Project(), ctx.Stack())),
+		ClusterName:                   stringOr(cfg.Get("clusterName"), names.DefaultClusterName(ctx.Project(), ctx.Stack())),
 		KubernetesVersion:             stringOr(cfg.Get("kubernetesVersion"), defaultKubernetesVersion),
 		Region:                        config.Get(ctx, "aws:region"),
 		VpcName:                       cfg.Get("vpcName"),
@@ -146,6 +162,7 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		Tags:              map[string]string{},
 		AccessEntries:     map[string]cluster.AccessEntry{},
 		KmsKeyArn:         cfg.Get("kmsKeyArn"),
+		SupportType:       cfg.Get("supportType"),
 		IAM: iamopts.Options{
 			Path:                stringOr(cfg.Get("iamPath"), "/"),
 			PermissionsBoundary: cfg.Get("iamPermissionsBoundary"),
@@ -176,6 +193,9 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	}
 	if c.Production, err = boolOr(cfg.Get("production"), false); err != nil {
 		errs = append(errs, fmt.Errorf("production: %w", err))
+	}
+	if c.AllowExtendedSupport, err = boolOr(cfg.Get("allowExtendedSupport"), false); err != nil {
+		errs = append(errs, fmt.Errorf("allowExtendedSupport: %w", err))
 	}
 	if c.ArgoCD, err = boolOr(cfg.Get("argocd"), false); err != nil {
 		errs = append(errs, fmt.Errorf("argocd: %w", err))
@@ -236,15 +256,21 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
 	}
-	if err := checkUpgradeStep(ctx, c); err != nil {
+	if c.SupportType == "" && !c.Production {
+		c.SupportType = cluster.SupportStandard
+	}
+	if err := preflight(ctx, c, today()); err != nil {
 		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
 	}
 	return c, nil
 }
 
+// today is the day the support calendar is read against; tests fix it.
+var today = func() time.Time { return time.Now().UTC() }
+
 var (
-	// EKS: 1–100 characters, starting with a letter or digit.
-	clusterNameRe = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$`)
+	// EKS: letters, digits, '-' and '_', starting with a letter or digit.
+	clusterNameRe = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`)
 	k8sVersionRe  = regexp.MustCompile(`^1\.(\d{1,2})$`)
 	regionRe      = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
 	semverRe      = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
@@ -280,16 +306,37 @@ func (c *Config) Validate() error {
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
 	if !clusterNameRe.MatchString(c.ClusterName) {
-		bad("clusterName %q: want 1-100 letters, digits, '-' or '_', starting with a letter or digit", c.ClusterName)
-	} else if role := karpenter.NodeRoleName(c.ClusterName); len(role) > 64 {
-		bad("clusterName %q: at most %d characters, so that the node role name %q fits IAM's 64",
-			c.ClusterName, 64-(len(role)-len(c.ClusterName)), role)
+		bad("clusterName %q: want 1-%d letters, digits, '-' or '_', starting with a letter or digit", c.ClusterName, names.MaxClusterNameLength)
+	} else if len(c.ClusterName) > names.MaxClusterNameLength {
+		bad("clusterName %q: %d characters, at most %d: every AWS name the stack creates starts with it, and IAM roles and "+
+			"EventBridge rules allow 64 characters (\"%s-karpenter-state-change\" plus pulumi's 8-character suffix would be %d)",
+			c.ClusterName, len(c.ClusterName), names.MaxClusterNameLength, c.ClusterName,
+			len(names.Autoname(c.ClusterName+"-karpenter-state-change")))
 	}
-	if m := k8sVersionRe.FindStringSubmatch(c.KubernetesVersion); m == nil {
+	minor, minorErr := minor(c.KubernetesVersion)
+	switch {
+	case minorErr != nil || !k8sVersionRe.MatchString(c.KubernetesVersion):
 		bad("kubernetesVersion %q: want \"1.NN\", e.g. %q", c.KubernetesVersion, defaultKubernetesVersion)
-	} else if minor, _ := strconv.Atoi(m[1]); minor < versions.MinKubernetesMinor || minor > versions.MaxKubernetesMinor {
+	case minor < versions.MinKubernetesMinor || minor > versions.MaxKubernetesMinor:
 		bad("kubernetesVersion %q: karpenter %s supports 1.%d-1.%d",
 			c.KubernetesVersion, versions.Karpenter, versions.MinKubernetesMinor, versions.MaxKubernetesMinor)
+	default:
+		if _, ok := versions.Kubernetes(minor); !ok {
+			bad("kubernetesVersion %q: not in the EKS support calendar this program knows (1.%d-1.%d, versions/kubernetes.go): "+
+				"EKS ended its support before that, or has not released it", c.KubernetesVersion,
+				versions.EKSCalendar[0].Minor, versions.EKSCalendar[len(versions.EKSCalendar)-1].Minor)
+		} else if err := spec.CheckAMIPins(c.NodeClasses, minor); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	switch {
+	case c.SupportType == "" && c.Production:
+		bad("supportType: production stacks choose the cluster's upgrade policy: %q (EKS upgrades the control plane to the "+
+			"next minor when standard support ends; $%.2f an hour) or %q (the cluster keeps its minor for up to 12 more months "+
+			"at $%.2f an hour, six times the price)", cluster.SupportStandard, versions.StandardSupportUSDPerHour,
+			cluster.SupportExtended, versions.ExtendedSupportUSDPerHour)
+	case c.SupportType != "" && c.SupportType != cluster.SupportStandard && c.SupportType != cluster.SupportExtended:
+		bad("supportType %q: want %q or %q", c.SupportType, cluster.SupportStandard, cluster.SupportExtended)
 	}
 	if !semverRe.MatchString(c.KarpenterVersion) {
 		bad("karpenterVersion %q: want a chart version such as %q", c.KarpenterVersion, versions.Karpenter)
@@ -352,6 +399,10 @@ func (c *Config) Validate() error {
 	}
 	if !semverRe.MatchString(c.LoadBalancerControllerVersion) {
 		bad("loadBalancerControllerVersion %q: want a chart version such as %q", c.LoadBalancerControllerVersion, defaultLoadBalancerControllerVersion)
+	} else if newerMinor("3.0.0", c.LoadBalancerControllerVersion) {
+		bad("loadBalancerControllerVersion %q: want chart 3.0.0 or later (e.g. %q), whose version is the controller's: the program "+
+			"applies the controller's CRDs from the controller's tag v<version>, and chart %s runs a controller of another number",
+			c.LoadBalancerControllerVersion, defaultLoadBalancerControllerVersion, c.LoadBalancerControllerVersion)
 	}
 	if !semverRe.MatchString(c.ArgoCDVersion) {
 		bad("argocdVersion %q: want a chart version such as %q", c.ArgoCDVersion, defaultArgoCDVersion)
@@ -469,28 +520,6 @@ func decodeStrict(raw string, out any) error {
 	return nil
 }
 
-// maxClusterNameLen keeps the node role <name>-karpenter-node within IAM's
-// 64 characters.
-const maxClusterNameLen = 64 - len("-karpenter-node")
-
-// DefaultClusterName is "<project>-<stack>", so that review stacks and
-// copies of a stack file do not collide: characters EKS does not allow
-// become '-', and a name too long for the node role is cut and given a
-// hash of the whole so that two long stack names stay apart.
-func DefaultClusterName(project, stack string) string {
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '-'
-	}, project+"-"+stack)
-	if len(name) <= maxClusterNameLen {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	return name[:maxClusterNameLen-9] + "-" + hex.EncodeToString(sum[:4])
-}
-
 // CleanupNodeTimeout bounds how long the destroy cleanup waits for nodes:
 // the longest drain a pool allows plus 15 minutes to terminate.
 func (c *Config) CleanupNodeTimeout() time.Duration {
@@ -501,16 +530,6 @@ func (c *Config) CleanupNodeTimeout() time.Duration {
 		}
 	}
 	return longest + 15*time.Minute
-}
-
-// MetricsServerReplicas keeps the metrics API, and so every HPA, up
-// through the loss of a node on production stacks; 0 keeps the add-on's
-// default elsewhere.
-func (c *Config) MetricsServerReplicas() int {
-	if c.Production {
-		return 2
-	}
-	return 0
 }
 
 // controllerResourcesOr fills the unset fields from the stack class's size:

@@ -2,9 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"nodeless-eks/internal/names"
+	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
@@ -18,15 +23,26 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		set  map[string]string
 		want string // the error must contain this
 	}{
-		{"cluster name with a dot", "clusterName", map[string]string{"clusterName": "eks.demo"}, `clusterName "eks.demo": want 1-100 letters`},
+		{"cluster name with a dot", "clusterName", map[string]string{"clusterName": "eks.demo"}, `clusterName "eks.demo": want 1-32 letters`},
 		{"cluster name starting with a dash", "clusterName", map[string]string{"clusterName": "-eks"}, `clusterName "-eks"`},
-		{"cluster name too long for the node role", "clusterName", map[string]string{"clusterName": strings.Repeat("c", 50)}, "at most 49 characters, so that the node role name"},
+		{"cluster name too long for AWS's name limits", "clusterName", map[string]string{"clusterName": strings.Repeat("c", 33)}, `clusterName "` + strings.Repeat("c", 33) + `": 33 characters, at most 32: every AWS name the stack creates starts with it`},
 		{"karpenter version newer than the validated one", "karpenterVersion", map[string]string{"karpenterVersion": "1.15.0"}, `karpenterVersion "1.15.0": newer than 1.14.1, whose controller policy and CRDs this program is validated against`},
 		{"karpenter version with a v", "karpenterVersion", map[string]string{"karpenterVersion": "v1.14.1"}, `karpenterVersion "v1.14.1": want a chart version such as "1.14.1"`},
 		{"kubernetes version with a patch", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.34.2"}, `kubernetesVersion "1.34.2": want "1.NN"`},
 		{"kubernetes version with a v", "kubernetesVersion", map[string]string{"kubernetesVersion": "v1.34"}, `kubernetesVersion "v1.34"`},
 		{"kubernetes version below karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.25"}, `kubernetesVersion "1.25": karpenter 1.14.1 supports 1.26-1.36`},
 		{"kubernetes version above karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.37"}, `kubernetesVersion "1.37": karpenter 1.14.1 supports 1.26-1.36`},
+		{"kubernetes version EKS no longer knows", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.28"}, `kubernetesVersion "1.28": not in the EKS support calendar this program knows (1.29-1.36`},
+		{"a new cluster on a minor past extended support", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.31"}, `kubernetesVersion "1.31": EKS ended extended support on 2026-11-26 and creates no new cluster of it; start at "1.36"`},
+		{"STANDARD on a minor past standard support", "supportType", map[string]string{"kubernetesVersion": "1.33"}, `supportType "STANDARD": kubernetesVersion "1.33" left standard support on 2026-07-29, and EKS accepts STANDARD only for a minor in standard support; upgrade to "1.34"`},
+		{"support type EKS does not know", "supportType", map[string]string{"supportType": "standard"}, `supportType "standard": want "STANDARD" or "EXTENDED"`},
+		{"production without a support type", "supportType", map[string]string{"production": "true", "corednsReplicas": "2", "publicAccessCidrs": `["81.2.69.0/24"]`, "nodeClasses": `{"default":{"amiAlias":"bottlerocket@v1.66.0"}}`}, `supportType: production stacks choose the cluster's upgrade policy: "STANDARD"`},
+		{"production past standard support without acknowledgement", "allowExtendedSupport", map[string]string{"production": "true", "supportType": "EXTENDED", "kubernetesVersion": "1.33", "corednsReplicas": "2", "publicAccessCidrs": `["81.2.69.0/24"]`, "nodeClasses": `{"default":{"amiAlias":"bottlerocket@v1.66.0"}}`}, `kubernetesVersion "1.33": standard support ended on 2026-07-29, and a production cluster in extended support costs $0.60 an hour instead of $0.10 ($438 a month instead of $73 a month); upgrade to "1.34"`},
+		{"extended support acknowledgement not a bool", "allowExtendedSupport", map[string]string{"allowExtendedSupport": "sure"}, `allowExtendedSupport: "sure": want true or false`},
+		{"an AMI pin older than the minor's first bottlerocket", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"amiAlias":"bottlerocket@v1.47.0"}}`}, `nodeClasses.default.amiAlias "bottlerocket@v1.47.0": Bottlerocket ships Kubernetes 1.36 from v1.61.0 on, so /aws/service/bottlerocket/aws-k8s-1.36/x86_64/1.47.0/image_id was never published`},
+		{"an AMI pin SSM does not have", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"amiAlias":"bottlerocket@v1.62.0"}}`}, `nodeClasses.default.amiAlias "bottlerocket@v1.62.0": no amd64 image for Kubernetes 1.36: the SSM parameter /aws/service/bottlerocket/aws-k8s-1.36/x86_64/1.62.0/image_id that Karpenter reads does not exist in eu-west-1`},
+		{"an AMI pin without an image for an allowed architecture", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"amiAlias":"bottlerocket@v1.64.0"}}`}, `nodeClasses.default.amiAlias "bottlerocket@v1.64.0": no arm64 image for Kubernetes 1.36: the SSM parameter /aws/service/bottlerocket/aws-k8s-1.36/arm64/1.64.0/image_id`},
+		{"an al2023 pin without its v", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"amiAlias":"al2023@20261120"}}`}, `nodeClasses.default.amiAlias "al2023@20261120": want bottlerocket@latest, bottlerocket@vX.Y.Z`},
 		{"empty vpc name", "vpcName", map[string]string{"vpcName": ""}, "vpcName: required"},
 		{"empty private subnet pattern", "privateSubnetNamePattern", map[string]string{"privateSubnetNamePattern": " "}, "privateSubnetNamePattern: required"},
 		{"empty pod subnet pattern", "podSubnetNamePattern", map[string]string{"podSubnetNamePattern": ""}, "podSubnetNamePattern: required"},
@@ -52,6 +68,7 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"no coredns replica", "corednsReplicas", map[string]string{"corednsReplicas": "0"}, "corednsReplicas 0: want 1-10"},
 		{"one coredns replica in production", "corednsReplicas", map[string]string{"corednsReplicas": "1", "production": "true"}, "corednsReplicas 1: production stacks run at least 2"},
 		{"lb controller version with a v", "loadBalancerControllerVersion", map[string]string{"loadBalancerControllerVersion": "v2.14.0"}, `loadBalancerControllerVersion "v2.14.0": want a chart version`},
+		{"lb controller chart of the 2.x controllers", "loadBalancerControllerVersion", map[string]string{"loadBalancerControllerVersion": "1.14.0"}, `loadBalancerControllerVersion "1.14.0": want chart 3.0.0 or later (e.g. "3.5.0"), whose version is the controller's`},
 		{"argocd not a bool", "argocd", map[string]string{"argocd": "on"}, `argocd: "on": want true or false`},
 		{"argocd version empty-ish", "argocdVersion", map[string]string{"argocdVersion": "latest"}, `argocdVersion "latest": want a chart version`},
 		{"tags not string values", "tags", map[string]string{"tags": `{"team":7}`}, "tags: want an object of string values"},
@@ -73,7 +90,7 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"retention not a number", "logRetentionDays", map[string]string{"logRetentionDays": "90d"}, `logRetentionDays "90d": want a whole number of days`},
 		{"kms key given as an alias", "kmsKeyArn", map[string]string{"kmsKeyArn": "alias/eks"}, `kmsKeyArn "alias/eks": want a KMS key ARN`},
 		{"kms key in another region", "kmsKeyArn", map[string]string{"kmsKeyArn": "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}, "EKS needs a key in the cluster's region eu-west-1"},
-		{"production api open to the internet", "allowPublicEndpointFromInternet", map[string]string{"production": "true", "corednsReplicas": "2", "publicAccessCidrs": `["0.0.0.0/0"]`, "nodeClasses": `{"default":{"amiAlias":"bottlerocket@v1.31.0"}}`}, `publicAccessCidrs[0] "0.0.0.0/0": a production stack would expose its Kubernetes API to the whole internet`},
+		{"production api open to the internet", "allowPublicEndpointFromInternet", map[string]string{"production": "true", "supportType": "STANDARD", "corednsReplicas": "2", "publicAccessCidrs": `["0.0.0.0/0"]`, "nodeClasses": `{"default":{"amiAlias":"bottlerocket@v1.66.0"}}`}, `publicAccessCidrs[0] "0.0.0.0/0": a production stack would expose its Kubernetes API to the whole internet`},
 		{"acknowledgement not a bool", "allowPublicEndpointFromInternet", map[string]string{"allowPublicEndpointFromInternet": "ok"}, `allowPublicEndpointFromInternet: "ok": want true or false`},
 		{"iam path without slashes", "iamPath", map[string]string{"iamPath": "eks"}, `iamPath "eks": want "/" or a path that starts and ends with '/'`},
 		{"boundary not a policy arn", "iamPermissionsBoundary", map[string]string{"iamPermissionsBoundary": "org-boundary"}, `iamPermissionsBoundary "org-boundary": want a managed policy ARN`},
@@ -136,18 +153,19 @@ func TestDefaultClusterName(t *testing.T) {
 		{"project and stack", "nodeless-eks", "prod", "nodeless-eks-prod"},
 		{"characters EKS refuses become dashes", "nodeless-eks", "team.a/pr 7", "nodeless-eks-team-a-pr-7"},
 		{"a long name is cut with a hash", "nodeless-eks", long, ""},
+		{"a region-named stack fits whole", "nodeless-eks", "staging-eu-west-1", "nodeless-eks-staging-eu-west-1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := DefaultClusterName(tt.project, tt.stack)
+			got := names.DefaultClusterName(tt.project, tt.stack)
 			if tt.want != "" {
 				assert.Equal(t, tt.want, got)
 			}
-			assert.LessOrEqual(t, len(got), 49, "the node role name must fit IAM's 64 characters")
+			assert.LessOrEqual(t, len(got), names.MaxClusterNameLength, "every name the stack creates must fit")
 			assert.Regexp(t, clusterNameRe, got)
 		})
 	}
-	a, b := DefaultClusterName("nodeless-eks", long+"-a"), DefaultClusterName("nodeless-eks", long+"-b")
+	a, b := names.DefaultClusterName("nodeless-eks", long+"-a"), names.DefaultClusterName("nodeless-eks", long+"-b")
 	assert.NotEqual(t, a, b, "two long stack names must not share a cluster name")
 
 	t.Run("a stack without clusterName gets the project and stack name", func(t *testing.T) {
@@ -176,7 +194,6 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 func TestConfigDefaultsMatchPulumiYaml(t *testing.T) {
 	required := map[string]string{
 		"aws:region":                              "eu-west-1",
-		testProject + ":clusterName":              "eks-demo",
 		testProject + ":vpcName":                  "eks-demo-vpc",
 		testProject + ":privateSubnetNamePattern": "eks-demo-vpc-private-*",
 		testProject + ":podSubnetNamePattern":     "eks-demo-vpc-podsubnet-*",
@@ -260,11 +277,11 @@ func TestUpgradeStep(t *testing.T) {
 		name, running, want string
 		wantErr             string
 	}{
-		{"a new cluster may start at any supported version", "", "1.34", ""},
-		{"the same version", "1.34", "1.34", ""},
-		{"one minor up", "1.33", "1.34", ""},
-		{"two minors up at once", "1.32", "1.34", `kubernetesVersion "1.34": cluster eks-demo runs 1.32, and EKS upgrades one minor version at a time; set "1.33"`},
-		{"a downgrade", "1.34", "1.33", `kubernetesVersion "1.33": cluster eks-demo runs 1.34, and EKS cannot downgrade a cluster`},
+		{"a new cluster may start at any supported version", "", "1.36", ""},
+		{"the same version", "1.36", "1.36", ""},
+		{"one minor up", "1.35", "1.36", ""},
+		{"two minors up at once", "1.34", "1.36", `kubernetesVersion "1.36": cluster eks-demo runs 1.34, and EKS upgrades one minor version at a time: set kubernetesVersion "1.35", then "1.36", running pulumi up after each`},
+		{"a downgrade", "1.36", "1.35", `kubernetesVersion "1.35": cluster eks-demo runs 1.36, and EKS cannot downgrade a cluster; set "1.36"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -280,4 +297,107 @@ func TestUpgradeStep(t *testing.T) {
 			assert.Empty(t, run.rec.programRegistrations(), "a refused upgrade changes nothing")
 		})
 	}
+	t.Run("the cluster is looked up only when the account lists it", func(t *testing.T) {
+		cfg := stackConfig(t, "Pulumi.dev.yaml")
+		run := runProgramOn(t, cfg, devVpc(), "")
+		require.NoError(t, run.err)
+		for _, inv := range run.rec.invocations {
+			assert.NotEqual(t, "aws:eks/getCluster:getCluster", inv.Token, "a new cluster is known from the list, not from a failed read")
+		}
+	})
+}
+
+// TestSupportCalendar holds the configured minor to the EKS calendar on
+// chosen days, for new and existing clusters and both stack classes.
+func TestSupportCalendar(t *testing.T) {
+	day := func(s string) time.Time { return mustParseDay(t, s) }
+	tests := []struct {
+		name       string
+		cfg        Config
+		day        string
+		exists     bool
+		wantErr    []string
+		wantWarn   []string
+		wantNoWarn bool
+	}{
+		{name: "in standard support, far from its end", cfg: Config{KubernetesVersion: "1.36", SupportType: "STANDARD"}, day: "2026-12-01", wantNoWarn: true},
+		{name: "91 days before the end of standard support", cfg: Config{KubernetesVersion: "1.35", SupportType: "STANDARD"}, day: "2026-12-26", wantNoWarn: true},
+		{name: "90 days before the end of standard support, STANDARD", cfg: Config{KubernetesVersion: "1.35", SupportType: "STANDARD"}, day: "2026-12-27",
+			wantWarn: []string{`kubernetesVersion "1.35": standard support ends on 2027-03-27, in 90 days; then EKS upgrades the control plane to 1.36 itself (supportType STANDARD). Upgrade to "1.36" before then`}},
+		{name: "the day before the end of standard support, EXTENDED", cfg: Config{KubernetesVersion: "1.34", SupportType: "EXTENDED"}, day: "2026-12-01",
+			wantWarn: []string{`kubernetesVersion "1.34": standard support ends on 2026-12-02, in 1 days; then the cluster is billed $0.60 an hour instead of $0.10 (supportType EXTENDED)`}},
+		{name: "extended support on a dev stack", cfg: Config{KubernetesVersion: "1.33", SupportType: "EXTENDED"}, day: "2026-12-01",
+			wantWarn: []string{`kubernetesVersion "1.33": in extended support since 2026-07-29, billed $0.60 an hour instead of $0.10; EKS upgrades the control plane itself after 2027-07-29. Upgrade to "1.34"`}},
+		{name: "extended support on production, acknowledged", cfg: Config{KubernetesVersion: "1.33", SupportType: "EXTENDED", Production: true, AllowExtendedSupport: true}, day: "2026-12-01",
+			wantWarn: []string{`kubernetesVersion "1.33": in extended support since 2026-07-29`}},
+		{name: "extended support on production", cfg: Config{KubernetesVersion: "1.33", SupportType: "EXTENDED", Production: true}, day: "2026-12-01",
+			wantErr: []string{`kubernetesVersion "1.33": standard support ended on 2026-07-29, and a production cluster in extended support costs $0.60 an hour`}},
+		{name: "STANDARD after standard support", cfg: Config{KubernetesVersion: "1.34", SupportType: "STANDARD"}, day: "2026-12-02",
+			wantErr: []string{`supportType "STANDARD": kubernetesVersion "1.34" left standard support on 2026-12-02`}},
+		{name: "a new cluster past extended support", cfg: Config{KubernetesVersion: "1.32", SupportType: "EXTENDED"}, day: "2027-03-23",
+			wantErr: []string{`kubernetesVersion "1.32": EKS ended extended support on 2027-03-23 and creates no new cluster of it`}},
+		{name: "an existing cluster past extended support", cfg: Config{KubernetesVersion: "1.32", SupportType: "EXTENDED"}, day: "2027-03-23", exists: true,
+			wantWarn: []string{`kubernetesVersion "1.32": EKS ended extended support on 2027-03-23 and upgrades the control plane to 1.33 at a time of its choosing`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			problems, warnings := checkSupport(&tt.cfg, day(tt.day), tt.exists)
+			require.Len(t, problems, len(tt.wantErr), "problems: %v", problems)
+			for i, want := range tt.wantErr {
+				assert.Contains(t, problems[i].Error(), want)
+			}
+			if tt.wantNoWarn {
+				assert.Empty(t, warnings)
+			}
+			require.Len(t, warnings, len(tt.wantWarn), "warnings: %v", warnings)
+			for i, want := range tt.wantWarn {
+				assert.Contains(t, warnings[i], want)
+			}
+		})
+	}
+
+	t.Run("preview carries the warning of a stack near the end of standard support", func(t *testing.T) {
+		cfg := stackConfig(t, "Pulumi.dev.yaml")
+		cfg[testProject+":kubernetesVersion"] = "1.34"
+		got := loadConfigUnderMocks(t, cfg)
+		require.Len(t, got.Warnings, 1)
+		assert.Contains(t, got.Warnings[0], `kubernetesVersion "1.34": standard support ends on 2026-12-02, in 1 days`)
+	})
+	t.Run("the default minor is the newest that EKS has released and Karpenter supports", func(t *testing.T) {
+		newest := 0
+		for _, r := range versions.EKSCalendar {
+			if !r.Released.After(testToday) && r.Minor <= versions.MaxKubernetesMinor {
+				newest = max(newest, r.Minor)
+			}
+		}
+		assert.Equal(t, newest, versions.DefaultKubernetesMinor)
+		assert.Equal(t, fmt.Sprintf("1.%d", newest), defaultKubernetesVersion)
+	})
+	t.Run("the calendar covers a contiguous run of minors inside Karpenter's range", func(t *testing.T) {
+		for i, r := range versions.EKSCalendar {
+			assert.GreaterOrEqual(t, r.Minor, versions.MinKubernetesMinor)
+			assert.LessOrEqual(t, r.Minor, versions.MaxKubernetesMinor)
+			if i > 0 {
+				assert.Equal(t, versions.EKSCalendar[i-1].Minor+1, r.Minor, "no gap in the calendar")
+			}
+			assert.True(t, r.Released.Before(r.EndOfStandardSupport) && r.EndOfStandardSupport.Before(r.EndOfExtendedSupport),
+				"1.%d: released, end of standard, end of extended, in that order", r.Minor)
+			assert.Equal(t, r.EndOfStandardSupport.AddDate(1, 0, 0), r.EndOfExtendedSupport, "1.%d: extended support is 12 months", r.Minor)
+			assert.NotEmpty(t, r.Source)
+		}
+	})
+	t.Run("every minor a new cluster may start on has a first Bottlerocket release", func(t *testing.T) {
+		for _, r := range versions.EKSCalendar {
+			if r.Supported(testToday) {
+				assert.Containsf(t, versions.FirstBottlerocket, r.Minor, "1.%d has no entry in versions.FirstBottlerocket", r.Minor)
+			}
+		}
+	})
+}
+
+func mustParseDay(t *testing.T, s string) time.Time {
+	t.Helper()
+	d, err := time.Parse(time.DateOnly, s)
+	require.NoError(t, err)
+	return d
 }

@@ -30,7 +30,10 @@ func stacksForDeployInputs(t *testing.T) []stackRun {
 		require.NoError(t, run.err)
 		runs = append(runs, run)
 	}
-	return runs
+	// An update of a cluster that exists also reads its version.
+	upgrade := runProgramOn(t, stackConfig(t, "Pulumi.dev.yaml"), devVpc(), "1.35")
+	require.NoError(t, upgrade.err)
+	return append(runs, upgrade)
 }
 
 func TestRegisteredTypesForTheDeployRole(t *testing.T) {

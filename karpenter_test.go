@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"nodeless-eks/karpenter"
+	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/stretchr/testify/assert"
@@ -254,11 +255,17 @@ func TestKarpenterLayer(t *testing.T) {
 
 	t.Run("five EventBridge rules route interruption events to the queue", func(t *testing.T) {
 		want := map[string]string{
-			"aws.health/AWS Health Event":                                    "health-scheduled-change",
-			"aws.ec2/EC2 Spot Instance Interruption Warning":                 "spot-interruption",
+			"aws.health/AWS Health Event":                                    "health",
+			"aws.ec2/EC2 Spot Instance Interruption Warning":                 "spot",
 			"aws.ec2/EC2 Instance Rebalance Recommendation":                  "rebalance",
-			"aws.ec2/EC2 Instance State-change Notification":                 "instance-state-change",
-			"aws.ec2/EC2 Capacity Reservation Instance Interruption Warning": "capacity-reservation-interruption",
+			"aws.ec2/EC2 Instance State-change Notification":                 "state-change",
+			"aws.ec2/EC2 Capacity Reservation Instance Interruption Warning": "reservation",
+		}
+		// The names rules had before they were shortened to fit 64
+		// characters; an alias keeps each existing rule and its target.
+		former := map[string]string{
+			"health": "health-scheduled-change", "spot": "spot-interruption",
+			"state-change": "instance-state-change", "reservation": "capacity-reservation-interruption",
 		}
 		rules := rec.ofType(typeEventRule)
 		require.Len(t, rules, len(want))
@@ -276,13 +283,19 @@ func TestKarpenterLayer(t *testing.T) {
 			target := rec.get(t, typeEventTarget, rule.Name)
 			assert.Equal(t, queueArn, target.Inputs["arn"].StringValue())
 			assert.Equal(t, rule.Name+"-7f3a", target.Inputs["rule"].StringValue())
+			if old, renamed := former[key]; renamed {
+				assert.Equal(t, []string{karpenterName + "-" + old}, rule.Aliases, "rule %s keeps its former name as an alias", key)
+				assert.Equal(t, []string{karpenterName + "-" + old}, target.Aliases, "target %s keeps its former name as an alias", key)
+			} else {
+				assert.Empty(t, rule.Aliases, "rule %s was never renamed", key)
+			}
 		}
 	})
 
 	t.Run("charts come anonymously from the karpenter OCI repository at the pinned version", func(t *testing.T) {
 		for _, r := range []*registration{crdRelease, release} {
 			assert.True(t, strings.HasPrefix(r.Inputs["chart"].StringValue(), "oci://public.ecr.aws/karpenter/"))
-			assert.Equal(t, "1.14.1", r.Inputs["version"].StringValue())
+			assert.Equal(t, versions.Karpenter, r.Inputs["version"].StringValue())
 			assert.Equal(t, "karpenter", r.Inputs["namespace"].StringValue())
 			assert.NotContains(t, r.Inputs, resource.PropertyKey("repositoryOpts"), "no registry login")
 		}
@@ -303,6 +316,20 @@ func TestKarpenterLayer(t *testing.T) {
 		settings := values.ObjectValue()["settings"].ObjectValue()
 		assert.Equal(t, karpenterName+"-interruption-queue-7f3a", settings["interruptionQueue"].StringValue())
 		assert.Equal(t, "Default", values.ObjectValue()["dnsPolicy"].StringValue())
+	})
+
+	t.Run("a new Kubernetes minor replaces the controller's Fargate pods", func(t *testing.T) {
+		annotationsAt := func(version string) map[string]any {
+			cfg := stackConfig(t, "Pulumi.dev.yaml")
+			cfg[testProject+":kubernetesVersion"] = version
+			run := runProgram(t, cfg, devVpc())
+			require.NoError(t, run.err)
+			values := run.rec.get(t, typeHelmRelease, karpenterName+"-controller").Inputs["values"].ObjectValue()
+			return values["podAnnotations"].ObjectValue().Mappable()
+		}
+		at35, at36 := annotationsAt("1.35"), annotationsAt("1.36")
+		assert.Equal(t, map[string]any{karpenter.KubernetesVersionAnnotation: "1.35"}, at35)
+		assert.NotEqual(t, at35, at36, "the pod template must change with the minor, or Fargate keeps the old kubelet")
 	})
 
 	t.Run("the controller release waits for CRDs, Fargate, the policy attachment and the queue", func(t *testing.T) {

@@ -24,6 +24,11 @@ func program(ctx *pulumi.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range cfg.Warnings {
+		if err := ctx.Log.Warn(w, nil); err != nil {
+			return err
+		}
+	}
 
 	vpc, err := cluster.NewVpc(ctx, cfg.ClusterName, &cluster.VpcArgs{
 		VpcName:                  cfg.VpcName,
@@ -53,6 +58,7 @@ func program(ctx *pulumi.Context) error {
 		AccessEntries:         cfg.AccessEntries,
 		IAM:                   cfg.IAM,
 		Protect:               cfg.Production,
+		SupportType:           cfg.SupportType,
 	})
 	if err != nil {
 		return err
@@ -61,6 +67,7 @@ func program(ctx *pulumi.Context) error {
 	ctl, err := karpenter.New(ctx, cfg.ClusterName+"-karpenter", &karpenter.Args{
 		ClusterName:         cfg.ClusterName,
 		Region:              cfg.Region,
+		KubernetesVersion:   cfg.KubernetesVersion,
 		ChartVersion:        cfg.KarpenterVersion,
 		ControllerResources: cfg.ControllerResources,
 		NodeRepair:          cfg.NodeRepair,
@@ -115,13 +122,12 @@ func program(ctx *pulumi.Context) error {
 			LoadBalancerControllerChart: cfg.LoadBalancerControllerVersion,
 			ArgoCDChart:                 cfg.ArgoCDVersion,
 		},
-		CoreDNSReplicas:       cfg.CoreDNSReplicas,
-		ArgoCD:                cfg.ArgoCD,
-		NodeMonitoringAgent:   cfg.NodeRepair,
-		MetricsServer:         cfg.MetricsServer,
-		MetricsServerReplicas: cfg.MetricsServerReplicas(),
-		Tags:                  cfg.Tags,
-		IAM:                   cfg.IAM,
+		CoreDNSReplicas:     cfg.CoreDNSReplicas,
+		ArgoCD:              cfg.ArgoCD,
+		NodeMonitoringAgent: cfg.NodeRepair,
+		MetricsServer:       cfg.MetricsServer,
+		Tags:                cfg.Tags,
+		IAM:                 cfg.IAM,
 	})
 	if err != nil {
 		return err

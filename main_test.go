@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"nodeless-eks/versions"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,7 +51,7 @@ func TestClusterLayer(t *testing.T) {
 	t.Run("the cluster is a pulumi-eks remote component named by config", func(t *testing.T) {
 		assert.True(t, eks.Remote, "eks:index:Cluster is a remote component")
 		assert.Equal(t, "eks-demo", eks.Inputs["name"].StringValue())
-		assert.Equal(t, "1.34", eks.Inputs["version"].StringValue())
+		assert.Equal(t, "1.36", eks.Inputs["version"].StringValue())
 		assert.Equal(t, "vpc-0de0", eks.Inputs["vpcId"].StringValue())
 		assert.ElementsMatch(t, []string{"subnet-private-a", "subnet-private-b", "subnet-private-c"},
 			stringsOf(t, eks.Inputs["privateSubnetIds"]), "the control plane uses the private subnets")
@@ -149,7 +151,7 @@ func TestClusterLayer(t *testing.T) {
 		}
 		require.Len(t, asked, 1)
 		assert.Equal(t, "vpc-cni", asked[0].Args["addonName"].StringValue())
-		assert.Equal(t, "1.34", asked[0].Args["kubernetesVersion"].StringValue())
+		assert.Equal(t, "1.36", asked[0].Args["kubernetesVersion"].StringValue())
 		assert.Equal(t, false, asked[0].Args["mostRecent"].V)
 	})
 
@@ -210,7 +212,7 @@ func TestClusterLayer(t *testing.T) {
 		assert.Equal(t, "eks-demo", run.exports["clusterName"])
 		assert.Equal(t, "vpc-0de0", run.exports["vpcId"])
 		assert.Equal(t, "eks-demo-karpenter-node", run.exports["nodeRoleName"])
-		assert.Equal(t, "1.14.1", run.exports["karpenterVersion"])
+		assert.Equal(t, versions.Karpenter, run.exports["karpenterVersion"])
 		assert.Equal(t, "argocd", run.exports["argoCdNamespace"])
 		assert.Equal(t, map[string]string{"eu-west-1a": "subnet-pod-a", "eu-west-1b": "subnet-pod-b", "eu-west-1c": "subnet-pod-c"},
 			run.exports["podSubnetIds"])

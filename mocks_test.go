@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"path"
 	"slices"
 	"sort"
@@ -14,10 +16,24 @@ import (
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 )
+
+// testToday is the day the tests read the EKS support calendar against, so
+// that they do not change as real days pass.
+var testToday = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+func TestMain(m *testing.M) {
+	today = func() time.Time { return testToday }
+	os.Exit(m.Run())
+}
 
 const (
 	// exportTimeout bounds the wait for a stack output under mocks; they
@@ -82,6 +98,84 @@ type registration struct {
 	// Protect is the protect option; Transforms counts transform callbacks.
 	Protect    bool
 	Transforms int
+	// Aliases are the names of the alias specs the resource carries.
+	Aliases []string
+	// Transformed is what the resource's transforms make of the children
+	// that a remote component creates (see childrenOf), by child type.
+	Transformed map[string]transformed
+}
+
+// transformed is a child's inputs and protect option after the
+// registration's transforms ran on them, as the engine would run them.
+type transformed struct {
+	Props   resource.PropertyMap
+	Protect bool
+	// Unchanged is true when no transform returned a result.
+	Unchanged bool
+}
+
+// childrenOf are representative children that the engine hands to the
+// transforms of a remote component: what pulumi-eks creates for the
+// cluster, and what a ConfigGroup creates for a CRD and a Deployment.
+var childrenOf = map[string]map[string]resource.PropertyMap{
+	"eks:index:Cluster": {
+		"aws:eks/cluster:Cluster": {"name": resource.NewProperty("c"), "version": resource.NewProperty("1.36")},
+		"aws:iam/role:Role":       {"assumeRolePolicy": resource.NewProperty("{}")},
+	},
+	"kubernetes:yaml/v2:ConfigGroup": {
+		"kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition": {
+			"apiVersion": resource.NewProperty("apiextensions.k8s.io/v1"),
+			"kind":       resource.NewProperty("CustomResourceDefinition"),
+			"metadata": resource.NewProperty(resource.PropertyMap{
+				"name":        resource.NewProperty("targetgroupbindings.elbv2.k8s.aws"),
+				"annotations": resource.NewProperty(resource.PropertyMap{"controller-gen.kubebuilder.io/version": resource.NewProperty("v0.16.5")}),
+			}),
+			"spec": resource.NewProperty(resource.PropertyMap{"group": resource.NewProperty("elbv2.k8s.aws")}),
+		},
+		"kubernetes:apps/v1:Deployment": {"metadata": resource.NewProperty(resource.PropertyMap{"name": resource.NewProperty("x")})},
+	},
+}
+
+// runTransforms calls each transform callback of a registration the way
+// the engine does for a remote component's child: through the SDK's
+// callback server, with a TransformRequest, feeding each result to the next.
+func runTransforms(callbacks []*pulumirpc.Callback, parentURN, typ string, props resource.PropertyMap) (transformed, error) {
+	out := transformed{Props: props, Unchanged: true}
+	for _, cb := range callbacks {
+		conn, err := grpc.NewClient(cb.GetTarget(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return out, err
+		}
+		defer conn.Close()
+		args, err := plugin.MarshalProperties(out.Props, plugin.MarshalOptions{KeepUnknowns: true, KeepSecrets: true, KeepResources: true})
+		if err != nil {
+			return out, err
+		}
+		req, err := proto.Marshal(&pulumirpc.TransformRequest{
+			Type: typ, Name: "child", Custom: true, Parent: parentURN, Properties: args,
+			Options: &pulumirpc.TransformResourceOptions{Protect: proto.Bool(out.Protect)},
+		})
+		if err != nil {
+			return out, err
+		}
+		resp, err := pulumirpc.NewCallbacksClient(conn).Invoke(context.Background(), &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: req})
+		if err != nil {
+			return out, err
+		}
+		var tr pulumirpc.TransformResponse
+		if err := proto.Unmarshal(resp.GetResponse(), &tr); err != nil {
+			return out, err
+		}
+		if tr.GetProperties() == nil && tr.GetOptions() == nil {
+			continue // the transform left this child alone
+		}
+		out.Unchanged = false
+		if out.Props, err = plugin.UnmarshalProperties(tr.GetProperties(), plugin.MarshalOptions{KeepUnknowns: true, KeepSecrets: true}); err != nil {
+			return out, err
+		}
+		out.Protect = tr.GetOptions().GetProtect()
+	}
+	return out, nil
 }
 
 // invocation is one invoke as the engine would see it.
@@ -121,8 +215,23 @@ func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 		reg.DeleteTimeout = rpc.GetCustomTimeouts().GetDelete()
 		reg.Protect = rpc.GetProtect()
 		reg.Transforms = len(rpc.GetTransforms())
+		for _, a := range rpc.GetAliases() {
+			if spec := a.GetSpec(); spec != nil {
+				reg.Aliases = append(reg.Aliases, spec.GetName())
+			}
+		}
 	}
 	reg.URN = mockURN(reg.Parent, reg.Type, reg.Name)
+	if children, ok := childrenOf[reg.Type]; ok && reg.Transforms > 0 {
+		reg.Transformed = map[string]transformed{}
+		for typ, props := range children {
+			got, err := runTransforms(args.RegisterRPC.GetTransforms(), reg.URN, typ, props.Copy())
+			if err != nil {
+				return "", nil, fmt.Errorf("running the transforms of %s on a %s: %w", reg.Name, typ, err)
+			}
+			reg.Transformed[typ] = got
+		}
+	}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -214,12 +323,26 @@ func (r *recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) 
 			}
 		}
 		return nil, fmt.Errorf("no matching EC2 Subnet found")
+	case "aws:eks/getClusters:getClusters":
+		names := []resource.PropertyValue{resource.NewProperty("someone-elses-cluster")}
+		if r.runningVersion != "" {
+			names = append(names, resource.NewProperty(r.clusterName))
+		}
+		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
 	case "aws:eks/getCluster:getCluster":
-		if r.runningVersion == "" {
-			// What the AWS provider answers for a cluster that does not exist.
-			return nil, fmt.Errorf("reading EKS Cluster (%s): couldn't find resource", args.Args["name"].StringValue())
+		if r.runningVersion == "" || args.Args["name"].StringValue() != r.clusterName {
+			return nil, fmt.Errorf("the program read cluster %v, which getClusters did not list", args.Args["name"])
 		}
 		return resource.PropertyMap{"name": args.Args["name"], "version": resource.NewProperty(r.runningVersion)}, nil
+	case "aws:ssm/getParametersByPath:getParametersByPath":
+		dir := args.Args["path"].StringValue()
+		var names []resource.PropertyValue
+		for _, p := range publishedParameters {
+			if path.Dir(p) == dir {
+				names = append(names, resource.NewProperty(p))
+			}
+		}
+		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
 	case "aws:index/getCallerIdentity:getCallerIdentity":
 		return resource.PropertyMap{"accountId": resource.NewProperty(testAccount)}, nil
 	case "aws:index/getPartition:getPartition":
@@ -233,6 +356,23 @@ func (r *recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) 
 	}
 	return nil, fmt.Errorf("unexpected invoke %s", args.Token)
 }
+
+// publishedParameters are the public SSM parameters of the fake region:
+// Bottlerocket 1.61.0 (the first with Kubernetes 1.36) and 1.66.0 for both
+// architectures, 1.64.0 for x86_64 only, and one AL2023 release.
+var publishedParameters = func() []string {
+	var out []string
+	for _, minor := range []int{34, 35, 36} {
+		for _, arch := range []string{"x86_64", "arm64"} {
+			for _, v := range []string{"1.61.0", "1.66.0"} {
+				out = append(out, fmt.Sprintf("/aws/service/bottlerocket/aws-k8s-1.%d/%s/%s/image_id", minor, arch, v))
+			}
+		}
+		out = append(out, fmt.Sprintf("/aws/service/bottlerocket/aws-k8s-1.%d/x86_64/1.64.0/image_id", minor),
+			fmt.Sprintf("/aws/service/eks/optimized-ami/1.%d/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.%d-v20261120/image_id", minor, minor))
+	}
+	return out
+}()
 
 // filterValue returns the first value of the EC2 filter called name.
 func filterValue(args resource.PropertyMap, name string) string {

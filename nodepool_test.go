@@ -4,6 +4,8 @@ import (
 	"sort"
 	"testing"
 
+	"nodeless-eks/versions"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -172,7 +174,7 @@ func TestSeveralNodePools(t *testing.T) {
 	t.Run("production node classes pin the Bottlerocket version", func(t *testing.T) {
 		for _, c := range rec.ofType(typeEC2NodeClass) {
 			terms := c.Inputs["spec"].ObjectValue()["amiSelectorTerms"].ArrayValue()
-			assert.Equal(t, "bottlerocket@v1.31.0", terms[0].ObjectValue()["alias"].StringValue())
+			assert.Equal(t, "bottlerocket@v"+versions.SuggestedBottlerocket, terms[0].ObjectValue()["alias"].StringValue())
 		}
 	})
 }

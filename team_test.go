@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"nodeless-eks/cluster"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -183,20 +181,46 @@ func TestProductionGuards(t *testing.T) {
 
 	t.Run("the cluster and its key are protected", func(t *testing.T) {
 		assert.True(t, eks.Protect, "the pulumi-eks component is protected")
-		assert.Equal(t, 1, eks.Transforms, "a transform protects pulumi-eks's aws:eks/cluster:Cluster child")
 		assert.True(t, run.rec.get(t, typeKmsKey, "eks-prod-secrets").Protect)
 	})
-	t.Run("the transform protects the EKS cluster and nothing else", func(t *testing.T) {
-		got := cluster.ProtectEKSCluster(context.Background(), &pulumi.ResourceTransformArgs{Type: "aws:eks/cluster:Cluster", Name: "eks-prod-eksCluster"})
-		require.NotNil(t, got)
-		assert.True(t, got.Opts.Protect)
-		assert.Nil(t, cluster.ProtectEKSCluster(context.Background(), &pulumi.ResourceTransformArgs{Type: "aws:iam/role:Role"}))
+	t.Run("the transform protects pulumi-eks's EKS cluster and nothing else", func(t *testing.T) {
+		child := eks.Transformed["aws:eks/cluster:Cluster"]
+		assert.True(t, child.Protect, "protecting a component does not reach its children; the transform must")
+		assert.True(t, eks.Transformed["aws:iam/role:Role"].Unchanged, "other children of pulumi-eks pass unchanged")
 	})
 	t.Run("dev stacks are not protected", func(t *testing.T) {
 		dev := runDevStack(t).rec.get(t, typeEksCluster, "eks-demo")
 		assert.False(t, dev.Protect)
-		assert.Zero(t, dev.Transforms)
+		assert.False(t, dev.Transformed["aws:eks/cluster:Cluster"].Protect)
 	})
+}
+
+// TestUpgradePolicy follows supportType through the transform that the
+// program registers on pulumi-eks to the aws:eks/cluster:Cluster child,
+// which pulumi-eks v3.9 does not let set it.
+func TestUpgradePolicy(t *testing.T) {
+	tests := []struct {
+		name, stackFile string
+		set             map[string]string
+		want            string
+	}{
+		{"a dev stack defaults to STANDARD", "Pulumi.dev.yaml", nil, cluster.SupportStandard},
+		{"a dev stack may choose EXTENDED", "Pulumi.dev.yaml", map[string]string{"supportType": "EXTENDED"}, cluster.SupportExtended},
+		{"a production stack gets what it chose", "testdata/stack-multipool.yaml", map[string]string{"supportType": "EXTENDED"}, cluster.SupportExtended},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := stackWith(t, tt.stackFile, tt.set).rec
+			eks := rec.ofType(typeEksCluster)
+			require.Len(t, eks, 1)
+			child, ok := eks[0].Transformed["aws:eks/cluster:Cluster"]
+			require.True(t, ok, "the EKS cluster must carry a transform for its child")
+			policy := child.Props["upgradePolicy"]
+			require.Truef(t, policy.IsObject(), "upgradePolicy must be set on the child; got %v", child.Props)
+			assert.Equal(t, tt.want, policy.ObjectValue()["supportType"].StringValue())
+			assert.Equal(t, "1.36", child.Props["version"].StringValue(), "the child's other inputs pass through")
+		})
+	}
 }
 
 func TestIAMPathAndBoundary(t *testing.T) {

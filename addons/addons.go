@@ -59,10 +59,9 @@ type Args struct {
 	CoreDNSReplicas int
 	// ArgoCD installs ArgoCD when true.
 	ArgoCD bool
-	// MetricsServer installs metrics-server (kubectl top, HPAs);
-	// MetricsServerReplicas sets its replicas, 0 for the add-on's default.
-	MetricsServer         bool
-	MetricsServerReplicas int
+	// MetricsServer installs metrics-server (kubectl top, HPAs) with the
+	// add-on's defaults.
+	MetricsServer bool
 	// NodeMonitoringAgent installs the EKS node monitoring agent, whose
 	// node conditions Karpenter's node repair acts on.
 	NodeMonitoringAgent bool

@@ -40,13 +40,12 @@ func newEKSAddons(ctx *pulumi.Context, name string, args *Args, parent pulumi.Re
 		return nil, err
 	}
 	if args.MetricsServer {
-		config, err := MetricsServerConfiguration(args.MetricsServerReplicas)
-		if err != nil {
-			return nil, err
-		}
-		// A Deployment: it needs EC2 capacity like CoreDNS, and runs beside it.
+		// A Deployment: it needs EC2 capacity like CoreDNS, and runs beside
+		// it. It gets no configuration values: the add-on's schema is
+		// published only through DescribeAddonConfiguration, and a key EKS
+		// does not know fails the create (see docs/configuration.md).
 		if _, err = newAddon(ctx, name, args, addonSpec{
-			addon: "metrics-server", pinned: args.Versions.MetricsServer, configuration: config, dependsOn: args.NodePools,
+			addon: "metrics-server", pinned: args.Versions.MetricsServer, dependsOn: args.NodePools,
 		}, parent); err != nil {
 			return nil, err
 		}
@@ -105,23 +104,14 @@ func newAddon(ctx *pulumi.Context, name string, args *Args, spec addonSpec, pare
 	return a, nil
 }
 
-// MetricsServerConfiguration is the metrics-server community add-on's
-// configuration values (the keys of the upstream chart): replicas, or ""
-// to keep the add-on's default.
-func MetricsServerConfiguration(replicas int) (string, error) {
-	if replicas == 0 {
-		return "", nil
-	}
-	b, err := json.Marshal(map[string]any{"replicas": replicas})
-	if err != nil {
-		return "", fmt.Errorf("encoding metrics-server configuration: %w", err)
-	}
-	return string(b), nil
-}
-
 // CoreDNSConfiguration is the CoreDNS add-on's configuration values:
 // replicas spread over nodes (required) and zones (preferred), so that one
-// node or zone going away leaves DNS up when there are two or more.
+// node or zone going away leaves DNS up when there are two or more; the
+// add-on's own disruption budget (maxUnavailable 1) is on by default. The
+// keys are those of the add-on's schema (replicaCount,
+// topologySpreadConstraints; a dump of `aws eks describe-addon-configuration
+// --addon-name coredns` is in terraform-aws-modules/terraform-aws-eks
+// docs/faq.md).
 func CoreDNSConfiguration(replicas int) (string, error) {
 	selector := map[string]any{"matchLabels": map[string]string{"k8s-app": "kube-dns"}}
 	b, err := json.Marshal(map[string]any{

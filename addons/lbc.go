@@ -1,15 +1,17 @@
 package addons
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
 	"nodeless-eks/internal/awsaccount"
+	"nodeless-eks/internal/helmrelease"
+	"nodeless-eks/internal/k8syaml"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-	"nodeless-eks/internal/helmrelease"
 )
 
 // Where the AWS Load Balancer Controller runs; the Pod Identity
@@ -79,22 +81,35 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 		return nil, fmt.Errorf("creating load balancer controller pod identity association: %w", err)
 	}
 
+	// API objects: they need the API server, not a node, so they are
+	// served long before the controller's pods can start.
+	crds, err := k8syaml.NewConfigGroup(ctx, name+"-lb-controller-crds", &k8syaml.ConfigGroupArgs{
+		Files: pulumi.ToStringArray(LoadBalancerControllerCRDs(args.Versions.LoadBalancerControllerChart)),
+	}, parent, pulumi.Provider(args.Provider), pulumi.Transforms([]pulumi.ResourceTransform{TakeOverCRDs}))
+	if err != nil {
+		return nil, fmt.Errorf("creating load balancer controller CRDs: %w", err)
+	}
+
 	values := args.VpcID.ToStringOutput().ApplyT(func(vpcID string) map[string]any {
 		return LoadBalancerControllerValues(args.ClusterName, args.Region, vpcID)
 	}).(pulumi.MapOutput)
-	prerequisites := append([]pulumi.Resource{in.coreDNS, in.podIdentityAgent, association, attachment}, args.NodePools...)
+	prerequisites := append([]pulumi.Resource{crds, in.coreDNS, in.podIdentityAgent, association, attachment}, args.NodePools...)
 	release, err := helmrelease.New(ctx, name+"-lb-controller", &helmrelease.ReleaseArgs{
 		Name:           pulumi.String("aws-load-balancer-controller"),
 		Chart:          pulumi.String("aws-load-balancer-controller"),
 		RepositoryOpts: &helmrelease.RepositoryOptsArgs{Repo: pulumi.String(eksChartsRepository)},
 		Version:        pulumi.String(args.Versions.LoadBalancerControllerChart),
 		Namespace:      pulumi.String(LoadBalancerControllerNamespace),
-		Values:         values,
-		Timeout:        pulumi.Int(releaseTimeoutSeconds),
+		// The CRDs come from the group above, which also upgrades them.
+		SkipCrds: pulumi.Bool(true),
+		Values:   values,
+		Timeout:  pulumi.Int(releaseTimeoutSeconds),
 	},
 		parent, pulumi.Provider(args.Provider),
-		// Its pods need nodes (the pools), DNS (CoreDNS) and credentials
-		// (the agent, the association and the permissions behind it).
+		// Its CRDs must be served at the chart's version before it starts
+		// (the controller's upgrade notes); its pods need nodes (the pools),
+		// DNS (CoreDNS) and credentials (the agent, the association and
+		// the permissions behind it).
 		pulumi.DependsOn(prerequisites),
 	)
 	if err != nil {
@@ -103,15 +118,67 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 	return &lbcResources{role: role, release: release}, nil
 }
 
+// LoadBalancerControllerCRDs are the manifests of the controller's CRDs at
+// the tag of chartVersion (from chart 3.0.0 on, chart and controller
+// versions are equal). Helm installs a chart's crds/ only on first install
+// and never upgrades them, while controller 3.x adds kinds and fields
+// (ALBTargetControlConfig, GlobalAccelerator, v1 of the gateway
+// configurations); the controller's installation guide at v3.5.0 says to
+// apply crds.yaml before upgrading the chart (docs/deploy/installation.md).
+func LoadBalancerControllerCRDs(chartVersion string) []string {
+	base := "https://raw.githubusercontent.com/kubernetes-sigs/aws-load-balancer-controller/v" + chartVersion +
+		"/helm/aws-load-balancer-controller/crds/"
+	return []string{base + "crds.yaml", base + "gateway-crds.yaml"}
+}
+
+// crdType is the Pulumi type of a CustomResourceDefinition.
+const crdType = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+
+// TakeOverCRDs marks the CRDs of a ConfigGroup pulumi.com/patchForce, so
+// that the provider's server-side apply takes over the fields that an
+// earlier Helm install of the chart owns (field manager "helm") instead of
+// failing on the conflict when a new version changes them
+// (https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply/).
+func TakeOverCRDs(_ context.Context, args *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
+	if args.Type != crdType {
+		return nil
+	}
+	meta, _ := args.Props["metadata"].(pulumi.Map)
+	annotations, _ := meta["annotations"].(pulumi.Map)
+	newAnnotations := pulumi.Map{"pulumi.com/patchForce": pulumi.String("true")}
+	for k, v := range annotations {
+		if k != "pulumi.com/patchForce" {
+			newAnnotations[k] = v
+		}
+	}
+	newMeta := pulumi.Map{"annotations": newAnnotations}
+	for k, v := range meta {
+		if k != "annotations" {
+			newMeta[k] = v
+		}
+	}
+	props := pulumi.Map{"metadata": newMeta}
+	for k, v := range args.Props {
+		if k != "metadata" {
+			props[k] = v
+		}
+	}
+	return &pulumi.ResourceTransformResult{Props: props, Opts: args.Opts}
+}
+
 // LoadBalancerControllerValues are the aws-load-balancer-controller chart's
 // values: the cluster, region and VPC are given, not discovered through
-// IMDS (which the nodes' hop limit of 1 keeps from pods).
+// IMDS (which the nodes' hop limit of 1 keeps from pods). keepTLSSecret
+// reuses the webhook certificate on upgrade: from chart 3.1.0 it defaults to
+// false, which signs a new certificate on every render while the running
+// pods keep the old one (templates/_helpers.tpl at v3.5.0).
 func LoadBalancerControllerValues(clusterName, region, vpcID string) map[string]any {
 	return map[string]any{
-		"clusterName":  clusterName,
-		"region":       region,
-		"vpcId":        vpcID,
-		"replicaCount": 2,
+		"clusterName":   clusterName,
+		"region":        region,
+		"vpcId":         vpcID,
+		"replicaCount":  2,
+		"keepTLSSecret": true,
 		"serviceAccount": map[string]any{
 			"create": true,
 			"name":   LoadBalancerControllerServiceAccount,

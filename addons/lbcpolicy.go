@@ -14,7 +14,10 @@ type statement struct {
 
 // LoadBalancerControllerPolicy is the controller's documented IAM policy
 // (docs/install/iam_policy.json of kubernetes-sigs/aws-load-balancer-controller,
-// v2.13/v2.14), written out as statements with the partition filled in.
+// the same file, blob 761d0e733c41, from v2.14.0 to v3.5.0), written out as
+// statements with the partition filled in. The separate policies of the
+// optional Global Accelerator and certificate-management features are not
+// included; those features stay off.
 // Writes to load balancers, target groups and security groups require the
 // elbv2.k8s.aws/cluster tag that the controller puts on what it creates.
 func LoadBalancerControllerPolicy(partition string) (string, error) {

@@ -14,6 +14,7 @@ import (
 
 	"nodeless-eks/internal/awsaccount"
 	"nodeless-eks/internal/iamopts"
+	"nodeless-eks/internal/names"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-eks/sdk/v3/go/eks"
@@ -78,6 +79,9 @@ type Args struct {
 	// Protect keeps `pulumi destroy` from deleting the EKS cluster and the
 	// key this component creates.
 	Protect bool
+	// SupportType is the cluster's upgrade policy: SupportStandard or
+	// SupportExtended. Required.
+	SupportType string
 }
 
 // Cluster is a nodeless EKS control plane with its Fargate profile.
@@ -144,11 +148,14 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		pulumi.DependsOn(audit.prerequisites),
 	}
 	if args.Protect {
-		clusterOpts = append(clusterOpts, pulumi.Protect(true),
-			// Protecting a component does not reach into pulumi-eks's
-			// children; this protects the EKS cluster itself.
-			pulumi.Transforms([]pulumi.ResourceTransform{ProtectEKSCluster}))
+		clusterOpts = append(clusterOpts, pulumi.Protect(true))
 	}
+	// pulumi-eks v3.9 exposes neither protect on its children nor the
+	// cluster's upgrade policy (pulumi/pulumi-eks#1776, first in v4.0.0);
+	// a transform sets both on its aws:eks/cluster:Cluster child.
+	clusterOpts = append(clusterOpts, pulumi.Transforms([]pulumi.ResourceTransform{
+		EKSClusterTransform(args.Protect, args.SupportType),
+	}))
 	clusterArgs := &eks.ClusterArgs{
 		Name:                  pulumi.String(args.ClusterName),
 		Version:               pulumi.String(args.KubernetesVersion),
@@ -235,6 +242,8 @@ func (a *Args) validate() error {
 		return fmt.Errorf("args are required")
 	case a.ClusterName == "", a.KubernetesVersion == "", a.Region == "", a.VpcID == nil, a.FargateNamespace == "":
 		return fmt.Errorf("ClusterName, KubernetesVersion, Region, VpcID and FargateNamespace are required")
+	case a.SupportType != SupportStandard && a.SupportType != SupportExtended:
+		return fmt.Errorf("SupportType %q: want %s or %s", a.SupportType, SupportStandard, SupportExtended)
 	case len(a.PrivateSubnetIDs) == 0:
 		return fmt.Errorf("PrivateSubnetIDs: at least one subnet is required")
 	case len(a.PodSubnetIDsByAZ) == 0:
@@ -252,16 +261,56 @@ func (a *Args) validate() error {
 	return nil
 }
 
-// ProtectEKSCluster is the transform that marks pulumi-eks's
-// aws:eks/cluster:Cluster child protected, so that `pulumi destroy` stops
-// before it deletes the control plane.
-func ProtectEKSCluster(_ context.Context, args *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
-	if args.Type != "aws:eks/cluster:Cluster" {
-		return nil
+// Upgrade policies of an EKS cluster (UpgradePolicyRequest.supportType).
+// With STANDARD, EKS upgrades the control plane to the next minor when
+// standard support ends; with EXTENDED (the API's default) the cluster
+// stays on its minor for up to 12 more months, billed $0.60 instead of
+// $0.10 an hour. EKS accepts STANDARD only while the minor is in standard
+// support (https://docs.aws.amazon.com/eks/latest/userguide/disable-extended-support.html).
+const (
+	SupportStandard = "STANDARD"
+	SupportExtended = "EXTENDED"
+)
+
+// EKSClusterTransform is the transform that reaches pulumi-eks's
+// aws:eks/cluster:Cluster child: it sets the upgrade policy, and protect
+// when protect is true, so that `pulumi destroy` stops before it deletes
+// the control plane. Other children pass unchanged.
+func EKSClusterTransform(protect bool, supportType string) pulumi.ResourceTransform {
+	return func(_ context.Context, args *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
+		if args.Type != "aws:eks/cluster:Cluster" {
+			return nil
+		}
+		props := pulumi.Map{}
+		for k, v := range args.Props {
+			props[k] = v
+		}
+		props["upgradePolicy"] = pulumi.Map{"supportType": pulumi.String(supportType)}
+		opts := args.Opts
+		if protect {
+			opts.Protect = true
+		}
+		return &pulumi.ResourceTransformResult{Props: props, Opts: opts}
 	}
-	opts := args.Opts
-	opts.Protect = true
-	return &pulumi.ResourceTransformResult{Props: args.Props, Opts: opts}
+}
+
+// NamedChild is a child that pulumi-eks creates with a physical name.
+type NamedChild struct {
+	Type, Name string
+}
+
+// PulumiEKSNamedChildren are the children that pulumi-eks v3.9.1 names for
+// the options this component passes (nodejs/eks/cluster/cluster.ts and
+// servicerole.ts): the EKS cluster, named clusterName, and unless the
+// component brings its own service role, the role "<name>-eksRole-role",
+// which pulumi-aws autonames. Under mocks pulumi-eks creates nothing, so
+// the name checks take its children from here.
+func PulumiEKSNamedChildren(name, clusterName string, ownServiceRole bool) []NamedChild {
+	children := []NamedChild{{Type: "aws:eks/cluster:Cluster", Name: clusterName}}
+	if !ownServiceRole {
+		children = append(children, NamedChild{Type: "aws:iam/role:Role", Name: names.Autoname(name + "-eksRole-role")})
+	}
+	return children
 }
 
 func publicAccessCidrs(args *Args) pulumi.StringArrayInput {

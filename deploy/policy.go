@@ -105,6 +105,9 @@ func DeployerPolicy(s scope) (string, error) {
 			Action: []string{"ec2:Describe*", "eks:DescribeAddonVersions", "eks:DescribeAddonConfiguration", "eks:ListClusters",
 				"logs:DescribeLogGroups", "kms:ListAliases", "sqs:ListQueues"},
 			Condition: map[string]any{"StringEquals": map[string]any{"aws:RequestedRegion": s.region}}},
+		{Sid: "PublicAMIParameters", Effect: "Allow", Action: "ssm:GetParametersByPath",
+			// Preview checks that every pinned AMI is published, where Karpenter reads it.
+			Resource: fmt.Sprintf("arn:%s:ssm:%s::parameter/aws/service/*", s.partition, s.region)},
 		{Sid: "EKS", Effect: "Allow", Action: "eks:*",
 			Resource: []string{s.arn("eks", "cluster/"+p+"*"), s.arn("eks", "access-entry/"+p+"*/*"), s.arn("eks", "addon/"+p+"*/*"),
 				s.arn("eks", "fargateprofile/"+p+"*/*"), s.arn("eks", "podidentityassociation/"+p+"*/*")}},
@@ -186,11 +189,13 @@ var deployerActions = map[string][]string{
 	"aws:ec2/securityGroupRule:SecurityGroupRule":             {"ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress", "ec2:DescribeSecurityGroupRules"},
 	"aws:kms/key:Key":                                         {"kms:CreateKey", "kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:EnableKeyRotation", "kms:ListResourceTags", "kms:ScheduleKeyDeletion"},
 	// Lookups.
-	"aws:ec2/getVpc:getVpc":                         {"ec2:DescribeVpcs"},
-	"aws:ec2/getSubnets:getSubnets":                 {"ec2:DescribeSubnets"},
-	"aws:ec2/getSubnet:getSubnet":                   {"ec2:DescribeSubnets"},
-	"aws:eks/getAddonVersion:getAddonVersion":       {"eks:DescribeAddonVersions"},
-	"aws:eks/getCluster:getCluster":                 {"eks:DescribeCluster"}, // the upgrade-step check
-	"aws:index/getCallerIdentity:getCallerIdentity": {},                      // needs no permission
-	"aws:index/getPartition:getPartition":           {},
+	"aws:ec2/getVpc:getVpc":                           {"ec2:DescribeVpcs"},
+	"aws:ec2/getSubnets:getSubnets":                   {"ec2:DescribeSubnets"},
+	"aws:ec2/getSubnet:getSubnet":                     {"ec2:DescribeSubnets"},
+	"aws:eks/getAddonVersion:getAddonVersion":         {"eks:DescribeAddonVersions"},
+	"aws:eks/getClusters:getClusters":                 {"eks:ListClusters"},        // new cluster or upgrade
+	"aws:eks/getCluster:getCluster":                   {"eks:DescribeCluster"},     // the upgrade-step check
+	"aws:ssm/getParametersByPath:getParametersByPath": {"ssm:GetParametersByPath"}, // pinned AMIs are published
+	"aws:index/getCallerIdentity:getCallerIdentity":   {},                          // needs no permission
+	"aws:index/getPartition:getPartition":             {},
 }

@@ -3,8 +3,9 @@ package karpenter
 import (
 	"fmt"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"nodeless-eks/internal/helmrelease"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
 // ChartRepository holds the karpenter and karpenter-crd charts. They are
@@ -22,9 +23,18 @@ const (
 	releaseDeleteTimeout  = "30m"
 )
 
+// KubernetesVersionAnnotation on the controller's pods carries the
+// cluster's minor: a new minor changes the pod template, so the Deployment
+// replaces its pods. Fargate runs a pod on a kubelet of the control plane's
+// version when the pod starts and keeps it until the pod is deleted
+// (https://docs.aws.amazon.com/eks/latest/userguide/fargate-pod-patching.html).
+const KubernetesVersionAnnotation = "nodeless-eks/kubernetes-version"
+
 // ValuesInput is what the controller's Helm values are made of.
 type ValuesInput struct {
 	ClusterName, ClusterEndpoint, InterruptionQueue, ControllerRoleArn string
+	// KubernetesVersion is the cluster's "1.NN", set on the pods.
+	KubernetesVersion string
 	// Resources are requests and limits both (Guaranteed QoS), sized to
 	// fill a Fargate size (see ControllerResources.Validate).
 	Resources ControllerResources
@@ -56,6 +66,7 @@ func ControllerValues(in ValuesInput) map[string]any {
 			// (RepairPolicies in pkg/cloudprovider of the pinned module).
 			"featureGates": map[string]any{"nodeRepair": in.NodeRepair},
 		},
+		"podAnnotations":      map[string]any{KubernetesVersionAnnotation: in.KubernetesVersion},
 		"replicas":            ControllerReplicas,
 		"podDisruptionBudget": map[string]any{"name": "karpenter", "maxUnavailable": 1},
 		"topologySpreadConstraints": []any{map[string]any{
@@ -99,6 +110,7 @@ func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 		func(v []any) map[string]any {
 			return ControllerValues(ValuesInput{
 				ClusterName:       args.ClusterName,
+				KubernetesVersion: args.KubernetesVersion,
 				ClusterEndpoint:   v[0].(string),
 				ControllerRoleArn: v[1].(string),
 				InterruptionQueue: v[2].(string),

@@ -11,9 +11,11 @@ import (
 	"nodeless-eks/internal/awsaccount"
 	"nodeless-eks/internal/iamopts"
 
+	"nodeless-eks/internal/helmrelease"
+	"nodeless-eks/internal/names"
+
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-	"nodeless-eks/internal/helmrelease"
 )
 
 const typeToken = "nodeless-eks:karpenter:Karpenter"
@@ -27,7 +29,8 @@ const (
 )
 
 // NodeRoleName is the node role's physical name: deterministic so that
-// EC2NodeClasses can name it. IAM allows 64 characters.
+// EC2NodeClasses can name it. It fits IAM's 64 characters for every
+// cluster name up to names.MaxClusterNameLength.
 func NodeRoleName(clusterName string) string {
 	return clusterName + "-karpenter-node"
 }
@@ -36,8 +39,12 @@ func NodeRoleName(clusterName string) string {
 type Args struct {
 	// ClusterName is the cluster's name as configured. IAM scoping uses this
 	// plain value so that IAM and the queue need not wait for the cluster.
-	// Required.
+	// Required, at most names.MaxClusterNameLength characters.
 	ClusterName string
+	// KubernetesVersion is the cluster's "1.NN". The controller's pods carry
+	// it, so that a new minor replaces them: Fargate pods keep the kubelet
+	// they started with. Required.
+	KubernetesVersion string
 	// Region scopes the controller's permissions. Required.
 	Region string
 	// ChartVersion is the version of both charts. Required.
@@ -150,14 +157,14 @@ func (a *Args) validate() error {
 		return fmt.Errorf("ControllerResources: %w", err)
 	}
 	switch {
-	case a.ClusterName == "", a.Region == "", a.ChartVersion == "":
-		return fmt.Errorf("ClusterName, Region and ChartVersion are required")
+	case a.ClusterName == "", a.Region == "", a.ChartVersion == "", a.KubernetesVersion == "":
+		return fmt.Errorf("ClusterName, Region, ChartVersion and KubernetesVersion are required")
 	case a.ClusterNameOutput == nil, a.ClusterEndpoint == nil, a.OidcProviderArn == nil, a.OidcIssuer == nil:
 		return fmt.Errorf("ClusterNameOutput, ClusterEndpoint, OidcProviderArn and OidcIssuer are required")
 	case a.Provider == nil, a.FargateProfile == nil:
 		return fmt.Errorf("Provider and FargateProfile are required")
-	case len(NodeRoleName(a.ClusterName)) > 64:
-		return fmt.Errorf("ClusterName %q: node role name %q exceeds IAM's 64 characters", a.ClusterName, NodeRoleName(a.ClusterName))
+	case len(a.ClusterName) > names.MaxClusterNameLength:
+		return fmt.Errorf("ClusterName %q: longer than %d characters, so some names would not fit AWS's limits", a.ClusterName, names.MaxClusterNameLength)
 	}
 	return nil
 }

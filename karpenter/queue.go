@@ -12,8 +12,13 @@ import (
 // InterruptionEvent is one kind of event that Karpenter handles from its
 // queue: it cordons and drains the node ahead of the interruption.
 type InterruptionEvent struct {
-	// Key names the EventBridge rule (child name suffix).
+	// Key names the EventBridge rule and target (child name suffix). It is
+	// short because the rule's physical name, "<clusterName>-karpenter-<key>"
+	// and 8 characters, must fit EventBridge's 64.
 	Key string
+	// FormerKey is the key a rule had before it was shortened; an alias on
+	// it keeps existing rules, and their physical names, in place.
+	FormerKey string
 	// Source and DetailType match Karpenter's parser for the event
 	// (pkg/controllers/interruption/messages/<kind>/parser.go).
 	Source, DetailType string
@@ -22,11 +27,11 @@ type InterruptionEvent struct {
 // InterruptionEvents are the events Karpenter 1.14 parses, in the order of
 // its getting-started template.
 var InterruptionEvents = []InterruptionEvent{
-	{Key: "health-scheduled-change", Source: "aws.health", DetailType: "AWS Health Event"},
-	{Key: "spot-interruption", Source: "aws.ec2", DetailType: "EC2 Spot Instance Interruption Warning"},
+	{Key: "health", FormerKey: "health-scheduled-change", Source: "aws.health", DetailType: "AWS Health Event"},
+	{Key: "spot", FormerKey: "spot-interruption", Source: "aws.ec2", DetailType: "EC2 Spot Instance Interruption Warning"},
 	{Key: "rebalance", Source: "aws.ec2", DetailType: "EC2 Instance Rebalance Recommendation"},
-	{Key: "instance-state-change", Source: "aws.ec2", DetailType: "EC2 Instance State-change Notification"},
-	{Key: "capacity-reservation-interruption", Source: "aws.ec2", DetailType: "EC2 Capacity Reservation Instance Interruption Warning"},
+	{Key: "state-change", FormerKey: "instance-state-change", Source: "aws.ec2", DetailType: "EC2 Instance State-change Notification"},
+	{Key: "reservation", FormerKey: "capacity-reservation-interruption", Source: "aws.ec2", DetailType: "EC2 Capacity Reservation Instance Interruption Warning"},
 }
 
 // EventPattern is the EventBridge pattern that routes e to the queue.
@@ -63,11 +68,15 @@ func newInterruptionQueue(ctx *pulumi.Context, name string, args *Args, parent p
 		if err != nil {
 			return nil, err
 		}
+		opts := []pulumi.ResourceOption{parent}
+		if e.FormerKey != "" {
+			opts = append(opts, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(name + "-" + e.FormerKey)}}))
+		}
 		rule, err := cloudwatch.NewEventRule(ctx, name+"-"+e.Key, &cloudwatch.EventRuleArgs{
 			Description:  pulumi.Sprintf("%s to Karpenter of EKS cluster %s", e.DetailType, args.ClusterName),
 			EventPattern: pulumi.String(pattern),
 			Tags:         tags,
-		}, parent)
+		}, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("creating event rule %s: %w", e.Key, err)
 		}
@@ -75,7 +84,7 @@ func newInterruptionQueue(ctx *pulumi.Context, name string, args *Args, parent p
 			Rule:     rule.Name,
 			Arn:      queue.Arn,
 			TargetId: pulumi.String("KarpenterInterruptionQueueTarget"),
-		}, parent); err != nil {
+		}, opts...); err != nil {
 			return nil, fmt.Errorf("creating event target %s: %w", e.Key, err)
 		}
 	}

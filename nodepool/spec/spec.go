@@ -100,9 +100,10 @@ type Taint struct {
 
 // NodeClass is one EC2NodeClass as the stack configures it.
 type NodeClass struct {
-	// AMIAlias is "bottlerocket@latest", "bottlerocket@v1.31.0",
+	// AMIAlias is "bottlerocket@latest", "bottlerocket@v1.66.0",
 	// "al2023@latest" or "al2023@v20250101". Default bottlerocket@latest;
-	// production stacks must pin a version.
+	// production stacks must pin a version that exists for the cluster's
+	// Kubernetes minor.
 	AMIAlias string `json:"amiAlias,omitempty"`
 	// VolumeSize is the data (Bottlerocket) or root (AL2023) volume, e.g. "20Gi".
 	VolumeSize string `json:"volumeSize,omitempty"`

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"nodeless-eks/versions"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -18,7 +20,9 @@ var (
 	durationRe        = regexp.MustCompile(`^([0-9]+(s|m|h))+$`)
 	budgetNodesRe     = regexp.MustCompile(`^((100|[0-9]{1,2})%|[0-9]+)$`)
 	categoryRe        = regexp.MustCompile(`^[a-z]+$`)
-	aliasRe           = regexp.MustCompile(`^(bottlerocket|al2023)@(latest|v?[0-9][0-9A-Za-z.\-]*)$`)
+	// Karpenter accepts Bottlerocket versions with or without the "v" and
+	// uses AL2023's as written, in a parameter name that has the "v".
+	aliasRe = regexp.MustCompile(`^(bottlerocket@(latest|v?[0-9]+\.[0-9]+\.[0-9]+)|al2023@(latest|v[0-9]{8}))$`)
 )
 
 var (
@@ -84,9 +88,11 @@ func Validate(pools map[string]Pool, classes map[string]NodeClass, production bo
 			bad("%s: name %q: %s", key, name, msg)
 		}
 		if !aliasRe.MatchString(c.AMIAlias) {
-			bad("%s.amiAlias %q: want bottlerocket@<version> or al2023@<version>, version \"latest\" or e.g. \"v1.31.0\"", key, c.AMIAlias)
+			bad("%s.amiAlias %q: want bottlerocket@latest, bottlerocket@vX.Y.Z (e.g. %q), al2023@latest or al2023@vYYYYMMDD",
+				key, c.AMIAlias, "bottlerocket@v"+versions.SuggestedBottlerocket)
 		} else if production && strings.HasSuffix(c.AMIAlias, "@latest") {
-			bad("%s.amiAlias %q: production stacks pin the AMI version, e.g. %q", key, c.AMIAlias, Family(c.AMIAlias)+"@v1.31.0")
+			bad("%s.amiAlias %q: production stacks pin the AMI version, e.g. %q, so that a new AMI reaches nodes only when you choose",
+				key, c.AMIAlias, suggestedPin(Family(c.AMIAlias)))
 		}
 		if q, err := resource.ParseQuantity(c.VolumeSize); err != nil || q.Cmp(resource.MustParse("1Gi")) < 0 || !strings.HasSuffix(c.VolumeSize, "Gi") {
 			bad("%s.volumeSize %q: want a size in Gi of at least 1Gi, e.g. \"20Gi\"", key, c.VolumeSize)
@@ -253,4 +259,13 @@ func validateRequirements(key string, r *Requirements) []error {
 		}
 	}
 	return errs
+}
+
+// suggestedPin is a pinned alias of family that exists for the default
+// Kubernetes minor.
+func suggestedPin(family string) string {
+	if family == "al2023" {
+		return "al2023@v<release date, YYYYMMDD, of an EKS-optimized AL2023 AMI>"
+	}
+	return "bottlerocket@v" + versions.SuggestedBottlerocket
 }

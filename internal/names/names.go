@@ -1,0 +1,86 @@
+// Package names owns the rules for the names the program gives AWS
+// resources: how long a cluster name may be, the length limits of each
+// resource type, and the default cluster name of a stack. Config
+// validation, the components and the tests read them from here.
+package names
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// AutonameSuffixLength is what pulumi-aws appends to a logical name when it
+// names a resource: '-' and 7 random characters. It refuses a name whose
+// logical name and suffix exceed the type's limit ("name '<logical>-' plus
+// 7 random chars is longer than maximum length 64";
+// pulumi-terraform-bridge pkg/tfbridge/info/autonaming.go).
+const AutonameSuffixLength = 8
+
+// MaxClusterNameLength is the longest clusterName the program accepts.
+// Every child is named "<clusterName>-<role>", so the cluster name bounds
+// every autoname; at this length the tightest fits are the interruption
+// rules ("<clusterName>-karpenter-state-change-xxxxxxx", 63 of 64) and the
+// Fargate pod execution role (62 of 64). A test registers a stack with a
+// name this long and checks every name against Limits.
+const MaxClusterNameLength = 32
+
+// Limit is how long a resource type's physical name may be, and which
+// input carries it.
+type Limit struct {
+	// Input is the input that names the resource (pulumi-aws autonames it
+	// when unset).
+	Input string
+	// Max is the lower of the AWS API's limit and pulumi-aws's autonaming
+	// limit (provider/resources.go).
+	Max int
+}
+
+// Limits are the name limits of the types that the program or pulumi-eks
+// names, by Pulumi resource type.
+var Limits = map[string]Limit{
+	"aws:iam/role:Role":                       {"name", 64},                // IAM; AutoName("name", 64)
+	"aws:cloudwatch/eventRule:EventRule":      {"name", 64},                // EventBridge; AutoName("name", 64)
+	"aws:sqs/queue:Queue":                     {"name", 80},                // SQS; AutoName("name", 80)
+	"aws:iam/policy:Policy":                   {"name", 128},               // IAM (the bridge allows 255)
+	"aws:eks/cluster:Cluster":                 {"name", 100},               // EKS CreateCluster
+	"aws:eks/fargateProfile:FargateProfile":   {"fargateProfileName", 100}, // EKS CreateFargateProfile
+	"aws:ec2/securityGroup:SecurityGroup":     {"name", 255},               // EC2
+	"aws:cloudwatch/logGroup:LogGroup":        {"name", 512},               // CloudWatch Logs
+	"aws:iam/instanceProfile:InstanceProfile": {"name", 128},               // IAM
+}
+
+// Autoname is the physical name pulumi-aws gives a resource named logical:
+// the logical name with the suffix, which the check counts as x.
+func Autoname(logical string) string {
+	return logical + "-" + strings.Repeat("x", AutonameSuffixLength-1)
+}
+
+// Check returns an error when physical is longer than the limit of typ.
+// Types without a limit here pass.
+func Check(typ, physical string) error {
+	limit, ok := Limits[typ]
+	if ok && len(physical) > limit.Max {
+		return fmt.Errorf("%s name %q is %d characters; AWS allows %d", typ, physical, len(physical), limit.Max)
+	}
+	return nil
+}
+
+// DefaultClusterName is "<project>-<stack>", so that review stacks and
+// copies of a stack file do not collide: characters EKS does not allow
+// become '-', and a name longer than MaxClusterNameLength is cut and given
+// a hash of the whole, so that two long stack names stay apart.
+func DefaultClusterName(project, stack string) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, project+"-"+stack)
+	if len(name) <= MaxClusterNameLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:MaxClusterNameLength-9] + "-" + hex.EncodeToString(sum[:4])
+}

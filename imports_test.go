@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -27,8 +28,10 @@ var allowedKubernetesPackages = map[string]string{
 	"/storage/v1":    "imported by pulumi-eks",
 }
 
-// forbiddenModules belong to the offline checks (internal/kubecheck) and
-// must never reach the program's binary.
+// forbiddenModules belong to the offline checks (test/kubecheck, a module
+// of its own) and must never reach the program's binary or its go.mod: a
+// runner that builds the program would download them, and
+// karpenter-provider-aws needs a newer Go than the program does.
 var forbiddenModules = []string{"helm.sh/helm/", "k8s.io/apiextensions-apiserver", "github.com/aws/karpenter-provider-aws"}
 
 func TestProgramImportGraph(t *testing.T) {
@@ -51,4 +54,10 @@ func TestProgramImportGraph(t *testing.T) {
 	}
 	slices.Sort(linked)
 	t.Logf("pulumi-kubernetes packages linked: %q", linked)
+
+	goMod, err := os.ReadFile("go.mod")
+	require.NoError(t, err)
+	for _, m := range forbiddenModules {
+		assert.NotContainsf(t, string(goMod), m, "go.mod requires %s; it belongs in test/go.mod", m)
+	}
 }

@@ -71,6 +71,14 @@ func deploymentProblems(r *Rendered, values map[string]any) []string {
 	if dep.GetNamespace() != "karpenter" {
 		bad("Deployment namespace is %q, want karpenter (the Fargate profile's namespace)", dep.GetNamespace())
 	}
+	// A new Kubernetes minor must change the pod template, or Fargate
+	// pods keep the kubelet they started with.
+	podAnnotations, _ := values["podAnnotations"].(map[string]any)
+	wantMinor, _ := podAnnotations["nodeless-eks/kubernetes-version"].(string)
+	gotMinor, _, _ := unstructured.NestedString(spec, "template", "metadata", "annotations", "nodeless-eks/kubernetes-version")
+	if wantMinor == "" || gotMinor != wantMinor {
+		bad("pod template annotation nodeless-eks/kubernetes-version is %q, want the cluster's minor %q", gotMinor, wantMinor)
+	}
 
 	spread, _, _ := unstructured.NestedSlice(pod, "topologySpreadConstraints")
 	zoneSpread := false
@@ -151,7 +159,7 @@ func TestKarpenterChartRendersWithProgramValues(t *testing.T) {
 	values := readJSON(t, goldenValues)
 
 	t.Run("the registered values render a controller that would start", func(t *testing.T) {
-		r, err := RenderChart(chartDir, "karpenter", "karpenter", "1.34", values)
+		r, err := RenderChart(chartDir, "karpenter", "karpenter", "1.36", values)
 		require.NoError(t, err)
 		t.Logf("rendered chart %s %s from module %s@v%s (the module ships the previous release's chart)",
 			r.Chart.Name, r.Chart.Version, KarpenterModule, versions.Karpenter)
@@ -194,12 +202,16 @@ func TestChartChecksCatchWrongValues(t *testing.T) {
 			v["resources"] = v["controller"].(map[string]any)["resources"]
 			delete(v, "controller")
 		}},
+		{"the minor annotation on the Deployment instead of its pods", func(v map[string]any) {
+			v["annotations"] = v["podAnnotations"]
+			delete(v, "podAnnotations")
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			values := readJSON(t, goldenValues)
 			tt.mutate(values)
-			r, err := RenderChart(chartDir, "karpenter", "karpenter", "1.34", values)
+			r, err := RenderChart(chartDir, "karpenter", "karpenter", "1.36", values)
 			require.NoError(t, err)
 			problems := append(deploymentProblems(r, values), UnknownValues(defaults, values)...)
 			assert.NotEmpty(t, problems, "a wrong values key must be caught")

@@ -395,6 +395,39 @@ func TestSupportCalendar(t *testing.T) {
 	})
 }
 
+func TestSpotServiceLinkedRole(t *testing.T) {
+	warningsWith := func(t *testing.T, set map[string]string, noSpotRole bool) []string {
+		t.Helper()
+		cfg := stackConfig(t, "Pulumi.dev.yaml")
+		for k, v := range set {
+			cfg[testProject+":"+k] = v
+		}
+		var got *Config
+		raw, err := json.Marshal(cfg)
+		require.NoError(t, err)
+		t.Setenv(pulumi.EnvConfig, string(raw))
+		rec := newRecorder(devVpc(), "")
+		rec.noSpotRole = noSpotRole
+		require.NoError(t, pulumi.RunErr(func(ctx *pulumi.Context) error {
+			got, err = loadConfig(ctx)
+			return err
+		}, pulumi.WithMocks(testProject, testStack, rec)))
+		return got.Warnings
+	}
+	t.Run("a spot pool in an account without the role is warned about, with the command that creates it", func(t *testing.T) {
+		w := warningsWith(t, nil, true)
+		require.Len(t, w, 1)
+		assert.Contains(t, w[0], "nodePools general allow spot capacity, but the account has no EC2 Spot service-linked role")
+		assert.Contains(t, w[0], "aws iam create-service-linked-role --aws-service-name spot.amazonaws.com")
+	})
+	t.Run("no warning when the role exists", func(t *testing.T) {
+		assert.Empty(t, warningsWith(t, nil, false))
+	})
+	t.Run("no warning when no pool allows spot", func(t *testing.T) {
+		assert.Empty(t, warningsWith(t, map[string]string{"nodePools": `{"general":{"requirements":{"capacityTypes":["on-demand"]}}}`}, true))
+	})
+}
+
 func mustParseDay(t *testing.T, s string) time.Time {
 	t.Helper()
 	d, err := time.Parse(time.DateOnly, s)

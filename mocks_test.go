@@ -192,6 +192,8 @@ type recorder struct {
 	// runningVersion is the Kubernetes version of the cluster that
 	// already exists, "" when there is none yet.
 	runningVersion string
+	// noSpotRole leaves the account without the EC2 Spot service-linked role.
+	noSpotRole bool
 
 	mu          sync.Mutex
 	byKey       map[string]*registration // "type::name"
@@ -334,6 +336,12 @@ func (r *recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) 
 			return nil, fmt.Errorf("the program read cluster %v, which getClusters did not list", args.Args["name"])
 		}
 		return resource.PropertyMap{"name": args.Args["name"], "version": resource.NewProperty(r.runningVersion)}, nil
+	case "aws:iam/getRoles:getRoles":
+		var names []resource.PropertyValue
+		if !r.noSpotRole && args.Args["pathPrefix"].StringValue() == "/aws-service-role/spot.amazonaws.com/" {
+			names = append(names, resource.NewProperty("AWSServiceRoleForEC2Spot"))
+		}
+		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
 	case "aws:ssm/getParametersByPath:getParametersByPath":
 		dir := args.Args["path"].StringValue()
 		var names []resource.PropertyValue

@@ -14,6 +14,7 @@ import (
 	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ssm"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
@@ -43,7 +44,46 @@ func preflight(ctx *pulumi.Context, c *Config, day time.Time) error {
 	errs = append(errs, problems...)
 	c.Warnings = append(c.Warnings, warnings...)
 	errs = append(errs, checkAMIsPublished(ctx, c)...)
+	warning, err := checkSpotRole(ctx, c)
+	if err != nil {
+		errs = append(errs, err)
+	} else if warning != "" {
+		c.Warnings = append(c.Warnings, warning)
+	}
 	return errors.Join(errs...)
+}
+
+// spotRolePath is where the EC2 Spot service-linked role lives
+// (AWSServiceRoleForEC2Spot, for spot.amazonaws.com).
+const spotRolePath = "/aws-service-role/spot.amazonaws.com/"
+
+// checkSpotRole warns when a pool allows spot capacity and the account has
+// no EC2 Spot service-linked role: EC2 refuses Karpenter's spot launches
+// without it, and Karpenter falls back to on-demand, so the stack works at
+// the on-demand price. Karpenter's getting-started guide creates the role
+// once per account; the controller's policy does not let it create it.
+// A warning, not an error: nothing breaks, and the role may be on its way.
+func checkSpotRole(ctx *pulumi.Context, c *Config) (string, error) {
+	var spotPools []string
+	for _, name := range spec.SortedNames(c.NodePools) {
+		if r := c.NodePools[name].Requirements; r != nil && (len(r.CapacityTypes) == 0 || slices.Contains(r.CapacityTypes, "spot")) {
+			spotPools = append(spotPools, name)
+		}
+	}
+	if len(spotPools) == 0 {
+		return "", nil
+	}
+	roles, err := iam.GetRoles(ctx, &iam.GetRolesArgs{PathPrefix: pulumi.StringRef(spotRolePath)})
+	if err != nil {
+		return "", fmt.Errorf("listing the roles under %s (iam:ListRoles), to find the EC2 Spot service-linked role: %w", spotRolePath, err)
+	}
+	if len(roles.Names) > 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("nodePools %s allow spot capacity, but the account has no EC2 Spot service-linked role "+
+		"(AWSServiceRoleForEC2Spot): EC2 refuses spot launches without it, and Karpenter launches on-demand instead, at the "+
+		"on-demand price. Create it once per account: aws iam create-service-linked-role --aws-service-name spot.amazonaws.com",
+		strings.Join(spotPools, ", ")), nil
 }
 
 // runningVersion returns the Kubernetes version the cluster runs, and

@@ -105,6 +105,9 @@ func DeployerPolicy(s scope) (string, error) {
 			Action: []string{"ec2:Describe*", "eks:DescribeAddonVersions", "eks:DescribeAddonConfiguration", "eks:ListClusters",
 				"logs:DescribeLogGroups", "kms:ListAliases", "sqs:ListQueues"},
 			Condition: map[string]any{"StringEquals": map[string]any{"aws:RequestedRegion": s.region}}},
+		// ListRoles takes no resource-level scope (IAM's service
+		// authorization reference); preview lists the Spot service-linked role.
+		{Sid: "FindSpotServiceLinkedRole", Effect: "Allow", Action: "iam:ListRoles", Resource: "*"},
 		{Sid: "PublicAMIParameters", Effect: "Allow", Action: "ssm:GetParametersByPath",
 			// Preview checks that every pinned AMI is published, where Karpenter reads it.
 			Resource: fmt.Sprintf("arn:%s:ssm:%s::parameter/aws/service/*", s.partition, s.region)},
@@ -196,6 +199,7 @@ var deployerActions = map[string][]string{
 	"aws:eks/getClusters:getClusters":                 {"eks:ListClusters"},        // new cluster or upgrade
 	"aws:eks/getCluster:getCluster":                   {"eks:DescribeCluster"},     // the upgrade-step check
 	"aws:ssm/getParametersByPath:getParametersByPath": {"ssm:GetParametersByPath"}, // pinned AMIs are published
+	"aws:iam/getRoles:getRoles":                       {"iam:ListRoles"},           // the EC2 Spot service-linked role exists
 	"aws:index/getCallerIdentity:getCallerIdentity":   {},                          // needs no permission
 	"aws:index/getPartition:getPartition":             {},
 }

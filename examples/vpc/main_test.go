@@ -3,17 +3,17 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 	"sync"
 	"testing"
 
+	"nodeless-eks/internal/stackfile"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gopkg.in/yaml.v3"
 )
 
 const project = "nodeless-eks-vpc"
@@ -83,26 +83,12 @@ func (r *recorder) named(t *testing.T, typ, name string) *registration {
 	return nil
 }
 
-// run runs the program with Pulumi.dev.yaml and the given changes.
+// run runs the program with Pulumi.dev.yaml, read as the Pulumi CLI reads
+// it (internal/stackfile), and the given changes.
 func run(t *testing.T, set map[string]string) (*recorder, error) {
 	t.Helper()
-	raw, err := os.ReadFile("Pulumi.dev.yaml")
-	require.NoError(t, err)
-	var stack struct {
-		Config map[string]any `yaml:"config"`
-	}
-	require.NoError(t, yaml.Unmarshal(raw, &stack))
-	cfg := map[string]string{}
-	for k, v := range stack.Config {
-		switch v := v.(type) {
-		case string:
-			cfg[k] = v
-		default:
-			b, err := json.Marshal(v)
-			require.NoError(t, err)
-			cfg[k] = string(b)
-		}
-	}
+	cfg, err := stackfile.Load("Pulumi.yaml", "Pulumi.dev.yaml")
+	require.NoError(t, err, "the Pulumi CLI would refuse Pulumi.dev.yaml")
 	for k, v := range set {
 		cfg[project+":"+k] = v
 	}
@@ -196,19 +182,15 @@ func TestNatPerZone(t *testing.T) {
 // TestNamesMatchTheRootDevStack: the root project's dev stack, as shipped,
 // finds exactly this VPC's private and pod subnets.
 func TestNamesMatchTheRootDevStack(t *testing.T) {
-	raw, err := os.ReadFile("../../Pulumi.dev.yaml")
-	require.NoError(t, err)
-	var root struct {
-		Config map[string]any `yaml:"config"`
-	}
-	require.NoError(t, yaml.Unmarshal(raw, &root))
+	root, err := stackfile.Load("../../Pulumi.yaml", "../../Pulumi.dev.yaml")
+	require.NoError(t, err, "the Pulumi CLI would refuse the root Pulumi.dev.yaml")
 	rec, err := run(t, nil)
 	require.NoError(t, err)
 
 	vpc := rec.named(t, "aws:ec2/vpc:Vpc", "eks-demo-vpc")
-	assert.Equal(t, root.Config["nodeless-eks:vpcName"], vpc.Inputs["tags"].ObjectValue()["Name"].StringValue())
+	assert.Equal(t, root["nodeless-eks:vpcName"], vpc.Inputs["tags"].ObjectValue()["Name"].StringValue())
 	for pattern, tier := range map[string]string{"privateSubnetNamePattern": "-private-", "podSubnetNamePattern": "-podsubnet-"} {
-		p := root.Config["nodeless-eks:"+pattern].(string)
+		p := root["nodeless-eks:"+pattern]
 		matched := 0
 		for _, s := range rec.ofType("aws:ec2/subnet:Subnet") {
 			ok, err := path.Match(p, s.Inputs["tags"].ObjectValue()["Name"].StringValue())

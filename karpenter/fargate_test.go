@@ -7,7 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// us-east-1 Fargate list prices (Linux/x86) the README's cost table uses.
+// Fargate list prices (Linux/x86; the same in us-east-1 and eu-west-1) that the
+// README's cost table and docs/design.md use.
 const (
 	usEast1VCPUHour = 0.04048
 	usEast1GBHour   = 0.004445
@@ -66,8 +67,8 @@ func TestControllerSizes(t *testing.T) {
 	}
 	small, _ := SmallController.MonthlyCostUSD(ControllerReplicas, usEast1VCPUHour, usEast1GBHour)
 	prod, _ := ProductionController.MonthlyCostUSD(ControllerReplicas, usEast1VCPUHour, usEast1GBHour)
-	assert.InDelta(t, 21.26, small, 0.005, "the README's figure: 2 × (0.25 × 0.04048 + 1 × 0.004445) × 730")
-	assert.InDelta(t, 72.08, prod, 0.005, "the README's figure: 2 × (1 × 0.04048 + 2 × 0.004445) × 730")
+	assert.InDelta(t, 21.26, small, 0.005, "the README's and docs/design.md's figure: 2 × (0.25 × 0.04048 + 1 × 0.004445) × 730")
+	assert.InDelta(t, 72.08, prod, 0.005, "docs/design.md's figure: 2 × (1 × 0.04048 + 2 × 0.004445) × 730")
 }
 
 func TestControllerResourcesRejectWaste(t *testing.T) {

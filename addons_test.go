@@ -380,29 +380,53 @@ func TestMetricsServer(t *testing.T) {
 }
 
 func TestDestroyCleanup(t *testing.T) {
-	run := runDevStack(t)
+	run := devStackWith(t, map[string]string{
+		"accessEntries": `{"ops":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"cluster-admin"}}`,
+	})
 	rec := run.rec
-	cleanup := rec.get(t, "command:local:Command", "eks-demo-addons-destroy-cleanup")
+	cleanup := rec.get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
 
 	t.Run("it runs only on delete", func(t *testing.T) {
 		assert.Equal(t, "go run ./cmd/destroy-cleanup", cleanup.Inputs["delete"].StringValue())
 		for _, k := range []resource.PropertyKey{"create", "update", "triggers"} {
 			assert.NotContains(t, cleanup.Inputs, k, "up must never run it, nor replace it (a replacement would run the delete)")
 		}
+	})
+	t.Run("it knows the stack's own label, its bounds and the cluster", func(t *testing.T) {
 		env := cleanup.Inputs["environment"].ObjectValue()
 		assert.True(t, env["NODELESS_EKS_KUBECONFIG"].ContainsSecrets(), "the kubeconfig stays a secret in state")
+		assert.Equal(t, "nodeless-eks/stack=nodeless-eks.dev", env["NODELESS_EKS_OWN_LABEL"].StringValue())
+		for _, reg := range append(rec.ofType(typeNodePool), rec.ofType(typeEC2NodeClass)...) {
+			labels := reg.Inputs["metadata"].ObjectValue()["labels"].ObjectValue()
+			assert.Equal(t, "nodeless-eks.dev", labels["nodeless-eks/stack"].StringValue(), "%s carries the label the cleanup keeps", reg.Name)
+		}
+		assert.Equal(t, "15m0s", env["NODELESS_EKS_LB_TIMEOUT"].StringValue())
+		assert.Equal(t, "15m0s", env["NODELESS_EKS_VOLUME_TIMEOUT"].StringValue())
 		assert.Equal(t, "1h15m0s", env["NODELESS_EKS_NODE_TIMEOUT"].StringValue(), "the longest terminationGracePeriod plus 15 minutes")
-		assert.Equal(t, "1h30m0s", cleanup.DeleteTimeout)
+		assert.Equal(t, "1h49m0s", cleanup.DeleteTimeout, "2m to reach the API, every step's bound, and 2m to build the command")
 	})
 
-	t.Run("destroy runs it before the controllers and the objects it drains", func(t *testing.T) {
-		for _, typ := range []string{typeNodePool, typeEC2NodeClass} {
-			for _, reg := range rec.ofType(typ) {
+	// Destroy deletes in reverse dependency order: the cleanup depends on
+	// everything it needs, so it runs while all of it still exists.
+	t.Run("destroy runs it while everything it needs still exists", func(t *testing.T) {
+		needed := map[string][]*registration{
+			"Karpenter":              {rec.get(t, typeHelmRelease, karpenterName+"-controller")},
+			"the LB controller":      {rec.get(t, typeHelmRelease, "eks-demo-addons-lb-controller")},
+			"the EBS CSI driver":     {rec.get(t, typeAddon, "eks-demo-addons-aws-ebs-csi-driver")},
+			"kube-proxy":             {rec.get(t, typeAddon, "eks-demo-addons-kube-proxy")},
+			"CoreDNS":                {rec.get(t, typeAddon, "eks-demo-addons-coredns")},
+			"the pod identity agent": {rec.get(t, typeAddon, "eks-demo-addons-eks-pod-identity-agent")},
+			"vpc-cni":                {rec.get(t, typeAddon, "eks-demo-vpc-cni")},
+			"the access entries":     append(rec.ofType(typeAccessEntry), rec.ofType(typeAccessPolicyAssociation)...),
+			"the stack's NodePools":  rec.ofType(typeNodePool),
+			"the stack's classes":    rec.ofType(typeEC2NodeClass),
+		}
+		for what, regs := range needed {
+			require.NotEmptyf(t, regs, "no %s registered", what)
+			for _, reg := range regs {
 				requireDependsOn(t, rec, cleanup, reg)
 			}
 		}
-		requireDependsOn(t, rec, cleanup, rec.get(t, typeHelmRelease, "eks-demo-addons-lb-controller"))
-		requireDependsOn(t, rec, cleanup, rec.get(t, typeHelmRelease, karpenterName+"-controller"))
 	})
 
 	t.Run("ArgoCD goes before it, so its applications cannot recreate what it removes", func(t *testing.T) {

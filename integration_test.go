@@ -21,12 +21,13 @@ import (
 	"testing"
 	"time"
 
-	"nodeless-eks/internal/cleanup"
 	"nodeless-eks/internal/poll"
 	"nodeless-eks/internal/verify"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
@@ -38,6 +39,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -117,16 +119,6 @@ func TestAccSkipsWithoutOptIn(t *testing.T) {
 	assert.Contains(t, reason, "no usable AWS credentials")
 
 	assert.Empty(t, accSkipReason(func(k string) string { return env[k] }, found, func() error { return nil }))
-
-	t.Run("the acceptance test itself skips without the opt-in", func(t *testing.T) {
-		t.Setenv(accOptIn, "")
-		ranPastSkip := false
-		t.Run("TestAccNodelessStack", func(t *testing.T) {
-			TestAccNodelessStack(t)
-			ranPastSkip = true // t.Skip ends the test before this line
-		})
-		assert.False(t, ranPastSkip, "without %s the acceptance test must skip", accOptIn)
-	})
 }
 
 func randomSuffix(t *testing.T) string {
@@ -162,20 +154,38 @@ func TestAccNodelessStack(t *testing.T) {
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region))
 	require.NoError(t, err)
 
+	// What the run leaves for destroy to clean: the PersistentVolumes of
+	// the claims it binds (a Delete one must go, a Retain one must stay and
+	// be reported), filled in by the subtests below.
+	var deleteVolumes []string
+	var retainVolumeID string
+
 	// Destroy and sweep run even when a check fails half-way.
 	t.Cleanup(func() {
 		ctx := context.Background()
-		if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(os.Stdout)); err != nil {
+		var out strings.Builder
+		if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(os.Stdout, &out)); err != nil {
 			t.Errorf("destroying stack %s (remove what is left by hand): %v", name, err)
 			return
 		}
-		ec2c, iamc := ec2.NewFromConfig(awsCfg), iam.NewFromConfig(awsCfg)
+		ec2c, iamc, elbc := ec2.NewFromConfig(awsCfg), iam.NewFromConfig(awsCfg), elb.NewFromConfig(awsCfg)
 		err := poll.Until(ctx, 10*time.Minute, 20*time.Second, func(ctx context.Context) (bool, string, error) {
 			orphans, err := verify.FindOrphans(ctx, ec2c, iamc, region, name)
-			return orphans.Empty(), "left behind: " + orphans.String(), err
+			if err != nil {
+				return false, "", err
+			}
+			workloads, err := verify.FindWorkloadOrphans(ctx, ec2c, elbc, name, deleteVolumes)
+			return orphans.Empty() && workloads.Empty(), "left behind: " + orphans.String() + "; " + workloads.String(), err
 		})
 		if err != nil {
 			t.Errorf("after destroy of %s: %v", name, err)
+		}
+		if retainVolumeID != "" {
+			assert.Contains(t, out.String(), "keeping EBS volume "+retainVolumeID, "destroy lists the volume it keeps")
+			_, err := ec2c.DeleteVolume(ctx, &ec2.DeleteVolumeInput{VolumeId: aws.String(retainVolumeID)})
+			assert.NoError(t, err, "the Retain volume %s outlives the cluster, and the test removes it", retainVolumeID)
+		}
+		if err != nil {
 			return
 		}
 		if err := stack.Workspace().RemoveStack(ctx, name); err != nil {
@@ -244,7 +254,28 @@ func TestAccNodelessStack(t *testing.T) {
 		_, err = kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
 		require.NoError(t, err)
 		require.NoError(t, verify.WaitBound(ctx, kube, "default", "acc-data", "gp3", 10*time.Minute, 10*time.Second))
-		// Left in place on purpose: destroy must cope with the volume.
+		// Left in place on purpose: destroy must delete its volume.
+		bound, err := kube.CoreV1().PersistentVolumeClaims("default").Get(ctx, "acc-data", metav1.GetOptions{})
+		require.NoError(t, err)
+		deleteVolumes = append(deleteVolumes, bound.Spec.VolumeName)
+	})
+
+	t.Run("a claim on a Retain class is kept by destroy and reported", func(t *testing.T) {
+		_, err := kube.StorageV1().StorageClasses().Create(ctx, verify.RetainStorageClass("acc-retain"), metav1.CreateOptions{})
+		require.NoError(t, err)
+		pvc, pod := verify.StorageWorkload("default", "acc-retain")
+		pvc.Spec.StorageClassName = aws.String("acc-retain")
+		_, err = kube.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, verify.WaitBound(ctx, kube, "default", "acc-retain", "acc-retain", 10*time.Minute, 10*time.Second))
+		bound, err := kube.CoreV1().PersistentVolumeClaims("default").Get(ctx, "acc-retain", metav1.GetOptions{})
+		require.NoError(t, err)
+		pv, err := kube.CoreV1().PersistentVolumes().Get(ctx, bound.Spec.VolumeName, metav1.GetOptions{})
+		require.NoError(t, err)
+		require.NotNil(t, pv.Spec.CSI)
+		retainVolumeID = pv.Spec.CSI.VolumeHandle
 	})
 
 	t.Run("the metrics API answers", func(t *testing.T) {
@@ -257,19 +288,31 @@ func TestAccNodelessStack(t *testing.T) {
 		}), "kubectl top and HPAs need metrics-server")
 	})
 
-	// What an ArgoCD application might leave: its own NodePool with a node,
-	// and a LoadBalancer Service. Destroy must remove both (the destroy
-	// cleanup) and the sweep in t.Cleanup must still find nothing.
-	t.Run("workload-created NodePool and load balancer before destroy", func(t *testing.T) {
+	// What an ArgoCD application might leave: its own EC2NodeClass and
+	// NodePool with a node, and a LoadBalancer Service. Destroy must remove
+	// all of it (the destroy cleanup), the class's instance profile too, and
+	// the sweep in t.Cleanup must still find nothing.
+	t.Run("workload-created NodePool, node class and load balancer before destroy", func(t *testing.T) {
+		nodePools := schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
+		nodeClasses := schema.GroupVersionResource{Group: "karpenter.k8s.aws", Version: "v1", Resource: "ec2nodeclasses"}
+		ours, err := dyn.Resource(nodeClasses).Get(ctx, "default", metav1.GetOptions{})
+		require.NoError(t, err)
+		class := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass",
+			"metadata": map[string]any{"name": "acc-foreign"}, // without the stack's label
+			"spec":     ours.Object["spec"],
+		}}
+		_, err = dyn.Resource(nodeClasses).Create(ctx, class, metav1.CreateOptions{})
+		require.NoError(t, err)
 		pool := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
 			"metadata": map[string]any{"name": "acc-foreign"},
 			"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-				"nodeClassRef": map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+				"nodeClassRef": map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "acc-foreign"},
 				"requirements": []any{map[string]any{"key": "karpenter.sh/capacity-type", "operator": "In", "values": []any{"on-demand"}}},
 			}}},
 		}}
-		_, err := dyn.Resource(cleanup.NodePools).Create(ctx, pool, metav1.CreateOptions{})
+		_, err = dyn.Resource(nodePools).Create(ctx, pool, metav1.CreateOptions{})
 		require.NoError(t, err)
 		deploy := verify.ScaleWorkload("default", "acc-foreign", 1)
 		deploy.Spec.Template.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": "acc-foreign"}

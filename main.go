@@ -6,6 +6,7 @@ package main
 import (
 	"nodeless-eks/addons"
 	"nodeless-eks/cluster"
+	"nodeless-eks/internal/names"
 	"nodeless-eks/karpenter"
 	"nodeless-eks/nodepool"
 
@@ -86,6 +87,7 @@ func program(ctx *pulumi.Context) error {
 
 	pools, err := nodepool.New(ctx, cfg.ClusterName+"-nodepools", &nodepool.Args{
 		ClusterName:       cfg.ClusterName,
+		StackLabel:        names.StackLabel(ctx.Project(), ctx.Stack()),
 		Pools:             cfg.NodePools,
 		Classes:           cfg.NodeClasses,
 		NodeRoleName:      ctl.NodeRoleName,
@@ -110,6 +112,9 @@ func program(ctx *pulumi.Context) error {
 		NodePools:          pools.Pools,
 		NodeClasses:        pools.Classes,
 		KarpenterRelease:   ctl.Release,
+		VpcCni:             eks.VpcCni,
+		AccessEntries:      eks.AccessEntries,
+		StackLabel:         names.StackLabel(ctx.Project(), ctx.Stack()),
 		Kubeconfig:         eks.Kubeconfig,
 		CleanupNodeTimeout: cfg.CleanupNodeTimeout(),
 		Versions: addons.Versions{

@@ -12,6 +12,7 @@ import (
 )
 
 const (
+	typeCommand                 = "command:local:Command"
 	typeAccessPolicyAssociation = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 	typeLogGroup                = "aws:cloudwatch/logGroup:LogGroup"
 	typeKmsKey                  = "aws:kms/key:Key"
@@ -74,12 +75,27 @@ func TestAccessEntries(t *testing.T) {
 	}
 
 	t.Run("nothing in the bootstrap waits for people's access", func(t *testing.T) {
+		cleanup := rec.get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
 		for _, typ := range []string{typeHelmRelease, typeNodePool, typeAddon} {
 			for _, reg := range rec.ofType(typ) {
+				if rec.dependsOn(reg, cleanup) {
+					continue // ArgoCD, deleted before the cleanup; see TestDestroyCleanup
+				}
 				for _, e := range rec.ofType(typeAccessEntry) {
 					if strings.Contains(e.Name, "-access-") {
 						requireNotDependsOn(t, rec, reg, e)
 					}
+				}
+			}
+		}
+	})
+
+	t.Run("the destroy cleanup runs while people still have access", func(t *testing.T) {
+		cleanup := rec.get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
+		for _, typ := range []string{typeAccessEntry, typeAccessPolicyAssociation} {
+			for _, e := range rec.ofType(typ) {
+				if strings.Contains(e.Name, "-access-") {
+					requireDependsOn(t, rec, cleanup, e)
 				}
 			}
 		}

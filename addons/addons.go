@@ -44,11 +44,19 @@ type Args struct {
 	// NodePools provide the EC2 capacity that CoreDNS and the controllers
 	// need; those wait for them. Required.
 	NodePools []pulumi.Resource
-	// NodeClasses, KarpenterRelease and Kubeconfig serve the destroy
-	// cleanup, which must run while they still exist. Required.
+	// NodeClasses, KarpenterRelease, VpcCni, AccessEntries and Kubeconfig
+	// serve the destroy cleanup, which must run while they still exist:
+	// Karpenter drains what it deletes, vpc-cni networks the pods that
+	// work meanwhile, and the access entries let whoever runs `pulumi
+	// destroy` reach the cluster. Required, but for AccessEntries.
 	NodeClasses      []pulumi.Resource
 	KarpenterRelease pulumi.Resource
+	VpcCni           pulumi.Resource
+	AccessEntries    []pulumi.Resource
 	Kubeconfig       pulumi.StringInput
+	// StackLabel is the value of the names.StackLabelKey label on the
+	// stack's own NodePools and EC2NodeClasses, which the cleanup keeps.
+	StackLabel string
 	// CleanupNodeTimeout bounds the destroy cleanup's wait for nodes: the
 	// longest pool's terminationGracePeriod plus time to terminate.
 	CleanupNodeTimeout time.Duration
@@ -105,7 +113,8 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 	a.CoreDNSVersion = eksAddons.coreDNS.AddonVersion
 
-	if err := newEBSCSIDriver(ctx, name, args, account, eksAddons.podIdentityAgent, parent); err != nil {
+	ebsCSI, err := newEBSCSIDriver(ctx, name, args, account, eksAddons.podIdentityAgent, parent)
+	if err != nil {
 		return nil, err
 	}
 
@@ -118,7 +127,9 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 	a.LoadBalancerControllerRoleArn = lbc.role.Arn
 
-	cleanup, err := newDestroyCleanup(ctx, name, args, lbc.release, parent)
+	cleanup, err := newDestroyCleanup(ctx, name, args, []pulumi.Resource{
+		lbc.release, ebsCSI, eksAddons.coreDNS, eksAddons.kubeProxy, eksAddons.podIdentityAgent,
+	}, parent)
 	if err != nil {
 		return nil, err
 	}
@@ -149,8 +160,8 @@ func (a *Args) validate() error {
 		return fmt.Errorf("ClusterName, Region and KubernetesVersion are required")
 	case a.ClusterNameOutput == nil || a.VpcID == nil || a.Provider == nil:
 		return fmt.Errorf("ClusterNameOutput, VpcID and Provider are required")
-	case a.KarpenterRelease == nil || a.Kubeconfig == nil || a.CleanupNodeTimeout <= 0:
-		return fmt.Errorf("KarpenterRelease, Kubeconfig and CleanupNodeTimeout are required for the destroy cleanup")
+	case a.KarpenterRelease == nil || a.VpcCni == nil || a.Kubeconfig == nil || a.StackLabel == "" || a.CleanupNodeTimeout <= 0:
+		return fmt.Errorf("KarpenterRelease, VpcCni, Kubeconfig, StackLabel and CleanupNodeTimeout are required for the destroy cleanup")
 	case len(a.NodePools) == 0:
 		return fmt.Errorf("NodePools: CoreDNS and the controllers need at least one pool")
 	case a.CoreDNSReplicas < 1:

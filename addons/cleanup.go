@@ -2,45 +2,57 @@ package addons
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"nodeless-eks/internal/cleanup"
+	"nodeless-eks/internal/names"
 
 	"github.com/pulumi/pulumi-command/sdk/go/command/local"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// loadBalancerCleanupTimeout bounds the wait for the LB controller to
-// delete the load balancers of the Ingresses and Services it is given.
-const loadBalancerCleanupTimeout = 15 * time.Minute
+// Bounds of the destroy cleanup's steps besides the nodes' (which is
+// Args.CleanupNodeTimeout): the LB controller deletes a load balancer in a
+// minute or two, and the EBS CSI driver detaches and deletes a volume in
+// about as long once its pod is gone.
+const (
+	loadBalancerCleanupTimeout = 15 * time.Minute
+	volumeCleanupTimeout       = 15 * time.Minute
+)
 
 // newDestroyCleanup registers a command that runs only on delete: `go run
-// ./cmd/destroy-cleanup` (internal/cleanup) removes every Ingress,
-// LoadBalancer Service and NodePool, ours or a workload's, and waits until
-// their load balancers and nodes are gone. It depends on the LB controller,
-// the NodePools, the node classes and Karpenter, so destroy runs it before
-// any of them goes; on `up` it does nothing. Its name and inputs must stay
-// stable: renaming it without an alias, or a replacement, would run the
-// cleanup against a live cluster.
-func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, lbController pulumi.Resource,
+// ./cmd/destroy-cleanup` (internal/cleanup) removes what workloads created
+// and the stack does not know of: load balancers, EBS volumes, and node
+// pools and classes without the stack's label. It depends on everything it
+// needs (the controllers that remove the AWS resources, the add-ons their
+// pods need, the access entries of whoever runs destroy, and the stack's
+// own pools and classes), so destroy runs it before any of them goes; on
+// `up` it does nothing. Its name must stay stable, and it has no create or
+// update step: a replacement would run the cleanup against a live cluster.
+func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pulumi.Resource,
 	parent pulumi.ResourceOption) (pulumi.Resource, error) {
-	prerequisites := append([]pulumi.Resource{
-		// The controllers must still run while the cleanup waits on them.
-		lbController, args.KarpenterRelease,
-	}, append(args.NodeClasses, args.NodePools...)...)
-	timeout := args.CleanupNodeTimeout + loadBalancerCleanupTimeout
+	prerequisites := slices.Concat([]pulumi.Resource{args.KarpenterRelease, args.VpcCni}, needs,
+		args.AccessEntries, args.NodeClasses, args.NodePools)
+	budget := cleanup.Budget(loadBalancerCleanupTimeout, volumeCleanupTimeout, args.CleanupNodeTimeout)
 	cmd, err := local.NewCommand(ctx, name+"-destroy-cleanup", &local.CommandArgs{
 		// Go is on every machine that runs this program; the repository is
-		// checked out wherever `pulumi destroy` runs.
+		// checked out wherever `pulumi destroy` runs. The command uses only
+		// the standard library, which the program's own build compiled.
 		Delete: pulumi.String("go run ./cmd/destroy-cleanup"),
 		Environment: pulumi.StringMap{
-			"NODELESS_EKS_KUBECONFIG":   args.Kubeconfig,
-			"NODELESS_EKS_NODE_TIMEOUT": pulumi.String(args.CleanupNodeTimeout.String()),
-			"NODELESS_EKS_LB_TIMEOUT":   pulumi.String(loadBalancerCleanupTimeout.String()),
+			cleanup.EnvKubeconfig:          args.Kubeconfig,
+			cleanup.EnvOwnLabel:            pulumi.String(names.StackLabelKey + "=" + args.StackLabel),
+			cleanup.EnvLoadBalancerTimeout: pulumi.String(loadBalancerCleanupTimeout.String()),
+			cleanup.EnvVolumeTimeout:       pulumi.String(volumeCleanupTimeout.String()),
+			cleanup.EnvNodeTimeout:         pulumi.String(args.CleanupNodeTimeout.String()),
 		},
 	},
 		parent,
-		// Deleted first: before the controllers it needs and the objects it drains.
+		// Deleted first: before the controllers, add-ons and access it needs,
+		// and before the stack's own pools and classes.
 		pulumi.DependsOn(prerequisites),
-		pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: timeout.String()}),
+		pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: budget.String()}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("creating the destroy cleanup: %w", err)

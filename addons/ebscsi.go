@@ -28,11 +28,11 @@ const (
 // add-on waits for the NodePools like CoreDNS, beside it rather than behind
 // it: its pods only retry their AWS calls until CoreDNS answers.
 func newEBSCSIDriver(ctx *pulumi.Context, name string, args *Args, account awsaccount.Account,
-	podIdentityAgent pulumi.Resource, parent pulumi.ResourceOrInvokeOption) error {
+	podIdentityAgent pulumi.Resource, parent pulumi.ResourceOrInvokeOption) (*awseks.Addon, error) {
 	tags := pulumi.ToStringMap(args.Tags)
 	trust, err := PodIdentityTrustPolicy(clusterArn(account, args), EBSCSINamespace, EBSCSIServiceAccount)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	role, err := iam.NewRole(ctx, name+"-ebs-csi", args.IAM.Role(&iam.RoleArgs{
 		Description:      pulumi.Sprintf("EBS CSI driver (Pod Identity) of EKS cluster %s", args.ClusterName),
@@ -40,16 +40,16 @@ func newEBSCSIDriver(ctx *pulumi.Context, name string, args *Args, account awsac
 		Tags:             tags,
 	}), parent)
 	if err != nil {
-		return fmt.Errorf("creating EBS CSI driver role: %w", err)
+		return nil, fmt.Errorf("creating EBS CSI driver role: %w", err)
 	}
 	attachment, err := iam.NewRolePolicyAttachment(ctx, name+"-ebs-csi", &iam.RolePolicyAttachmentArgs{
 		Role:      role.Name,
 		PolicyArn: pulumi.Sprintf("arn:%s:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy", account.Partition),
 	}, parent)
 	if err != nil {
-		return fmt.Errorf("attaching AmazonEBSCSIDriverPolicy: %w", err)
+		return nil, fmt.Errorf("attaching AmazonEBSCSIDriverPolicy: %w", err)
 	}
-	if _, err := newAddon(ctx, name, args, addonSpec{
+	addon, err := newAddon(ctx, name, args, addonSpec{
 		addon: "aws-ebs-csi-driver", pinned: args.Versions.EBSCSIDriver,
 		// EKS creates the association with the add-on.
 		associations: awseks.AddonPodIdentityAssociationArray{awseks.AddonPodIdentityAssociationArgs{
@@ -58,8 +58,9 @@ func newEBSCSIDriver(ctx *pulumi.Context, name string, args *Args, account awsac
 		// The controller needs nodes (the pools), its credentials (the agent
 		// and the role's permissions) to turn ACTIVE.
 		dependsOn: append([]pulumi.Resource{podIdentityAgent, attachment}, args.NodePools...),
-	}, parent); err != nil {
-		return err
+	}, parent)
+	if err != nil {
+		return nil, err
 	}
 
 	// An API object: it needs no node, so it waits only for the cluster.
@@ -77,9 +78,9 @@ func newEBSCSIDriver(ctx *pulumi.Context, name string, args *Args, account awsac
 		AllowVolumeExpansion: pulumi.Bool(true),
 		ReclaimPolicy:        pulumi.String("Delete"),
 	}, parent, pulumi.Provider(args.Provider)); err != nil {
-		return fmt.Errorf("creating the %s StorageClass: %w", DefaultStorageClass, err)
+		return nil, fmt.Errorf("creating the %s StorageClass: %w", DefaultStorageClass, err)
 	}
-	return nil
+	return addon, nil
 }
 
 // clusterArn is the cluster's ARN, known before the cluster exists.

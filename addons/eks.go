@@ -11,7 +11,7 @@ import (
 )
 
 type eksAddons struct {
-	podIdentityAgent, coreDNS *awseks.Addon
+	kubeProxy, podIdentityAgent, coreDNS *awseks.Addon
 }
 
 // newEKSAddons creates kube-proxy, the Pod Identity Agent and the node
@@ -22,7 +22,7 @@ type eksAddons struct {
 func newEKSAddons(ctx *pulumi.Context, name string, args *Args, parent pulumi.ResourceOrInvokeOption) (*eksAddons, error) {
 	out := &eksAddons{}
 	var err error
-	if _, err = newAddon(ctx, name, args, addonSpec{addon: "kube-proxy", pinned: args.Versions.KubeProxy}, parent); err != nil {
+	if out.kubeProxy, err = newAddon(ctx, name, args, addonSpec{addon: "kube-proxy", pinned: args.Versions.KubeProxy}, parent); err != nil {
 		return nil, err
 	}
 	if out.podIdentityAgent, err = newAddon(ctx, name, args, addonSpec{addon: "eks-pod-identity-agent", pinned: args.Versions.PodIdentityAgent}, parent); err != nil {

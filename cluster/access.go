@@ -34,10 +34,11 @@ var AccessPolicies = map[string]string{
 }
 
 // newAccessEntries creates one STANDARD access entry per configured entry
-// and associates its access policy. They wait for the cluster only; nothing
-// in the bootstrap waits for them.
+// and associates its access policy, and returns both. They wait for the
+// cluster only; nothing in the bootstrap waits for them.
 func newAccessEntries(ctx *pulumi.Context, name string, args *Args, account awsaccount.Account,
-	clusterName pulumi.StringOutput, parent pulumi.ResourceOption) error {
+	clusterName pulumi.StringOutput, parent pulumi.ResourceOption) ([]pulumi.Resource, error) {
+	var created []pulumi.Resource
 	for _, entryName := range slices.Sorted(maps.Keys(args.AccessEntries)) {
 		e := args.AccessEntries[entryName]
 		entry, err := awseks.NewAccessEntry(ctx, name+"-access-"+entryName, &awseks.AccessEntryArgs{
@@ -47,7 +48,7 @@ func newAccessEntries(ctx *pulumi.Context, name string, args *Args, account awsa
 			Tags:         pulumi.ToStringMap(args.Tags),
 		}, parent)
 		if err != nil {
-			return fmt.Errorf("creating access entry %s: %w", entryName, err)
+			return nil, fmt.Errorf("creating access entry %s: %w", entryName, err)
 		}
 		scope := awseks.AccessPolicyAssociationAccessScopeArgs{Type: pulumi.String("cluster")}
 		if len(e.Namespaces) > 0 {
@@ -56,15 +57,17 @@ func newAccessEntries(ctx *pulumi.Context, name string, args *Args, account awsa
 				Namespaces: pulumi.ToStringArray(e.Namespaces),
 			}
 		}
-		if _, err := awseks.NewAccessPolicyAssociation(ctx, name+"-access-"+entryName, &awseks.AccessPolicyAssociationArgs{
+		association, err := awseks.NewAccessPolicyAssociation(ctx, name+"-access-"+entryName, &awseks.AccessPolicyAssociationArgs{
 			ClusterName: clusterName,
 			// The entry's output, so that the association waits for it.
 			PrincipalArn: entry.PrincipalArn,
 			PolicyArn:    pulumi.Sprintf("arn:%s:eks::aws:cluster-access-policy/%s", account.Partition, AccessPolicies[e.Policy]),
 			AccessScope:  scope,
-		}, parent); err != nil {
-			return fmt.Errorf("associating %s with access entry %s: %w", e.Policy, entryName, err)
+		}, parent)
+		if err != nil {
+			return nil, fmt.Errorf("associating %s with access entry %s: %w", e.Policy, entryName, err)
 		}
+		created = append(created, entry, association)
 	}
-	return nil
+	return created, nil
 }

@@ -113,6 +113,10 @@ type Cluster struct {
 	FargateProfile *awseks.FargateProfile
 	// VpcCni is the vpc-cni add-on; no EC2 node may start before it.
 	VpcCni *awseks.Addon
+	// AccessEntries are the configured access entries and their policy
+	// associations: the destroy cleanup must run while they give the
+	// person or pipeline running `pulumi destroy` access to the cluster.
+	AccessEntries []pulumi.Resource
 	// Provider deploys to this cluster.
 	Provider *kubernetes.Provider
 }
@@ -206,7 +210,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		return nil, err
 	}
 	c.NodeSecurityGroupId = nodeSG.ID().ToStringOutput()
-	if err := newAccessEntries(ctx, name, args, account, c.ClusterName, parent); err != nil {
+	if c.AccessEntries, err = newAccessEntries(ctx, name, args, account, c.ClusterName, parent); err != nil {
 		return nil, err
 	}
 	if c.VpcCni, err = newVpcCni(ctx, name, args, c.ClusterName, c.NodeSecurityGroupId, parent); err != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"nodeless-eks/internal/names"
 	"nodeless-eks/nodepool/spec"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
@@ -28,6 +29,10 @@ const nodeClassDeleteTimeout = "30m"
 type Args struct {
 	// ClusterName is the discovery tag value. Required.
 	ClusterName string
+	// StackLabel is the value of the names.StackLabelKey label on every
+	// pool and class: the destroy cleanup leaves what carries it to
+	// Pulumi. Required.
+	StackLabel string
 	// Pools and Classes by name; every pool's NodeClass is a key of
 	// Classes. At least one pool is required.
 	Pools   map[string]spec.Pool
@@ -77,6 +82,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 	parent := pulumi.Parent(n)
 	provider := pulumi.Provider(args.Provider)
+	labels := pulumi.StringMap{names.StackLabelKey: pulumi.String(args.StackLabel)}
 
 	classes := map[string]*apiextensions.CustomResource{}
 	classNames := spec.SortedNames(args.Classes)
@@ -91,7 +97,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		cr, err := apiextensions.NewCustomResource(ctx, name+"-class-"+className, &apiextensions.CustomResourceArgs{
 			ApiVersion:  pulumi.String(spec.EC2NodeClassAPIVersion),
 			Kind:        pulumi.String("EC2NodeClass"),
-			Metadata:    &metav1.ObjectMetaArgs{Name: pulumi.String(className)},
+			Metadata:    &metav1.ObjectMetaArgs{Name: pulumi.String(className), Labels: labels},
 			OtherFields: kubernetes.UntypedArgs{"spec": classSpec},
 		},
 			parent, provider,
@@ -114,7 +120,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		cr, err := apiextensions.NewCustomResource(ctx, name+"-pool-"+poolName, &apiextensions.CustomResourceArgs{
 			ApiVersion:  pulumi.String(spec.NodePoolAPIVersion),
 			Kind:        pulumi.String("NodePool"),
-			Metadata:    &metav1.ObjectMetaArgs{Name: pulumi.String(poolName)},
+			Metadata:    &metav1.ObjectMetaArgs{Name: pulumi.String(poolName), Labels: labels},
 			OtherFields: kubernetes.UntypedArgs{"spec": obj["spec"]},
 		},
 			parent, provider,
@@ -155,8 +161,8 @@ func (a *Args) validate() error {
 	switch {
 	case a == nil:
 		return fmt.Errorf("args are required")
-	case a.ClusterName == "" || a.NodeRoleName == nil || a.Provider == nil:
-		return fmt.Errorf("ClusterName, NodeRoleName and Provider are required")
+	case a.ClusterName == "" || a.StackLabel == "" || a.NodeRoleName == nil || a.Provider == nil:
+		return fmt.Errorf("ClusterName, StackLabel, NodeRoleName and Provider are required")
 	case len(a.SubnetIDs) == 0 || a.SecurityGroupID == nil:
 		return fmt.Errorf("SubnetIDs and SecurityGroupID are required")
 	case a.KarpenterRelease == nil || len(a.NodePrerequisites) == 0 || a.VpcCni == nil:

@@ -1,133 +1,503 @@
 // Package cleanup removes, when the stack is destroyed, what workloads
-// created that would outlive the controllers that manage it: every Ingress
-// and LoadBalancer Service (the AWS Load Balancer Controller deletes their
-// load balancers, whose ENIs would otherwise block the node security
-// group's deletion), then every NodePool, ours or not (Karpenter drains and
-// terminates their nodes; a NodePool that an ArgoCD application created
-// would otherwise keep nodes that nothing drains once Karpenter is gone).
-// It runs before the LB controller, the node classes and Karpenter are
-// deleted, and returns only when nothing is left.
+// created that would outlive the controllers that manage it, while those
+// controllers still run (the program deletes the cleanup before any of
+// them):
+//
+//  1. every Ingress and LoadBalancer Service, so that the AWS Load Balancer
+//     Controller deletes their load balancers, whose network interfaces
+//     would otherwise block the node security group's deletion;
+//  2. every PersistentVolumeClaim whose volume the EBS CSI driver
+//     provisioned with reclaim policy Delete, so that the driver deletes
+//     the EBS volume; volumes with reclaim policy Retain are kept on
+//     purpose and listed;
+//  3. every NodePool and EC2NodeClass that the stack did not create (those
+//     carry the stack's label; Pulumi deletes them afterwards in graph
+//     order), so that Karpenter drains and terminates their nodes and
+//     removes the classes' instance profiles.
+//
+// Each step is bounded, retries transient errors within its bound, and
+// says what it waits for at least every ReportEvery. A cluster that is
+// gone, an API server that cannot be reached within ReachTimeout, or a
+// kind that is not installed means there is nothing to clean: it says so
+// and succeeds, so that it never blocks a destroy.
 package cleanup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
-	"nodeless-eks/internal/poll"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+	"nodeless-eks/internal/kubeapi"
 )
 
-// Karpenter's resources.
+// The kinds the cleanup reads and deletes.
 var (
-	NodePools  = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
-	NodeClaims = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
+	Ingresses      = kubeapi.Resource{GroupVersion: "networking.k8s.io/v1", Plural: "ingresses", Namespaced: true}
+	Services       = kubeapi.Resource{GroupVersion: "v1", Plural: "services", Namespaced: true}
+	Claims         = kubeapi.Resource{GroupVersion: "v1", Plural: "persistentvolumeclaims", Namespaced: true}
+	Volumes        = kubeapi.Resource{GroupVersion: "v1", Plural: "persistentvolumes"}
+	Pods           = kubeapi.Resource{GroupVersion: "v1", Plural: "pods", Namespaced: true}
+	NodePools      = kubeapi.Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodepools"}
+	NodeClaims     = kubeapi.Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodeclaims"}
+	EC2NodeClasses = kubeapi.Resource{GroupVersion: "karpenter.k8s.aws/v1", Plural: "ec2nodeclasses"}
 )
 
-// Options bound the cleanup.
+// EBSCSIDriver is the CSI driver name of the EBS CSI driver.
+const EBSCSIDriver = "ebs.csi.aws.com"
+
+// Options bound the cleanup and say what it keeps.
 type Options struct {
-	// LoadBalancerTimeout bounds the wait for Ingresses and Services.
-	LoadBalancerTimeout time.Duration
-	// NodeTimeout bounds the wait for nodes: the longest pool's
-	// terminationGracePeriod plus time to terminate.
-	NodeTimeout time.Duration
-	// Interval is how often progress is checked.
-	Interval time.Duration
-	// Log receives one line per step.
+	// OwnLabelKey and OwnLabelValue mark the stack's own NodePools and
+	// EC2NodeClasses, which the cleanup never deletes.
+	OwnLabelKey, OwnLabelValue string
+	// ReachTimeout bounds the wait for the API server to answer at all.
+	ReachTimeout time.Duration
+	// DeleteUnreachable gives up on an unreachable API server at once
+	// (PULUMI_K8S_DELETE_UNREACHABLE, as pulumi-kubernetes does).
+	DeleteUnreachable bool
+	// LoadBalancerTimeout, VolumeTimeout and NodeTimeout bound the steps.
+	LoadBalancerTimeout, VolumeTimeout, NodeTimeout time.Duration
+	// Interval is how often progress is checked; ReportEvery how often at
+	// least it is reported.
+	Interval, ReportEvery time.Duration
+	// Log receives what the cleanup does and waits for.
 	Log io.Writer
 }
 
-// Run deletes load balancers, then NodePools, and waits for each to be gone.
-func Run(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, o Options) error {
-	if err := deleteLoadBalancers(ctx, kube, o); err != nil {
-		return fmt.Errorf("deleting load balancers: %w", err)
+// errNothingToClean ends the cleanup early, successfully.
+var errNothingToClean = errors.New("nothing to clean")
+
+// Run removes load balancers, then volumes, then foreign node pools and
+// classes, each while the controllers that remove their AWS resources run.
+func Run(ctx context.Context, api kubeapi.API, o Options) error {
+	if o.OwnLabelKey == "" || o.OwnLabelValue == "" {
+		return errors.New("the stack's own label is not set; without it the cleanup cannot tell the stack's node pools from others")
 	}
-	if err := deleteNodePools(ctx, dyn, o); err != nil {
-		return fmt.Errorf("deleting node pools: %w", err)
+	c := &cleaner{api: api, o: o}
+	if err := c.reach(ctx); err != nil {
+		if errors.Is(err, errNothingToClean) {
+			return nil
+		}
+		return err
+	}
+	for _, step := range []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"load balancers", c.loadBalancers},
+		{"EBS volumes", c.volumes},
+		{"node pools and node classes the stack did not create", c.nodes},
+	} {
+		if err := step.run(ctx); err != nil && !errors.Is(err, errNothingToClean) {
+			return fmt.Errorf("removing %s: %w", step.name, err)
+		}
+	}
+	c.logf("destroy cleanup done")
+	return nil
+}
+
+type cleaner struct {
+	api kubeapi.API
+	o   Options
+}
+
+func (c *cleaner) logf(format string, a ...any) {
+	fmt.Fprintf(c.o.Log, format+"\n", a...)
+}
+
+// reach waits until the API server answers. A name that no longer resolves
+// means the cluster is gone; no answer within ReachTimeout means nothing
+// can be cleaned: both end the cleanup successfully, saying so.
+func (c *cleaner) reach(ctx context.Context) error {
+	bound := c.o.ReachTimeout
+	if c.o.DeleteUnreachable {
+		bound = 0
+	}
+	deadline := time.Now().Add(bound)
+	for {
+		err := c.api.Ping(ctx)
+		switch {
+		case err == nil:
+			return nil
+		case kubeapi.IsGone(err):
+			c.logf("the cluster's API server name no longer resolves: the cluster is gone, so nothing is left to clean (%v)", err)
+			return errNothingToClean
+		case !kubeapi.IsTransient(err):
+			return fmt.Errorf("asking the API server for its version: %w; to destroy without the cleanup, "+
+				"set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true (see docs/troubleshooting.md)", err)
+		case !time.Now().Before(deadline):
+			reason := fmt.Sprintf("no answer within %s", bound)
+			if c.o.DeleteUnreachable {
+				reason = "PULUMI_K8S_DELETE_UNREACHABLE is set"
+			}
+			c.logf("cannot reach the API server (%v; %s): skipping the cleanup. Load balancers, EBS volumes and nodes "+
+				"that workloads created may be left; docs/troubleshooting.md says how to find them", err, reason)
+			return errNothingToClean
+		}
+		c.logf("the API server does not answer yet (%v); retrying", err)
+		if err := sleep(ctx, c.o.Interval); err != nil {
+			return err
+		}
+	}
+}
+
+// list lists r, retrying transient errors until ctx ends.
+func (c *cleaner) list(ctx context.Context, r kubeapi.Resource) ([]kubeapi.Object, error) {
+	for {
+		objs, err := c.api.List(ctx, r)
+		if err == nil || !kubeapi.IsTransient(err) || ctx.Err() != nil {
+			return objs, err
+		}
+		c.logf("listing %s failed for now (%v); retrying", r, err)
+		if err := sleep(ctx, c.o.Interval); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// remove deletes an object, retrying transient errors until ctx ends.
+func (c *cleaner) remove(ctx context.Context, r kubeapi.Resource, namespace, name, why string) error {
+	c.logf("deleting %s %s%s", kind(r), qualified(namespace, name), why)
+	for {
+		err := c.api.Delete(ctx, r, namespace, name)
+		if err == nil || !kubeapi.IsTransient(err) || ctx.Err() != nil {
+			return err
+		}
+		c.logf("deleting %s %s failed for now (%v); retrying", kind(r), qualified(namespace, name), err)
+		if err := sleep(ctx, c.o.Interval); err != nil {
+			return err
+		}
+	}
+}
+
+// waitFor polls remaining until it returns nothing, reporting what is left
+// whenever it changes and at least every ReportEvery; it fails when the
+// bound passes. Transient errors are retried within the bound.
+func (c *cleaner) waitFor(ctx context.Context, bound time.Duration, what string, remaining func(context.Context) ([]string, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	start := time.Now()
+	var last []string
+	var reported time.Time
+	for {
+		left, err := remaining(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			return err
+		case err == nil && len(left) == 0:
+			c.logf("%s: none left after %s", what, time.Since(start).Round(time.Second))
+			return nil
+		case err == nil:
+			slices.Sort(left)
+			if !slices.Equal(left, last) || time.Since(reported) >= c.o.ReportEvery {
+				c.logf("waiting for %s: %d left (%s), %s of %s", what, len(left), brief(left), time.Since(start).Round(time.Second), bound)
+				last, reported = left, time.Now()
+			}
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("timed out after %s waiting for %s: %d left (%s)", bound, what, len(last), brief(last))
+		}
+		if err := sleep(ctx, c.o.Interval); err != nil && ctx.Err() == nil {
+			return err
+		}
+	}
+}
+
+// loadBalancers deletes every Ingress and LoadBalancer Service and waits
+// until they are gone: their finalizers go once the LB controller has
+// deleted the load balancers.
+func (c *cleaner) loadBalancers(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.o.LoadBalancerTimeout)
+	defer cancel()
+	find := func(ctx context.Context) ([]kubeapi.Object, []kubeapi.Object, error) {
+		ingresses, err := c.list(ctx, Ingresses)
+		if err != nil {
+			return nil, nil, err
+		}
+		services, err := c.list(ctx, Services)
+		if err != nil {
+			return nil, nil, err
+		}
+		var lbs []kubeapi.Object
+		for _, s := range services {
+			if s.Str("spec", "type") == "LoadBalancer" {
+				lbs = append(lbs, s)
+			}
+		}
+		return ingresses, lbs, nil
+	}
+	ingresses, services, err := find(ctx)
+	if err != nil {
+		return err
+	}
+	for _, o := range ingresses {
+		if !o.Deleting() {
+			if err := c.remove(ctx, Ingresses, o.Namespace(), o.Name(), ""); err != nil {
+				return err
+			}
+		}
+	}
+	for _, o := range services {
+		if !o.Deleting() {
+			if err := c.remove(ctx, Services, o.Namespace(), o.Name(), " (type LoadBalancer)"); err != nil {
+				return err
+			}
+		}
+	}
+	return c.waitFor(ctx, c.o.LoadBalancerTimeout, "Ingresses and LoadBalancer Services (the LB controller deletes their load balancers)",
+		func(ctx context.Context) ([]string, error) {
+			ingresses, services, err := find(ctx)
+			var left []string
+			for _, o := range ingresses {
+				left = append(left, "Ingress "+qualified(o.Namespace(), o.Name()))
+			}
+			for _, o := range services {
+				left = append(left, "Service "+qualified(o.Namespace(), o.Name()))
+			}
+			return left, err
+		})
+}
+
+// volumes deletes the claims of the EBS CSI driver's volumes whose reclaim
+// policy is Delete, and the pods that hold them (a claim in use is kept
+// until no scheduled pod uses it), then waits until the PersistentVolumes,
+// and with them the EBS volumes, are gone. Volumes kept by reclaim policy
+// Retain are listed, not touched.
+func (c *cleaner) volumes(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.o.VolumeTimeout)
+	defer cancel()
+	pvs, err := c.list(ctx, Volumes)
+	if err != nil {
+		return err
+	}
+	claims := map[string]bool{} // namespace/name
+	var doomed []string         // PersistentVolume names
+	for _, pv := range pvs {
+		if pv.Str("spec", "csi", "driver") != EBSCSIDriver {
+			continue
+		}
+		volumeID := pv.Str("spec", "csi", "volumeHandle")
+		claim := "none"
+		if name := pv.Str("spec", "claimRef", "name"); name != "" {
+			claim = qualified(pv.Str("spec", "claimRef", "namespace"), name)
+		}
+		if pv.Str("spec", "persistentVolumeReclaimPolicy") == "Retain" {
+			c.logf("keeping EBS volume %s (PersistentVolume %s, claim %s): its reclaim policy is Retain. It is billed until you "+
+				"delete it: aws ec2 delete-volume --volume-id %s", volumeID, pv.Name(), claim, volumeID)
+			continue
+		}
+		doomed = append(doomed, pv.Name())
+		if claim != "none" {
+			claims[claim] = true
+		}
+	}
+	if len(doomed) == 0 {
+		c.logf("no EBS volume of the EBS CSI driver with reclaim policy Delete")
+		return nil
+	}
+	for _, claim := range sortedKeys(claims) {
+		ns, name, _ := strings.Cut(claim, "/")
+		if err := c.remove(ctx, Claims, ns, name, " (its EBS volume has reclaim policy Delete)"); err != nil {
+			return err
+		}
+	}
+	if err := c.releaseClaims(ctx, claims); err != nil {
+		return err
+	}
+	return c.waitFor(ctx, c.o.VolumeTimeout, "EBS volumes (the EBS CSI driver deletes them once their claims are gone)",
+		func(ctx context.Context) ([]string, error) {
+			if err := c.releaseClaims(ctx, claims); err != nil {
+				return nil, err
+			}
+			pvs, err := c.list(ctx, Volumes)
+			var left []string
+			for _, pv := range pvs {
+				if slices.Contains(doomed, pv.Name()) {
+					left = append(left, "PersistentVolume "+pv.Name()+" ("+pv.Str("spec", "csi", "volumeHandle")+")")
+				}
+			}
+			return left, err
+		})
+}
+
+// releaseClaims deletes the scheduled pods that mount one of claims: the
+// claims' protection finalizer holds them while such a pod exists. Pods
+// that controllers recreate stay unscheduled, since the scheduler refuses
+// a claim that is being deleted.
+func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]bool) error {
+	pods, err := c.list(ctx, Pods)
+	if err != nil {
+		return err
+	}
+	for _, pod := range pods {
+		if pod.Deleting() || pod.Str("spec", "nodeName") == "" {
+			continue
+		}
+		volumes, _ := pod.Get("spec", "volumes").([]any)
+		for _, v := range volumes {
+			claim, _ := kubeapi.Object(asMap(v)).Get("persistentVolumeClaim", "claimName").(string)
+			if claim != "" && claims[qualified(pod.Namespace(), claim)] {
+				if err := c.remove(ctx, Pods, pod.Namespace(), pod.Name(), " (it holds claim "+claim+")"); err != nil {
+					return err
+				}
+				break
+			}
+		}
 	}
 	return nil
 }
 
-func deleteLoadBalancers(ctx context.Context, kube kubernetes.Interface, o Options) error {
-	ingresses, err := kube.NetworkingV1().Ingresses("").List(ctx, metav1.ListOptions{})
+// nodes deletes the NodePools the stack did not create and waits for
+// Karpenter to drain and terminate their nodes, then does the same for
+// the EC2NodeClasses it did not create, whose finalizer removes their
+// instance profiles.
+func (c *cleaner) nodes(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.o.NodeTimeout)
+	defer cancel()
+	foreignPools, err := c.foreign(ctx, NodePools)
 	if err != nil {
 		return err
 	}
-	for _, ing := range ingresses.Items {
-		fmt.Fprintf(o.Log, "deleting Ingress %s/%s\n", ing.Namespace, ing.Name)
-		if err := kube.NetworkingV1().Ingresses(ing.Namespace).Delete(ctx, ing.Name, metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
+	for _, p := range foreignPools {
+		if err := c.remove(ctx, NodePools, "", p, " (the stack did not create it)"); err != nil {
 			return err
 		}
 	}
-	services, err := kube.CoreV1().Services("").List(ctx, metav1.ListOptions{})
+	if len(foreignPools) > 0 {
+		err := c.waitFor(ctx, c.o.NodeTimeout, "nodes of the deleted NodePools (Karpenter drains and terminates them)",
+			func(ctx context.Context) ([]string, error) {
+				claims, err := c.list(ctx, NodeClaims)
+				if err != nil && !kubeapi.IsNotFound(err) {
+					return nil, err
+				}
+				var left []string
+				for _, nc := range claims {
+					if pool := nc.Label("karpenter.sh/nodepool"); slices.Contains(foreignPools, pool) {
+						left = append(left, "NodeClaim "+nc.Name()+" of NodePool "+pool)
+					}
+				}
+				pools, err := c.list(ctx, NodePools)
+				for _, p := range pools {
+					if slices.Contains(foreignPools, p.Name()) {
+						left = append(left, "NodePool "+p.Name())
+					}
+				}
+				return left, err
+			})
+		if err != nil {
+			return err
+		}
+	}
+	foreignClasses, err := c.foreign(ctx, EC2NodeClasses)
 	if err != nil {
 		return err
 	}
-	for _, svc := range services.Items {
-		if svc.Spec.Type != "LoadBalancer" {
-			continue
-		}
-		fmt.Fprintf(o.Log, "deleting Service %s/%s (type LoadBalancer)\n", svc.Namespace, svc.Name)
-		if err := kube.CoreV1().Services(svc.Namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
+	for _, nc := range foreignClasses {
+		if err := c.remove(ctx, EC2NodeClasses, "", nc, " (the stack did not create it)"); err != nil {
 			return err
 		}
 	}
-	// Their finalizers go once the controller has deleted the AWS resources.
-	return poll.Until(ctx, o.LoadBalancerTimeout, o.Interval, func(ctx context.Context) (bool, string, error) {
-		ings, err := kube.NetworkingV1().Ingresses("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		svcs, err := kube.CoreV1().Services("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		left := len(ings.Items)
-		for _, s := range svcs.Items {
-			if s.Spec.Type == "LoadBalancer" {
-				left++
-			}
-		}
-		return left == 0, fmt.Sprintf("%d Ingresses and LoadBalancer Services still exist", left), nil
-	})
-}
-
-func deleteNodePools(ctx context.Context, dyn dynamic.Interface, o Options) error {
-	pools, err := dyn.Resource(NodePools).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	for _, p := range pools.Items {
-		fmt.Fprintf(o.Log, "deleting NodePool %s\n", p.GetName())
-		if err := dyn.Resource(NodePools).Delete(ctx, p.GetName(), metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
-			return err
-		}
-	}
-	// Karpenter drains and terminates each pool's nodes before their
-	// NodeClaims go.
-	return poll.Until(ctx, o.NodeTimeout, o.Interval, func(ctx context.Context) (bool, string, error) {
-		claims, err := dyn.Resource(NodeClaims).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		pools, err := dyn.Resource(NodePools).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		n, p := len(claims.Items), len(pools.Items)
-		return n == 0 && p == 0, fmt.Sprintf("%d NodeClaims and %d NodePools still exist", n, p), nil
-	})
-}
-
-func ignoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
+	if len(foreignClasses) == 0 {
 		return nil
 	}
-	return err
+	return c.waitFor(ctx, c.o.NodeTimeout, "the deleted EC2NodeClasses (Karpenter removes their instance profiles)",
+		func(ctx context.Context) ([]string, error) {
+			classes, err := c.list(ctx, EC2NodeClasses)
+			var left []string
+			for _, nc := range classes {
+				if slices.Contains(foreignClasses, nc.Name()) {
+					left = append(left, "EC2NodeClass "+nc.Name())
+				}
+			}
+			return left, err
+		})
+}
+
+// foreign lists the objects of r that do not carry the stack's label. A
+// kind that is not installed has none.
+func (c *cleaner) foreign(ctx context.Context, r kubeapi.Resource) ([]string, error) {
+	objs, err := c.list(ctx, r)
+	if kubeapi.IsNotFound(err) {
+		c.logf("%s are not served (is Karpenter's CRD installed?): none to delete", kind(r))
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, o := range objs {
+		if o.Label(c.o.OwnLabelKey) == c.o.OwnLabelValue {
+			c.logf("keeping %s %s: the stack created it, and destroy deletes it after the cleanup", kind(r), o.Name())
+			continue
+		}
+		out = append(out, o.Name()) // one already being deleted is waited for too
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func kind(r kubeapi.Resource) string {
+	switch r {
+	case Ingresses:
+		return "Ingress"
+	case Services:
+		return "Service"
+	case Claims:
+		return "PersistentVolumeClaim"
+	case Volumes:
+		return "PersistentVolume"
+	case Pods:
+		return "Pod"
+	case NodePools:
+		return "NodePool"
+	case NodeClaims:
+		return "NodeClaim"
+	case EC2NodeClasses:
+		return "EC2NodeClass"
+	}
+	return r.String()
+}
+
+func qualified(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// brief lists at most five names.
+func brief(names []string) string {
+	if len(names) <= 5 {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -3,86 +3,390 @@ package cleanup
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"nodeless-eks/internal/kubeapi"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
-	kubefake "k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 )
 
-func object(kind, name, pool string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion("karpenter.sh/v1")
-	u.SetKind(kind)
-	u.SetName(name)
-	if pool != "" {
-		u.SetLabels(map[string]string{"karpenter.sh/nodepool": pool})
-	}
-	return u
+const ownKey, ownValue = "nodeless-eks/stack", "nodeless-eks.prod"
+
+// fakeCluster is an API server with the controllers the cleanup relies on:
+// the LB controller, the EBS CSI driver, Karpenter, and Kubernetes's own
+// claim protection. Each List is a tick on which they act; each can be off.
+type fakeCluster struct {
+	mu      sync.Mutex
+	objs    map[kubeapi.Resource][]kubeapi.Object
+	deletes []string // "Kind namespace/name", in order
+
+	lbController, csiDriver, karpenter bool
+	notServed                          map[kubeapi.Resource]bool
+	// listErrors fail the next lists of a resource with these errors.
+	listErrors map[kubeapi.Resource][]error
+	// pingErrors fail the next pings; pingErr fails every ping.
+	pingErrors []error
+	pingErr    error
 }
 
-// cluster is what workloads left: ours and an ArgoCD application's
-// NodePool with a node each, an Ingress and a LoadBalancer Service beside
-// a ClusterIP one.
-func cluster(karpenterRuns bool) (*kubefake.Clientset, *dynamicfake.FakeDynamicClient) {
-	kube := kubefake.NewSimpleClientset(
-		&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "public"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "internal"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP}},
-	)
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{NodePools: "NodePoolList", NodeClaims: "NodeClaimList"},
-		object("NodePool", "general", ""), object("NodePool", "argocd-batch", ""),
-		object("NodeClaim", "general-abc", "general"), object("NodeClaim", "argocd-batch-xyz", "argocd-batch"),
-	)
-	if karpenterRuns {
-		// Karpenter drains and terminates a deleted pool's nodes.
-		dyn.PrependReactor("delete", "nodepools", func(action k8stesting.Action) (bool, runtime.Object, error) {
-			pool := action.(k8stesting.DeleteAction).GetName()
-			claims, _ := dyn.Tracker().List(NodeClaims, schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodeClaim"}, "")
-			for _, c := range claims.(*unstructured.UnstructuredList).Items {
-				if c.GetLabels()["karpenter.sh/nodepool"] == pool {
-					_ = dyn.Tracker().Delete(NodeClaims, "", c.GetName())
+func obj(name, namespace string, labels map[string]any, spec map[string]any) kubeapi.Object {
+	meta := map[string]any{"name": name}
+	if namespace != "" {
+		meta["namespace"] = namespace
+	}
+	if labels != nil {
+		meta["labels"] = labels
+	}
+	return kubeapi.Object{"metadata": meta, "spec": spec}
+}
+
+// workloadsLeftBehind is what a team's workloads leave in a cluster: an
+// Ingress and a LoadBalancer Service beside a ClusterIP one; a StatefulSet
+// pod holding a claim on a Delete volume, a Retain volume and a volume of
+// another driver; the stack's own pool and class with a node, and an
+// ArgoCD application's pool and class with a node.
+func workloadsLeftBehind() *fakeCluster {
+	f := &fakeCluster{lbController: true, csiDriver: true, karpenter: true,
+		notServed: map[kubeapi.Resource]bool{}, listErrors: map[kubeapi.Resource][]error{}}
+	own := map[string]any{ownKey: ownValue}
+	f.objs = map[kubeapi.Resource][]kubeapi.Object{
+		Ingresses: {obj("web", "shop", nil, nil)},
+		Services: {
+			obj("public", "shop", nil, map[string]any{"type": "LoadBalancer"}),
+			obj("internal", "shop", nil, map[string]any{"type": "ClusterIP"}),
+		},
+		Volumes: {
+			obj("pvc-data", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0data"},
+				"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0"}}),
+			obj("pvc-keep", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Retain",
+				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0keep"},
+				"claimRef": map[string]any{"namespace": "shop", "name": "archive"}}),
+			obj("pvc-efs", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+				"csi":      map[string]any{"driver": "efs.csi.aws.com", "volumeHandle": "fs-1"},
+				"claimRef": map[string]any{"namespace": "shop", "name": "shared"}}),
+		},
+		Claims: {obj("data-db-0", "shop", nil, nil), obj("archive", "shop", nil, nil), obj("shared", "shop", nil, nil)},
+		Pods: {
+			obj("db-0", "shop", nil, map[string]any{"nodeName": "ip-10-0-1-1",
+				"volumes": []any{map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": "data-db-0"}}}}),
+			obj("web-1", "shop", nil, map[string]any{"nodeName": "ip-10-0-1-1"}),
+		},
+		NodePools: {
+			obj("general", "", own, map[string]any{}),
+			obj("argocd-batch", "", nil, map[string]any{}),
+		},
+		NodeClaims: {
+			obj("general-abc", "", map[string]any{"karpenter.sh/nodepool": "general"}, map[string]any{"nodeClassRef": map[string]any{"name": "default"}}),
+			obj("argocd-batch-xyz", "", map[string]any{"karpenter.sh/nodepool": "argocd-batch"}, map[string]any{"nodeClassRef": map[string]any{"name": "batch"}}),
+		},
+		EC2NodeClasses: {obj("default", "", own, nil), obj("batch", "", nil, nil)},
+	}
+	return f
+}
+
+func (f *fakeCluster) Ping(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.pingErrors) > 0 {
+		err := f.pingErrors[0]
+		f.pingErrors = f.pingErrors[1:]
+		return err
+	}
+	return f.pingErr
+}
+
+func (f *fakeCluster) List(_ context.Context, r kubeapi.Resource) ([]kubeapi.Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if errs := f.listErrors[r]; len(errs) > 0 {
+		f.listErrors[r] = errs[1:]
+		return nil, errs[0]
+	}
+	if f.notServed[r] {
+		return nil, &kubeapi.StatusError{Code: 404, Message: "the server could not find the requested resource"}
+	}
+	f.tick()
+	return slices.Clone(f.objs[r]), nil
+}
+
+func (f *fakeCluster) Delete(_ context.Context, r kubeapi.Resource, namespace, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deletes = append(f.deletes, kind(r)+" "+qualified(namespace, name))
+	for i, o := range f.objs[r] {
+		if o.Name() == name && o.Namespace() == namespace {
+			o["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T00:00:00Z"
+			if r == Pods {
+				// The StatefulSet recreates its pod, which the scheduler
+				// keeps pending while its claim is being deleted.
+				f.objs[r] = slices.Delete(f.objs[r], i, i+1)
+				if name == "db-0" {
+					f.objs[r] = append(f.objs[r], obj("db-0", namespace, nil, map[string]any{
+						"volumes": []any{map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": "data-db-0"}}}}))
 				}
 			}
-			return false, nil, nil
+			return nil
+		}
+	}
+	return nil
+}
+
+// tick lets the controllers act on what is being deleted.
+func (f *fakeCluster) tick() {
+	remove := func(r kubeapi.Resource, gone func(kubeapi.Object) bool) {
+		f.objs[r] = slices.DeleteFunc(f.objs[r], gone)
+	}
+	if f.lbController {
+		remove(Ingresses, kubeapi.Object.Deleting)
+		remove(Services, kubeapi.Object.Deleting)
+	}
+	// Claim protection: a claim goes once no scheduled pod mounts it.
+	remove(Claims, func(c kubeapi.Object) bool {
+		if !c.Deleting() {
+			return false
+		}
+		for _, p := range f.objs[Pods] {
+			if p.Str("spec", "nodeName") != "" && strings.Contains(fmt.Sprint(p.Get("spec", "volumes")), "claimName:"+c.Name()) {
+				return false
+			}
+		}
+		return true
+	})
+	if f.csiDriver {
+		remove(Volumes, func(pv kubeapi.Object) bool {
+			if pv.Str("spec", "persistentVolumeReclaimPolicy") != "Delete" || pv.Str("spec", "csi", "driver") != EBSCSIDriver {
+				return false
+			}
+			for _, c := range f.objs[Claims] {
+				if c.Name() == pv.Str("spec", "claimRef", "name") {
+					return false
+				}
+			}
+			return true
 		})
 	}
-	return kube, dyn
-}
-
-func TestRunRemovesWhatWorkloadsCreated(t *testing.T) {
-	kube, dyn := cluster(true)
-	var log bytes.Buffer
-	err := Run(context.Background(), kube, dyn, Options{LoadBalancerTimeout: time.Second, NodeTimeout: time.Second, Interval: 10 * time.Millisecond, Log: &log})
-	require.NoError(t, err)
-
-	ings, _ := kube.NetworkingV1().Ingresses("").List(context.Background(), metav1.ListOptions{})
-	assert.Empty(t, ings.Items, "every Ingress goes while the LB controller still runs")
-	svcs, _ := kube.CoreV1().Services("").List(context.Background(), metav1.ListOptions{})
-	require.Len(t, svcs.Items, 1, "only LoadBalancer Services go")
-	assert.Equal(t, "internal", svcs.Items[0].Name)
-	for _, gvr := range []schema.GroupVersionResource{NodePools, NodeClaims} {
-		left, _ := dyn.Resource(gvr).List(context.Background(), metav1.ListOptions{})
-		assert.Empty(t, left.Items, "%s: every pool goes, ours or an application's, and with it every node", gvr.Resource)
+	if f.karpenter {
+		var deletedPools []string
+		for _, p := range f.objs[NodePools] {
+			if p.Deleting() {
+				deletedPools = append(deletedPools, p.Name())
+			}
+		}
+		remove(NodeClaims, func(nc kubeapi.Object) bool { return slices.Contains(deletedPools, nc.Label("karpenter.sh/nodepool")) })
+		remove(NodePools, kubeapi.Object.Deleting)
+		remove(EC2NodeClasses, func(class kubeapi.Object) bool {
+			if !class.Deleting() {
+				return false
+			}
+			for _, nc := range f.objs[NodeClaims] {
+				if nc.Str("spec", "nodeClassRef", "name") == class.Name() {
+					return false
+				}
+			}
+			return true
+		})
 	}
-	assert.Contains(t, log.String(), "deleting NodePool argocd-batch")
-	assert.Contains(t, log.String(), "deleting Service shop/public (type LoadBalancer)")
 }
 
-func TestRunFailsWhenNodesOutlastTheTimeout(t *testing.T) {
-	kube, dyn := cluster(false) // nothing terminates the nodes
-	err := Run(context.Background(), kube, dyn, Options{LoadBalancerTimeout: time.Second, NodeTimeout: 50 * time.Millisecond, Interval: 10 * time.Millisecond, Log: &bytes.Buffer{}})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "deleting node pools: timed out")
-	assert.Contains(t, err.Error(), "2 NodeClaims and 0 NodePools still exist")
+func options(log *bytes.Buffer) Options {
+	return Options{OwnLabelKey: ownKey, OwnLabelValue: ownValue,
+		ReachTimeout: 50 * time.Millisecond, LoadBalancerTimeout: 200 * time.Millisecond,
+		VolumeTimeout: 200 * time.Millisecond, NodeTimeout: 200 * time.Millisecond,
+		Interval: time.Millisecond, ReportEvery: 10 * time.Millisecond, Log: log}
+}
+
+func names(objs []kubeapi.Object) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, qualified(o.Namespace(), o.Name()))
+	}
+	return out
+}
+
+func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
+	f := workloadsLeftBehind()
+	var log bytes.Buffer
+	require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
+
+	t.Run("load balancers of Ingresses and LoadBalancer Services are gone, a ClusterIP Service stays", func(t *testing.T) {
+		assert.Empty(t, f.objs[Ingresses])
+		assert.Equal(t, []string{"shop/internal"}, names(f.objs[Services]))
+	})
+	t.Run("the EBS volume with reclaim policy Delete is deleted through its claim", func(t *testing.T) {
+		assert.NotContains(t, names(f.objs[Volumes]), "pvc-data")
+		assert.Contains(t, f.deletes, "PersistentVolumeClaim shop/data-db-0")
+		assert.Contains(t, f.deletes, "Pod shop/db-0", "the pod that held the claim is deleted")
+		assert.NotContains(t, f.deletes, "Pod shop/web-1", "pods without the claim are left alone")
+	})
+	t.Run("a Retain volume is kept and listed with the command that deletes it", func(t *testing.T) {
+		assert.Contains(t, names(f.objs[Volumes]), "pvc-keep")
+		assert.NotContains(t, f.deletes, "PersistentVolumeClaim shop/archive")
+		assert.Contains(t, log.String(), "keeping EBS volume vol-0keep (PersistentVolume pvc-keep, claim shop/archive): its reclaim policy is Retain")
+		assert.Contains(t, log.String(), "aws ec2 delete-volume --volume-id vol-0keep")
+	})
+	t.Run("volumes of other drivers are not touched", func(t *testing.T) {
+		assert.Contains(t, names(f.objs[Volumes]), "pvc-efs")
+		assert.NotContains(t, f.deletes, "PersistentVolumeClaim shop/shared")
+	})
+	t.Run("the stack's own pool and class are left for Pulumi", func(t *testing.T) {
+		assert.Equal(t, []string{"general"}, names(f.objs[NodePools]))
+		assert.Equal(t, []string{"default"}, names(f.objs[EC2NodeClasses]))
+		assert.Equal(t, []string{"general-abc"}, names(f.objs[NodeClaims]), "the stack's node keeps running")
+		assert.Contains(t, log.String(), "keeping NodePool general: the stack created it")
+	})
+	t.Run("a foreign class is deleted after its pool's nodes are gone", func(t *testing.T) {
+		pool, class := slices.Index(f.deletes, "NodePool argocd-batch"), slices.Index(f.deletes, "EC2NodeClass batch")
+		require.True(t, pool >= 0 && class >= 0, "deletes: %v", f.deletes)
+		assert.Less(t, pool, class)
+		assert.Empty(t, f.objs[EC2NodeClasses][1:], "the foreign class is gone")
+	})
+	t.Run("the steps run in order: load balancers, volumes, then nodes", func(t *testing.T) {
+		svc, claim, pool := slices.Index(f.deletes, "Service shop/public"), slices.Index(f.deletes, "PersistentVolumeClaim shop/data-db-0"), slices.Index(f.deletes, "NodePool argocd-batch")
+		assert.True(t, svc < claim && claim < pool, "deletes: %v", f.deletes)
+	})
+	t.Run("it says what it waits for", func(t *testing.T) {
+		assert.Contains(t, log.String(), "EBS volumes (the EBS CSI driver deletes them once their claims are gone): none left")
+		assert.Contains(t, log.String(), "destroy cleanup done")
+	})
+}
+
+func TestRunNeverBlocksADestroy(t *testing.T) {
+	dnsGone := &net.DNSError{Err: "no such host", Name: "ABC.gr7.eu-west-1.eks.amazonaws.com", IsNotFound: true}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	tests := []struct {
+		name    string
+		setup   func(f *fakeCluster, o *Options)
+		wantLog string
+	}{
+		{"a cluster deleted out of band: its name no longer resolves", func(f *fakeCluster, o *Options) { f.pingErr = dnsGone },
+			"the cluster's API server name no longer resolves: the cluster is gone, so nothing is left to clean"},
+		{"an API server that does not answer within the bound", func(f *fakeCluster, o *Options) { f.pingErr = refused },
+			"cannot reach the API server (dial tcp: connection refused; no answer within 50ms): skipping the cleanup"},
+		{"PULUMI_K8S_DELETE_UNREACHABLE gives up at once", func(f *fakeCluster, o *Options) {
+			f.pingErr = refused
+			o.ReachTimeout = time.Hour
+			o.DeleteUnreachable = true
+		}, "PULUMI_K8S_DELETE_UNREACHABLE is set): skipping the cleanup"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := workloadsLeftBehind()
+			var log bytes.Buffer
+			o := options(&log)
+			tt.setup(f, &o)
+			start := time.Now()
+			require.NoError(t, Run(context.Background(), f, o), "a destroy must go on")
+			assert.Less(t, time.Since(start), time.Second)
+			assert.Contains(t, log.String(), tt.wantLog)
+			assert.Empty(t, f.deletes, "nothing is deleted")
+		})
+	}
+
+	t.Run("an API server that answers after a while is waited for", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		f.pingErrors = []error{refused, refused}
+		var log bytes.Buffer
+		require.NoError(t, Run(context.Background(), f, options(&log)))
+		assert.Contains(t, log.String(), "the API server does not answer yet")
+		assert.Contains(t, f.deletes, "NodePool argocd-batch")
+	})
+	t.Run("Karpenter's CRDs not installed: the node step has nothing to do", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		f.notServed[NodePools], f.notServed[NodeClaims], f.notServed[EC2NodeClasses] = true, true, true
+		var log bytes.Buffer
+		require.NoError(t, Run(context.Background(), f, options(&log)))
+		assert.Contains(t, log.String(), "NodePool are not served")
+		assert.Contains(t, f.deletes, "Service shop/public", "the other steps still run")
+	})
+	t.Run("transient errors are retried within the bound", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		unavailable := &kubeapi.StatusError{Code: 503, Message: "the server is currently unable to handle the request"}
+		f.listErrors[Services] = []error{unavailable, unavailable}
+		f.listErrors[Volumes] = []error{&net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}}
+		var log bytes.Buffer
+		require.NoError(t, Run(context.Background(), f, options(&log)))
+		assert.Contains(t, log.String(), "listing services failed for now")
+		assert.NotContains(t, names(f.objs[Volumes]), "pvc-data")
+	})
+	t.Run("a refused request fails, naming the way out", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		f.pingErr = &kubeapi.StatusError{Code: 401, Message: "Unauthorized"}
+		var log bytes.Buffer
+		err := Run(context.Background(), f, options(&log))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "API server answered 401: Unauthorized")
+		assert.Contains(t, err.Error(), "set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true")
+	})
+}
+
+func TestRunFailsAtTheStepThatDoesNotFinish(t *testing.T) {
+	tests := []struct {
+		name    string
+		stop    func(f *fakeCluster)
+		wantErr string
+	}{
+		{"no LB controller", func(f *fakeCluster) { f.lbController = false },
+			"removing load balancers: timed out after 200ms waiting for Ingresses and LoadBalancer Services (the LB controller deletes their load balancers): 2 left (Ingress shop/web, Service shop/public)"},
+		{"no EBS CSI driver", func(f *fakeCluster) { f.csiDriver = false },
+			"removing EBS volumes: timed out after 200ms waiting for EBS volumes (the EBS CSI driver deletes them once their claims are gone): 1 left (PersistentVolume pvc-data (vol-0data))"},
+		{"no Karpenter", func(f *fakeCluster) { f.karpenter = false },
+			"removing node pools and node classes the stack did not create: timed out after 200ms waiting for nodes of the deleted NodePools (Karpenter drains and terminates them): 2 left (NodeClaim argocd-batch-xyz of NodePool argocd-batch, NodePool argocd-batch)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := workloadsLeftBehind()
+			tt.stop(f)
+			var log bytes.Buffer
+			err := Run(context.Background(), f, options(&log))
+			require.Error(t, err)
+			assert.Equal(t, tt.wantErr, err.Error())
+			assert.Contains(t, log.String(), "waiting for ", "progress is reported while it waits")
+		})
+	}
+}
+
+func TestRunReportsWhileItWaits(t *testing.T) {
+	f := workloadsLeftBehind()
+	f.lbController = false
+	var log bytes.Buffer
+	o := options(&log)
+	o.LoadBalancerTimeout = 300 * time.Millisecond
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		f.mu.Lock()
+		f.lbController = true // it deletes the load balancers late
+		f.mu.Unlock()
+	}()
+	require.NoError(t, Run(context.Background(), f, o))
+	reports := strings.Count(log.String(), "waiting for Ingresses and LoadBalancer Services (the LB controller deletes their load balancers): 2 left (Ingress shop/web, Service shop/public)")
+	assert.GreaterOrEqual(t, reports, 3, "while nothing changes, the same status is repeated every ReportEvery:\n%s", log.String())
+}
+
+func TestMain_(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	t.Run("the skip switch skips everything, without a kubeconfig", func(t *testing.T) {
+		var log bytes.Buffer
+		require.NoError(t, Main(context.Background(), env(map[string]string{EnvSkip: "true"}), &log))
+		assert.Contains(t, log.String(), "NODELESS_EKS_SKIP_DESTROY_CLEANUP is set: skipping the destroy cleanup")
+	})
+	t.Run("settings the program must set are checked", func(t *testing.T) {
+		err := Main(context.Background(), env(map[string]string{EnvOwnLabel: "nodeless-eks/stack=x", EnvLoadBalancerTimeout: "15m",
+			EnvVolumeTimeout: "10m", EnvNodeTimeout: "soon"}), &bytes.Buffer{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `NODELESS_EKS_NODE_TIMEOUT is "soon"`)
+	})
+	t.Run("without the stack's label it refuses to run rather than delete the stack's pools", func(t *testing.T) {
+		err := Main(context.Background(), env(map[string]string{}), &bytes.Buffer{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "NODELESS_EKS_OWN_LABEL")
+	})
 }

@@ -84,3 +84,25 @@ func DefaultClusterName(project, stack string) string {
 	sum := sha256.Sum256([]byte(name))
 	return name[:MaxClusterNameLength-9] + "-" + hex.EncodeToString(sum[:4])
 }
+
+// StackLabelKey marks the NodePools and EC2NodeClasses that a stack
+// creates, with StackLabel as its value; the destroy cleanup deletes only
+// pools and classes without it.
+const StackLabelKey = "nodeless-eks/stack"
+
+// StackLabel is the label value that names a stack: "<project>.<stack>",
+// with characters a label value may not hold turned into '-', cut and given
+// a hash when longer than a label value's 63 characters.
+func StackLabel(project, stack string) string {
+	value := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '-'
+	}, project+"."+stack)
+	if len(value) > 63 {
+		sum := sha256.Sum256([]byte(value))
+		value = value[:63-9] + "-" + hex.EncodeToString(sum[:4])
+	}
+	return strings.Trim(value, "-_.")
+}

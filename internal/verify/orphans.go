@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 )
 
@@ -15,6 +16,16 @@ import (
 type EC2API interface {
 	DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
 	DescribeLaunchTemplates(context.Context, *ec2.DescribeLaunchTemplatesInput, ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplatesOutput, error)
+	DescribeVolumes(context.Context, *ec2.DescribeVolumesInput, ...func(*ec2.Options)) (*ec2.DescribeVolumesOutput, error)
+	DescribeSecurityGroups(context.Context, *ec2.DescribeSecurityGroupsInput, ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error)
+}
+
+// ELBAPI is what the sweep asks Elastic Load Balancing;
+// *elasticloadbalancingv2.Client satisfies it.
+type ELBAPI interface {
+	DescribeLoadBalancers(context.Context, *elb.DescribeLoadBalancersInput, ...func(*elb.Options)) (*elb.DescribeLoadBalancersOutput, error)
+	DescribeTargetGroups(context.Context, *elb.DescribeTargetGroupsInput, ...func(*elb.Options)) (*elb.DescribeTargetGroupsOutput, error)
+	DescribeTags(context.Context, *elb.DescribeTagsInput, ...func(*elb.Options)) (*elb.DescribeTagsOutput, error)
 }
 
 // IAMAPI is what the sweep asks IAM; *iam.Client satisfies it.
@@ -22,18 +33,107 @@ type IAMAPI interface {
 	ListInstanceProfiles(context.Context, *iam.ListInstanceProfilesInput, ...func(*iam.Options)) (*iam.ListInstanceProfilesOutput, error)
 }
 
-// Orphans are what Karpenter created for a cluster and left behind.
+// Orphans are what Karpenter, the EBS CSI driver and the LB controller
+// created for a cluster and left behind.
 type Orphans struct {
-	Instances, LaunchTemplates, InstanceProfiles []string
+	Instances, LaunchTemplates, InstanceProfiles         []string
+	Volumes, LoadBalancers, TargetGroups, SecurityGroups []string
 }
 
 // Empty reports whether nothing was left behind.
 func (o Orphans) Empty() bool {
-	return len(o.Instances)+len(o.LaunchTemplates)+len(o.InstanceProfiles) == 0
+	return len(o.Instances)+len(o.LaunchTemplates)+len(o.InstanceProfiles)+
+		len(o.Volumes)+len(o.LoadBalancers)+len(o.TargetGroups)+len(o.SecurityGroups) == 0
 }
 
 func (o Orphans) String() string {
-	return fmt.Sprintf("instances %v, launch templates %v, instance profiles %v", o.Instances, o.LaunchTemplates, o.InstanceProfiles)
+	return fmt.Sprintf("instances %v, launch templates %v, instance profiles %v, EBS volumes %v, load balancers %v, target groups %v, security groups %v",
+		o.Instances, o.LaunchTemplates, o.InstanceProfiles, o.Volumes, o.LoadBalancers, o.TargetGroups, o.SecurityGroups)
+}
+
+// Tags the EBS CSI driver and the LB controller put on what they create:
+// CSIVolumeName on every volume, naming its PersistentVolume
+// (aws-ebs-csi-driver docs/tagging.md), and elbv2.k8s.aws/cluster on load
+// balancers, target groups and security groups (aws-load-balancer-controller
+// docs/guide/ingress/annotations.md, "resource tags").
+const (
+	csiVolumeNameTag = "CSIVolumeName"
+	lbClusterTag     = "elbv2.k8s.aws/cluster"
+)
+
+// FindWorkloadOrphans lists the EBS volumes of the given PersistentVolumes
+// that still exist, and the load balancers, target groups and security
+// groups the LB controller tagged for the cluster.
+func FindWorkloadOrphans(ctx context.Context, ec2c EC2API, elbc ELBAPI, cluster string, volumeNames []string) (Orphans, error) {
+	var out Orphans
+	if len(volumeNames) > 0 {
+		volumes, err := ec2c.DescribeVolumes(ctx, &ec2.DescribeVolumesInput{Filters: []ec2types.Filter{
+			{Name: aws.String("tag:" + csiVolumeNameTag), Values: volumeNames},
+		}})
+		if err != nil {
+			return out, fmt.Errorf("describing volumes: %w", err)
+		}
+		for _, v := range volumes.Volumes {
+			for _, name := range volumeNames {
+				if hasTag(v.Tags, csiVolumeNameTag, name) && v.State != ec2types.VolumeStateDeleted {
+					out.Volumes = append(out.Volumes, fmt.Sprintf("%s (%s)", aws.ToString(v.VolumeId), name))
+				}
+			}
+		}
+	}
+	groups, err := ec2c.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + lbClusterTag), Values: []string{cluster}},
+	}})
+	if err != nil {
+		return out, fmt.Errorf("describing security groups: %w", err)
+	}
+	for _, g := range groups.SecurityGroups {
+		if hasTag(g.Tags, lbClusterTag, cluster) {
+			out.SecurityGroups = append(out.SecurityGroups, aws.ToString(g.GroupId))
+		}
+	}
+	lbs, err := elbc.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{})
+	if err != nil {
+		return out, fmt.Errorf("describing load balancers: %w", err)
+	}
+	var lbArns []string
+	for _, lb := range lbs.LoadBalancers {
+		lbArns = append(lbArns, aws.ToString(lb.LoadBalancerArn))
+	}
+	if out.LoadBalancers, err = taggedFor(ctx, elbc, lbArns, cluster); err != nil {
+		return out, err
+	}
+	tgs, err := elbc.DescribeTargetGroups(ctx, &elb.DescribeTargetGroupsInput{})
+	if err != nil {
+		return out, fmt.Errorf("describing target groups: %w", err)
+	}
+	var tgArns []string
+	for _, tg := range tgs.TargetGroups {
+		tgArns = append(tgArns, aws.ToString(tg.TargetGroupArn))
+	}
+	out.TargetGroups, err = taggedFor(ctx, elbc, tgArns, cluster)
+	return out, err
+}
+
+// taggedFor returns the ARNs that carry the LB controller's tag for
+// cluster, asking for tags 20 at a time (DescribeTags' limit).
+func taggedFor(ctx context.Context, elbc ELBAPI, arns []string, cluster string) ([]string, error) {
+	var out []string
+	for start := 0; start < len(arns); start += 20 {
+		batch := arns[start:min(start+20, len(arns))]
+		tags, err := elbc.DescribeTags(ctx, &elb.DescribeTagsInput{ResourceArns: batch})
+		if err != nil {
+			return nil, fmt.Errorf("describing tags of load balancing resources: %w", err)
+		}
+		for _, d := range tags.TagDescriptions {
+			for _, t := range d.Tags {
+				if aws.ToString(t.Key) == lbClusterTag && aws.ToString(t.Value) == cluster {
+					out = append(out, aws.ToString(d.ResourceArn))
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // Tags and names Karpenter puts on what it creates (pkg/apis/v1/labels.go).

@@ -2,11 +2,14 @@ package verify
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	elbtypes "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/stretchr/testify/assert"
@@ -17,7 +20,9 @@ import (
 // ignores filters, so the sweep's own checks are what the tests see.
 type stubAWS struct {
 	instanceFilters, templateFilters []ec2types.Filter
+	volumeFilters, groupFilters      []ec2types.Filter
 	profilePrefix                    string
+	tagBatches                       []int
 }
 
 func tags(kv ...string) []ec2types.Tag {
@@ -60,6 +65,64 @@ func (s *stubAWS) ListInstanceProfiles(_ context.Context, in *iam.ListInstancePr
 		{InstanceProfileName: aws.String("other_1234"), Path: aws.String("/karpenter/eu-west-1/other/uid-2/")},
 		{InstanceProfileName: aws.String("eks-demo-prod_1"), Path: aws.String("/karpenter/eu-west-1/eks-demo-prod/uid-3/")},
 	}}, nil
+}
+
+func (s *stubAWS) DescribeVolumes(_ context.Context, in *ec2.DescribeVolumesInput, _ ...func(*ec2.Options)) (*ec2.DescribeVolumesOutput, error) {
+	s.volumeFilters = in.Filters
+	return &ec2.DescribeVolumesOutput{Volumes: []ec2types.Volume{
+		{VolumeId: aws.String("vol-left"), State: ec2types.VolumeStateAvailable, Tags: tags("CSIVolumeName", "pvc-1")},
+		{VolumeId: aws.String("vol-going"), State: ec2types.VolumeStateDeleted, Tags: tags("CSIVolumeName", "pvc-2")},
+		{VolumeId: aws.String("vol-other"), State: ec2types.VolumeStateAvailable, Tags: tags("CSIVolumeName", "pvc-9")},
+	}}, nil
+}
+
+func (s *stubAWS) DescribeSecurityGroups(_ context.Context, in *ec2.DescribeSecurityGroupsInput, _ ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error) {
+	s.groupFilters = in.Filters
+	return &ec2.DescribeSecurityGroupsOutput{SecurityGroups: []ec2types.SecurityGroup{
+		{GroupId: aws.String("sg-lb"), Tags: tags("elbv2.k8s.aws/cluster", "eks-demo")},
+		{GroupId: aws.String("sg-other"), Tags: tags("elbv2.k8s.aws/cluster", "other")},
+	}}, nil
+}
+
+func (s *stubAWS) DescribeLoadBalancers(context.Context, *elb.DescribeLoadBalancersInput, ...func(*elb.Options)) (*elb.DescribeLoadBalancersOutput, error) {
+	var lbs []elbtypes.LoadBalancer
+	for i := range 22 { // more than DescribeTags takes at once
+		lbs = append(lbs, elbtypes.LoadBalancer{LoadBalancerArn: aws.String(fmt.Sprintf("arn:lb/%d", i))})
+	}
+	return &elb.DescribeLoadBalancersOutput{LoadBalancers: lbs}, nil
+}
+
+func (s *stubAWS) DescribeTargetGroups(context.Context, *elb.DescribeTargetGroupsInput, ...func(*elb.Options)) (*elb.DescribeTargetGroupsOutput, error) {
+	return &elb.DescribeTargetGroupsOutput{TargetGroups: []elbtypes.TargetGroup{{TargetGroupArn: aws.String("arn:tg/1")}}}, nil
+}
+
+func (s *stubAWS) DescribeTags(_ context.Context, in *elb.DescribeTagsInput, _ ...func(*elb.Options)) (*elb.DescribeTagsOutput, error) {
+	s.tagBatches = append(s.tagBatches, len(in.ResourceArns))
+	var out []elbtypes.TagDescription
+	for _, arn := range in.ResourceArns {
+		cluster := "other"
+		if arn == "arn:lb/21" || arn == "arn:tg/1" {
+			cluster = "eks-demo"
+		}
+		out = append(out, elbtypes.TagDescription{ResourceArn: aws.String(arn),
+			Tags: []elbtypes.Tag{{Key: aws.String("elbv2.k8s.aws/cluster"), Value: aws.String(cluster)}}})
+	}
+	return &elb.DescribeTagsOutput{TagDescriptions: out}, nil
+}
+
+func TestFindWorkloadOrphans(t *testing.T) {
+	stub := &stubAWS{}
+	got, err := FindWorkloadOrphans(context.Background(), stub, stub, "eks-demo", []string{"pvc-1", "pvc-2"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"vol-left (pvc-1)"}, got.Volumes, "a volume of the test's claims that still exists; deleted and others' are not")
+	assert.Equal(t, []string{"sg-lb"}, got.SecurityGroups)
+	assert.Equal(t, []string{"arn:lb/21"}, got.LoadBalancers, "found in the second batch of tags")
+	assert.Equal(t, []string{"arn:tg/1"}, got.TargetGroups)
+	assert.Equal(t, []int{20, 2, 1}, stub.tagBatches, "DescribeTags takes at most 20 ARNs")
+	assert.Equal(t, "tag:CSIVolumeName", aws.ToString(stub.volumeFilters[0].Name))
+	assert.Equal(t, []string{"eks-demo"}, stub.groupFilters[0].Values)
+	assert.False(t, got.Empty())
+	assert.Contains(t, got.String(), "EBS volumes [vol-left (pvc-1)]")
 }
 
 func TestFindOrphans(t *testing.T) {

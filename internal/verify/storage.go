@@ -9,6 +9,7 @@ import (
 	"nodeless-eks/internal/poll"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -39,6 +40,20 @@ func StorageWorkload(namespace, name string) (*corev1.PersistentVolumeClaim, *co
 		},
 	}
 	return pvc, pod
+}
+
+// RetainStorageClass is an EBS CSI class whose volumes outlive their
+// claims: destroy must keep such a volume and say so.
+func RetainStorageClass(name string) *storagev1.StorageClass {
+	retain := corev1.PersistentVolumeReclaimRetain
+	wait := storagev1.VolumeBindingWaitForFirstConsumer
+	return &storagev1.StorageClass{
+		ObjectMeta:        metav1.ObjectMeta{Name: name},
+		Provisioner:       "ebs.csi.aws.com",
+		Parameters:        map[string]string{"type": "gp3", "encrypted": "true"},
+		ReclaimPolicy:     &retain,
+		VolumeBindingMode: &wait,
+	}
 }
 
 // WaitBound waits until the claim is Bound through storage class want.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -59,4 +60,11 @@ func TestNodeMetrics(t *testing.T) {
 		return nil, errors.New("the server could not find the requested resource")
 	})
 	assert.ErrorContains(t, err, "reading node metrics")
+}
+
+func TestRetainStorageClass(t *testing.T) {
+	class := RetainStorageClass("keep")
+	assert.Equal(t, "ebs.csi.aws.com", class.Provisioner, "the EBS CSI driver provisions it")
+	assert.Equal(t, corev1.PersistentVolumeReclaimRetain, *class.ReclaimPolicy, "its volumes outlive their claims")
+	assert.Equal(t, storagev1.VolumeBindingWaitForFirstConsumer, *class.VolumeBindingMode, "made in the zone of the pod")
 }

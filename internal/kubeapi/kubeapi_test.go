@@ -1,0 +1,169 @@
+package kubeapi
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeAPIServer serves two pages of nodepools, deletes, and /version, and
+// records the bearer tokens it is given.
+type fakeAPIServer struct {
+	mu      sync.Mutex
+	tokens  []string
+	deleted []string
+}
+
+func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.tokens = append(f.tokens, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	f.mu.Unlock()
+	switch {
+	case r.URL.Path == "/version":
+		fmt.Fprint(w, `{"gitVersion":"v1.36.0-eks"}`)
+	case r.URL.Path == "/apis/karpenter.sh/v1/nodepools" && r.URL.Query().Get("continue") == "":
+		fmt.Fprint(w, `{"metadata":{"continue":"page2"},"items":[{"metadata":{"name":"general","labels":{"nodeless-eks/stack":"p.s"}}}]}`)
+	case r.URL.Path == "/apis/karpenter.sh/v1/nodepools":
+		fmt.Fprint(w, `{"metadata":{},"items":[{"metadata":{"name":"batch","deletionTimestamp":"2026-12-01T00:00:00Z"}}]}`)
+	case r.URL.Path == "/apis/karpenter.k8s.aws/v1/ec2nodeclasses":
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"kind":"Status","message":"the server could not find the requested resource"}`)
+	case r.Method == http.MethodDelete && r.URL.Path == "/api/v1/namespaces/shop/services/public":
+		f.mu.Lock()
+		f.deleted = append(f.deleted, r.URL.Path)
+		f.mu.Unlock()
+		fmt.Fprint(w, `{}`)
+	case r.Method == http.MethodDelete:
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"message":"not found"}`)
+	case r.URL.Path == "/api/v1/services":
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, `{"message":"etcdserver: leader changed"}`)
+	default:
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, `{"message":"forbidden"}`)
+	}
+}
+
+// kubeconfigFor is what pulumi-eks writes: the server, its CA, and an exec
+// plugin; the plugin here prints an ExecCredential as aws eks get-token does.
+func kubeconfigFor(t *testing.T, srv *httptest.Server, token string) string {
+	t.Helper()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	cred := fmt.Sprintf(`{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"%s","expirationTimestamp":"2099-01-01T00:00:00Z"}}`, token)
+	cfg := map[string]any{
+		"apiVersion": "v1", "kind": "Config",
+		"clusters": []any{map[string]any{"name": "c", "cluster": map[string]any{
+			"server": srv.URL, "certificate-authority-data": base64.StdEncoding.EncodeToString(ca)}}},
+		"users": []any{map[string]any{"name": "u", "user": map[string]any{"exec": map[string]any{
+			"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "sh",
+			"args": []string{"-c", "echo \"$CRED\""},
+			"env":  []any{map[string]any{"name": "CRED", "value": cred}},
+		}}}},
+	}
+	b, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestClient(t *testing.T) {
+	fake := &fakeAPIServer{}
+	srv := httptest.NewTLSServer(fake)
+	defer srv.Close()
+	c, err := New(kubeconfigFor(t, srv, "k8s-aws-v1.token"))
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	t.Run("it trusts the cluster's CA and authenticates with the exec plugin's token", func(t *testing.T) {
+		require.NoError(t, c.Ping(ctx))
+		assert.Equal(t, "k8s-aws-v1.token", fake.tokens[0])
+	})
+	t.Run("a list follows continue tokens", func(t *testing.T) {
+		pools, err := c.List(ctx, Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodepools"})
+		require.NoError(t, err)
+		require.Len(t, pools, 2)
+		assert.Equal(t, "p.s", pools[0].Label("nodeless-eks/stack"))
+		assert.False(t, pools[0].Deleting())
+		assert.True(t, pools[1].Deleting())
+	})
+	t.Run("a kind that is not served is NotFound", func(t *testing.T) {
+		_, err := c.List(ctx, Resource{GroupVersion: "karpenter.k8s.aws/v1", Plural: "ec2nodeclasses"})
+		require.Error(t, err)
+		assert.True(t, IsNotFound(err))
+		assert.Contains(t, err.Error(), "the server could not find the requested resource")
+	})
+	t.Run("a 503 is transient, a 403 is not", func(t *testing.T) {
+		_, err := c.List(ctx, Resource{GroupVersion: "v1", Plural: "services", Namespaced: true})
+		assert.True(t, IsTransient(err), "%v", err)
+		_, err = c.List(ctx, Resource{GroupVersion: "v1", Plural: "pods", Namespaced: true})
+		assert.False(t, IsTransient(err), "%v", err)
+		assert.Contains(t, err.Error(), "API server answered 403: forbidden")
+	})
+	t.Run("deletes go to the object's path; one already gone is fine", func(t *testing.T) {
+		services := Resource{GroupVersion: "v1", Plural: "services", Namespaced: true}
+		require.NoError(t, c.Delete(ctx, services, "shop", "public"))
+		require.NoError(t, c.Delete(ctx, services, "shop", "gone"))
+		assert.Equal(t, []string{"/api/v1/namespaces/shop/services/public"}, fake.deleted)
+	})
+	t.Run("the token is reused until it expires", func(t *testing.T) {
+		fake.mu.Lock()
+		defer fake.mu.Unlock()
+		for _, tok := range fake.tokens {
+			assert.Equal(t, "k8s-aws-v1.token", tok)
+		}
+	})
+}
+
+func TestClientFailures(t *testing.T) {
+	t.Run("a server that is not there is unreachable and transient", func(t *testing.T) {
+		srv := httptest.NewTLSServer(&fakeAPIServer{})
+		cfg := kubeconfigFor(t, srv, "t")
+		srv.Close()
+		c, err := New(cfg)
+		require.NoError(t, err)
+		err = c.Ping(context.Background())
+		require.Error(t, err)
+		assert.True(t, IsUnreachable(err), "%v", err)
+		assert.True(t, IsTransient(err), "%v", err)
+		assert.False(t, IsGone(err))
+	})
+	t.Run("a name that no longer resolves means the cluster is gone", func(t *testing.T) {
+		err := fmt.Errorf("listing: %w", &net.DNSError{Err: "no such host", Name: "x.eks.amazonaws.com", IsNotFound: true})
+		assert.True(t, IsGone(err))
+	})
+	t.Run("a failing credential plugin is reported with its output", func(t *testing.T) {
+		srv := httptest.NewTLSServer(&fakeAPIServer{})
+		defer srv.Close()
+		cfg := strings.Replace(kubeconfigFor(t, srv, "t"), `echo \"$CRED\"`, `echo 'Unable to locate credentials' >&2; exit 255`, 1)
+		c, err := New(cfg)
+		require.NoError(t, err)
+		err = c.Ping(context.Background())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "Unable to locate credentials")
+		assert.False(t, IsTransient(err))
+	})
+	t.Run("a kubeconfig without a server or a user is refused", func(t *testing.T) {
+		_, err := New(`{"clusters":[],"users":[]}`)
+		assert.EqualError(t, err, "the kubeconfig names no cluster server")
+		_, err = New(`{"clusters":[{"cluster":{"server":"https://x"}}],"users":[{"user":{}}]}`)
+		assert.ErrorContains(t, err, "no user with a token or an exec credential plugin")
+		_, err = New(`not json`)
+		assert.ErrorContains(t, err, "reading the kubeconfig (JSON)")
+	})
+	t.Run("context deadlines are transient", func(t *testing.T) {
+		assert.True(t, IsTransient(fmt.Errorf("x: %w", context.DeadlineExceeded)))
+		assert.False(t, IsTransient(errors.New("bad request")))
+	})
+}

@@ -181,6 +181,9 @@ func TestSecretsEncryption(t *testing.T) {
 		assert.Equal(t, "arn:aws:kms:eu-west-1:"+testAccount+":key/eks-demo-secrets-0000", eks.Inputs["encryptionConfigKeyArn"].StringValue())
 		requireDependsOn(t, rec, eks, key)
 		assert.False(t, key.Protect, "dev stacks can be destroyed")
+		tags := key.Inputs["tags"].ObjectValue()
+		assert.Equal(t, "eks-demo", tags["nodeless-eks/cluster"].StringValue(), "the deploy role reaches only keys tagged for its clusters")
+		assert.Equal(t, "platform-team", tags["owner"].StringValue(), "the stack's tags too")
 	})
 	t.Run("a configured key is used and none is created", func(t *testing.T) {
 		arn := "arn:aws:kms:eu-west-1:" + testAccount + ":key/1234abcd-12ab-34cd-56ef-1234567890ab"

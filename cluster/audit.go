@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"nodeless-eks/internal/awsaccount"
+	"nodeless-eks/internal/names"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -57,11 +58,16 @@ func newAuditPrerequisites(ctx *pulumi.Context, name string, args *Args, account
 			// Deleting the key makes every Secret in a backup unreadable.
 			keyOpts = append(keyOpts, pulumi.Protect(true))
 		}
+		keyTags := pulumi.StringMap{names.ClusterTagKey: pulumi.String(args.ClusterName)}
+		for k, v := range args.Tags {
+			keyTags[k] = pulumi.String(v)
+		}
 		key, err := kms.NewKey(ctx, name+"-secrets", &kms.KeyArgs{
 			Description:          pulumi.Sprintf("Envelope encryption of Secrets of EKS cluster %s", args.ClusterName),
 			EnableKeyRotation:    pulumi.Bool(true),
 			DeletionWindowInDays: pulumi.Int(30),
-			Tags:                 tags,
+			// The deploy role reaches only the keys tagged for its clusters.
+			Tags: keyTags,
 		}, keyOpts...)
 		if err != nil {
 			return nil, fmt.Errorf("creating Secrets encryption key: %w", err)

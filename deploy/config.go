@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"nodeless-eks/internal/names"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 )
@@ -19,6 +21,26 @@ type StackSettings struct {
 	DriftSchedule string `json:"driftSchedule,omitempty"`
 	// AutoRemediate runs `pulumi up` when drift is found. Default false.
 	AutoRemediate bool `json:"autoRemediate,omitempty"`
+	// Production gives the stack a deploy role of its own, trusted by its
+	// runs only, and turns pull-request previews off by default.
+	Production bool `json:"production,omitempty"`
+	// PreviewPullRequests previews pull requests on the stack, running
+	// their code with the stack's role. Default: on for non-production
+	// stacks, off for production ones (preview them through a staging
+	// stack).
+	PreviewPullRequests *bool `json:"previewPullRequests,omitempty"`
+	// ClusterName is the stack's clusterName, which scopes its role's
+	// permissions. Default "<project>-<stack>", what an unset clusterName
+	// gives the root program.
+	ClusterName string `json:"clusterName,omitempty"`
+}
+
+// Previews reports whether the stack previews pull requests.
+func (s StackSettings) Previews() bool {
+	if s.PreviewPullRequests != nil {
+		return *s.PreviewPullRequests
+	}
+	return !s.Production
 }
 
 // Config is the deploy project's configuration.
@@ -44,13 +66,14 @@ type Config struct {
 	// ReviewStackPrefix starts every review stack's name; the deploy role
 	// trusts stacks so named. Default "pr-".
 	ReviewStackPrefix string
-	// ReviewStackTTLHours destroys a review stack this long after its
-	// first update. Default 8.
+	// ReviewStackTTLHours destroys a review stack this long after its last
+	// update. Default 8.
 	ReviewStackTTLHours int
-	// ClusterNamePrefix starts every name the root stacks create in AWS
-	// (their clusterName); the deploy policy is scoped to it. Default
-	// "<project>-", what an unset clusterName gives.
-	ClusterNamePrefix string
+	// ReviewClusterNamePrefix starts the cluster name of every review
+	// stack; the review role is scoped to it. Default
+	// "<project>-<reviewStackPrefix>", what an unset clusterName gives a
+	// review stack.
+	ReviewClusterNamePrefix string
 	// OidcProviderArn reuses an existing Pulumi Cloud OIDC provider.
 	OidcProviderArn string
 	// DeployPolicyArns are attached to the deploy role instead of the
@@ -58,10 +81,15 @@ type Config struct {
 	DeployPolicyArns []string
 	// SessionHours is the deploy role's maximum session. Default 6.
 	SessionHours int
+	// ImportStacks imports the root stacks and the review template, which
+	// exist already, instead of creating them. Default false.
+	ImportStacks bool
 }
 
 var (
-	orgRe        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$`)
+	// Pulumi Cloud organization names are lowercase, and the audience a
+	// trust policy matches is case-sensitive.
+	orgRe        = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,39}$`)
 	repoRe       = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 	stackRe      = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
 	cronRe       = regexp.MustCompile(`^(\S+\s+){4}\S+$`)
@@ -69,6 +97,8 @@ var (
 	arnOidcRe    = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::\d{12}:oidc-provider/api\.pulumi\.com/oidc$`)
 	regionRe     = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
 	namePrefixRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{2,40}$`)
+	// clusterNameRe is what EKS accepts for a cluster name.
+	clusterNameRe = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`)
 )
 
 // loadConfig reads and checks the configuration; every problem is
@@ -86,14 +116,14 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		ReviewStackPrefix: or(cfg.Get("reviewStackPrefix"), "pr-"),
 		OidcProviderArn:   cfg.Get("oidcProviderArn"),
 	}
-	c.ClusterNamePrefix = or(cfg.Get("clusterNamePrefix"), c.Project+"-")
+	c.ReviewClusterNamePrefix = or(cfg.Get("reviewClusterNamePrefix"), c.Project+"-"+c.ReviewStackPrefix)
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if raw := cfg.Get("stacks"); raw != "" {
 		dec := json.NewDecoder(strings.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&c.Stacks); err != nil {
-			bad("stacks: want an object of stacks by name, each {driftSchedule, autoRemediate}: %v", err)
+			bad("stacks: want an object of stacks by name, each {driftSchedule, autoRemediate, production, previewPullRequests, clusterName}: %v", err)
 		}
 	}
 	if raw := cfg.Get("deployPolicyArns"); raw != "" {
@@ -105,6 +135,9 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	if c.ReviewStacks, err = boolOr(cfg.Get("reviewStacks"), false); err != nil {
 		bad("reviewStacks: %v", err)
 	}
+	if c.ImportStacks, err = boolOr(cfg.Get("importStacks"), false); err != nil {
+		bad("importStacks: %v", err)
+	}
 	if c.ReviewStackTTLHours, err = intOr(cfg.Get("reviewStackTtlHours"), 8); err != nil || c.ReviewStackTTLHours < 1 || c.ReviewStackTTLHours > 720 {
 		bad("reviewStackTtlHours %q: want 1-720 hours", cfg.Get("reviewStackTtlHours"))
 	}
@@ -112,8 +145,14 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		bad("sessionHours %q: want 1-12, IAM's limit for a role session", cfg.Get("sessionHours"))
 	}
 
-	if !orgRe.MatchString(c.Organization) {
-		bad("organization %q: required, the Pulumi Cloud organization of the root stacks", c.Organization)
+	switch {
+	case c.Organization == "":
+		bad("organization: required, the Pulumi Cloud organization of the root stacks")
+	case c.Organization != strings.ToLower(c.Organization):
+		bad("organization %q: Pulumi Cloud organization names are lowercase, and the OIDC audience the deploy roles trust is "+
+			"matched case-sensitively; write %q", c.Organization, strings.ToLower(c.Organization))
+	case !orgRe.MatchString(c.Organization):
+		bad("organization %q: want the Pulumi Cloud organization's name: lowercase letters, digits, '-', '_' or '.'", c.Organization)
 	}
 	if !repoRe.MatchString(c.Repository) {
 		bad("repository %q: required, the GitHub repository as owner/name", c.Repository)
@@ -124,8 +163,10 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	if strings.HasPrefix(c.RepoDir, "/") || strings.Contains(c.RepoDir, "..") {
 		bad("repoDir %q: want a directory inside the repository, such as \".\"", c.RepoDir)
 	}
-	if !namePrefixRe.MatchString(strings.TrimSuffix(c.ClusterNamePrefix, "-")) {
-		bad("clusterNamePrefix %q: want 3-41 letters, digits, '-' or '_'; the deploy policy allows only names that start with it", c.ClusterNamePrefix)
+	if !namePrefixRe.MatchString(strings.TrimSuffix(c.ReviewClusterNamePrefix, "-")) {
+		bad("reviewClusterNamePrefix %q: want 3-41 letters, digits, '-' or '_'; the review role may touch only names that start with it", c.ReviewClusterNamePrefix)
+	} else if c.ReviewStacks && strings.HasPrefix(deployRoleName, c.ReviewClusterNamePrefix) {
+		bad("reviewClusterNamePrefix %q: the deploy roles are named %q...; review runs could change them", c.ReviewClusterNamePrefix, deployRoleName)
 	}
 	if len(c.Stacks) == 0 {
 		bad("stacks: name at least one stack of the root project to deploy")
@@ -143,6 +184,17 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		} else if !cronRe.MatchString(s.DriftSchedule) {
 			bad("stacks.%s.driftSchedule %q: want a cron expression of five fields, such as \"0 4 * * *\"", name, s.DriftSchedule)
 		}
+		if s.ClusterName == "" {
+			s.ClusterName = names.DefaultClusterName(c.Project, name)
+		} else if !clusterNameRe.MatchString(s.ClusterName) || len(s.ClusterName) > names.MaxClusterNameLength {
+			bad("stacks.%s.clusterName %q: want the stack's clusterName, 1-%d letters, digits, '-' or '_'", name, s.ClusterName, names.MaxClusterNameLength)
+		}
+		if c.ReviewStacks && strings.HasPrefix(s.ClusterName, c.ReviewClusterNamePrefix) {
+			bad("stacks.%s.clusterName %q: starts with reviewClusterNamePrefix %q, so review runs could change it", name, s.ClusterName, c.ReviewClusterNamePrefix)
+		}
+		if strings.HasPrefix(deployRoleName, s.ClusterName) || strings.HasPrefix(s.ClusterName, deployRoleName) {
+			bad("stacks.%s.clusterName %q: the deploy roles are named %q...; a cluster name that starts alike would let a run change them", name, s.ClusterName, deployRoleName)
+		}
 		c.Stacks[name] = s
 	}
 	if c.ReviewStacks && !stackRe.MatchString(c.ReviewTemplate) {
@@ -156,10 +208,33 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 			bad("deployPolicyArns[%d] %q: want a managed policy ARN", i, arn)
 		}
 	}
+	if len(errs) == 0 {
+		errs = append(errs, checkTrustSizes(c)...)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
 	}
 	return c, nil
+}
+
+// checkTrustSizes refuses a configuration whose deploy role would have a
+// trust policy longer than IAM accepts: each named non-production stack
+// adds its subjects to the shared role's trust.
+func checkTrustSizes(c *Config) []error {
+	var errs []error
+	// The longest provider ARN any partition gives.
+	const providerArn = "arn:aws-us-gov:iam::123456789012:oidc-provider/api.pulumi.com/oidc"
+	for _, r := range Roles(c) {
+		doc, err := TrustPolicy(c, r, providerArn)
+		if err != nil {
+			errs = append(errs, err)
+		} else if len(doc) > maxTrustPolicyLength {
+			errs = append(errs, fmt.Errorf("stacks: the trust policy of %s%s would be %d characters, and IAM accepts %d by default: "+
+				"give some of its stacks (%s) their own role with production: true, or fewer stacks per project",
+				deployRoleName, r.Key, len(doc), maxTrustPolicyLength, strings.Join(r.Stacks, ", ")))
+		}
+	}
+	return errs
 }
 
 func or(v, def string) string {

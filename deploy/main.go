@@ -50,54 +50,79 @@ func program(ctx *pulumi.Context) error {
 		}
 		providerArn = provider.Arn
 	}
-	trust := providerArn.ApplyT(func(arn string) (string, error) { return TrustPolicy(c, arn) }).(pulumi.StringOutput)
-	role, err := iam.NewRole(ctx, "deploy", &iam.RoleArgs{
-		Description:      pulumi.Sprintf("Pulumi Deployments and ESC deploy the %s stacks of %s", c.Project, c.Organization),
-		AssumeRolePolicy: trust,
-		// Covers the longest destroy of the root program (a test holds it
-		// to ../testdata/destroy-bound.golden.json).
-		MaxSessionDuration: pulumi.Int(c.SessionHours * 3600),
+	// The permissions boundary every role a deploy run creates must carry;
+	// its name starts with deployRoleName, which no deployer policy reaches.
+	boundaryDoc, err := WorkloadBoundary(partition.Partition, caller.AccountId).JSON()
+	if err != nil {
+		return err
+	}
+	boundary, err := iam.NewPolicy(ctx, "workload-boundary", &iam.PolicyArgs{
+		Name:        pulumi.String(BoundaryName(c)),
+		Description: pulumi.Sprintf("Permissions boundary of every role the %s stacks create", c.Project),
+		Policy:      pulumi.String(boundaryDoc),
 	})
 	if err != nil {
-		return fmt.Errorf("creating the deploy role: %w", err)
+		return fmt.Errorf("creating the workload permissions boundary: %w", err)
 	}
-	if len(c.DeployPolicyArns) == 0 {
-		doc, err := DeployerPolicy(scope{partition: partition.Partition, region: c.Region, account: caller.AccountId, prefix: c.ClusterNamePrefix})
-		if err != nil {
-			return err
-		}
-		policy, err := iam.NewPolicy(ctx, "deploy", &iam.PolicyArgs{
-			Description: pulumi.Sprintf("What the %s program creates, for stacks whose clusterName starts with %s", c.Project, c.ClusterNamePrefix),
-			Policy:      pulumi.String(doc),
+
+	roleArns := map[string]pulumi.StringOutput{}
+	for _, r := range Roles(c) {
+		trust := providerArn.ApplyT(func(arn string) (string, error) { return TrustPolicy(c, r, arn) }).(pulumi.StringOutput)
+		role, err := iam.NewRole(ctx, deployRoleName+r.Key, &iam.RoleArgs{
+			Description:      pulumi.Sprintf("Pulumi Deployments and ESC deploy %s of the %s stacks of %s", describe(r), c.Project, c.Organization),
+			AssumeRolePolicy: trust,
+			// Covers the longest destroy of the root program (a test holds it
+			// to ../testdata/destroy-bound.golden.json).
+			MaxSessionDuration: pulumi.Int(c.SessionHours * 3600),
 		})
 		if err != nil {
-			return fmt.Errorf("creating the deployer policy: %w", err)
+			return fmt.Errorf("creating the deploy role %s: %w", r.Key, err)
 		}
-		if _, err := iam.NewRolePolicyAttachment(ctx, "deploy", &iam.RolePolicyAttachmentArgs{Role: role.Name, PolicyArn: policy.Arn}); err != nil {
-			return fmt.Errorf("attaching the deployer policy: %w", err)
+		roleArns[r.Key] = role.Arn
+		if len(c.DeployPolicyArns) == 0 {
+			doc := boundary.Arn.ApplyT(func(boundaryArn string) (string, error) {
+				return DeployerPolicy(scope{partition: partition.Partition, region: c.Region, account: caller.AccountId,
+					clusters: r.Clusters, prefix: r.ClusterPrefix, boundaryArn: boundaryArn}).JSON()
+			}).(pulumi.StringOutput)
+			policy, err := iam.NewPolicy(ctx, deployRoleName+r.Key, &iam.PolicyArgs{
+				Description: pulumi.Sprintf("What the %s program creates, for %s", c.Project, describe(r)),
+				Policy:      doc,
+			})
+			if err != nil {
+				return fmt.Errorf("creating the deployer policy of %s: %w", r.Key, err)
+			}
+			if _, err := iam.NewRolePolicyAttachment(ctx, deployRoleName+r.Key, &iam.RolePolicyAttachmentArgs{Role: role.Name, PolicyArn: policy.Arn}); err != nil {
+				return fmt.Errorf("attaching the deployer policy of %s: %w", r.Key, err)
+			}
 		}
-	}
-	for i, arn := range c.DeployPolicyArns {
-		if _, err := iam.NewRolePolicyAttachment(ctx, fmt.Sprintf("deploy-org-%d", i), &iam.RolePolicyAttachmentArgs{
-			Role: role.Name, PolicyArn: pulumi.String(arn),
-		}); err != nil {
-			return fmt.Errorf("attaching %s: %w", arn, err)
+		for i, arn := range c.DeployPolicyArns {
+			if _, err := iam.NewRolePolicyAttachment(ctx, fmt.Sprintf("%s%s-org-%d", deployRoleName, r.Key, i), &iam.RolePolicyAttachmentArgs{
+				Role: role.Name, PolicyArn: pulumi.String(arn),
+			}); err != nil {
+				return fmt.Errorf("attaching %s: %w", arn, err)
+			}
 		}
 	}
 
 	for _, stack := range sortedKeys(c.Stacks) {
 		s := c.Stacks[stack]
+		roleArn := roleArns[RoleOf(c, stack)]
+		// The settings endpoints answer 404 for a stack that does not exist.
+		stackRes, err := newStack(ctx, c, stack)
+		if err != nil {
+			return err
+		}
 		if _, err := pulumiservice.NewEnvironment(ctx, "env-"+stack, &pulumiservice.EnvironmentArgs{
 			Organization: pulumi.String(c.Organization),
 			Project:      pulumi.String(c.Project),
 			Name:         pulumi.String(stack),
-			Yaml: role.Arn.ApplyT(func(arn string) pulumi.AssetOrArchive {
+			Yaml: roleArn.ApplyT(func(arn string) pulumi.AssetOrArchive {
 				return pulumi.NewStringAsset(EnvironmentYAML(arn, stack, c.SessionHours))
 			}).(pulumi.AssetOrArchiveOutput),
 		}); err != nil {
 			return fmt.Errorf("creating the ESC environment of %s: %w", stack, err)
 		}
-		settings, err := newSettings(ctx, c, stack, role.Arn, false)
+		settings, err := newSettings(ctx, c, stack, s.Previews(), roleArn, boundary.Arn, false, stackRes)
 		if err != nil {
 			return err
 		}
@@ -114,20 +139,50 @@ func program(ctx *pulumi.Context) error {
 		}
 	}
 	if c.ReviewStacks {
-		if _, err := newSettings(ctx, c, c.ReviewTemplate, role.Arn, true); err != nil {
+		template, err := newStack(ctx, c, c.ReviewTemplate)
+		if err != nil {
+			return err
+		}
+		if _, err := newSettings(ctx, c, c.ReviewTemplate, true, roleArns["review"], boundary.Arn, true, template); err != nil {
 			return err
 		}
 	}
 
-	ctx.Export("deployRoleArn", role.Arn)
+	exported := pulumi.StringMap{}
+	for key, arn := range roleArns {
+		exported[key] = arn
+	}
+	ctx.Export("deployRoleArns", exported)
+	ctx.Export("permissionsBoundaryArn", boundary.Arn)
 	ctx.Export("oidcProviderArn", providerArn)
 	ctx.Export("stacks", pulumi.ToStringArray(sortedKeys(c.Stacks)))
 	return nil
 }
 
+// newStack makes sure a root stack exists in Pulumi Cloud: created here, or
+// imported when it exists already (importStacks), and kept when deploy/ is
+// destroyed, since it holds a cluster's state.
+func newStack(ctx *pulumi.Context, c *Config, stack string) (*pulumiservice.Stack, error) {
+	opts := []pulumi.ResourceOption{pulumi.RetainOnDelete(true)}
+	if c.ImportStacks {
+		opts = append(opts, pulumi.Import(pulumi.ID(c.Organization+"/"+c.Project+"/"+stack)))
+	}
+	s, err := pulumiservice.NewStack(ctx, "stack-"+stack, &pulumiservice.StackArgs{
+		OrganizationName: pulumi.String(c.Organization),
+		ProjectName:      pulumi.String(c.Project),
+		StackName:        pulumi.String(stack),
+	}, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("creating the stack %s: %w", stack, err)
+	}
+	return s, nil
+}
+
 // newSettings configures Deployments for one stack, or for the review-stack
 // template whose settings every review stack copies.
-func newSettings(ctx *pulumi.Context, c *Config, stack string, roleArn pulumi.StringOutput, template bool) (*pulumiservice.DeploymentSettings, error) {
+func newSettings(ctx *pulumi.Context, c *Config, stack string, previews bool, roleArn, boundaryArn pulumi.StringOutput,
+	template bool, stackRes pulumi.Resource) (*pulumiservice.DeploymentSettings, error) {
+	preRun := boundaryArn.ApplyT(func(arn string) []string { return PreRunCommands(c, arn, template) }).(pulumi.StringArrayOutput)
 	settings, err := pulumiservice.NewDeploymentSettings(ctx, "settings-"+stack, &pulumiservice.DeploymentSettingsArgs{
 		Organization: pulumi.String(c.Organization),
 		Project:      pulumi.String(c.Project),
@@ -143,9 +198,9 @@ func newSettings(ctx *pulumi.Context, c *Config, stack string, roleArn pulumi.St
 			Repository: pulumi.String(c.Repository),
 			// The template itself is never deployed; its copies are.
 			DeployCommits:       pulumi.Bool(!template),
-			PreviewPullRequests: pulumi.Bool(!template),
+			PreviewPullRequests: pulumi.Bool(!template && previews),
 			PullRequestTemplate: pulumi.Bool(template),
-			Paths:               pulumi.ToStringArray(PathFilters(c.RepoDir)),
+			Paths:               pulumi.ToStringArray(PathFilters(c.RepoDir, stack)),
 		},
 		OperationContext: &pulumiservice.DeploymentSettingsOperationContextArgs{
 			// Deployments' own OIDC: it needs no change to the root stack
@@ -157,63 +212,85 @@ func newSettings(ctx *pulumi.Context, c *Config, stack string, roleArn pulumi.St
 					Duration:    pulumi.String(fmt.Sprintf("%dh0m0s", c.SessionHours)),
 				},
 			},
-			PreRunCommands: pulumi.ToStringArray(PreRunCommands(c, template)),
+			PreRunCommands: preRun,
 		},
-		// Keeps Go modules and plugins; the Go build itself stays cold.
+		// Dependency caching keeps, for Go, the module cache and the build
+		// cache, keyed by go.sum, on Pulumi-hosted runners
+		// (https://www.pulumi.com/docs/deployments/concepts/settings/dependency-caching/):
+		// a warm run links the program instead of compiling it.
 		CacheOptions: &pulumiservice.DeploymentSettingsCacheOptionsArgs{Enable: pulumi.Bool(true)},
-	})
+	},
+		// The settings endpoints answer 404 for a stack that does not exist.
+		pulumi.DependsOn([]pulumi.Resource{stackRes}))
 	if err != nil {
 		return nil, fmt.Errorf("creating the deployment settings of %s: %w", stack, err)
 	}
 	return settings, nil
 }
 
-// PathFilters redeploy a cluster only when the root program or its stack
-// files change: not for docs, the deploy project or the example VPC.
-func PathFilters(repoDir string) []string {
+// PathFilters deploy a stack when the root program or the stack's own
+// stack file changes: not for another stack's file, docs, tests, the
+// deploy project or the example VPC.
+func PathFilters(repoDir, stack string) []string {
 	root := strings.TrimSuffix(strings.TrimPrefix(repoDir, "./"), "/")
 	prefix := ""
 	if root != "" && root != "." {
 		prefix = root + "/"
 	}
 	return []string{
-		prefix + "**/*.go", prefix + "go.mod", prefix + "go.sum", prefix + "Pulumi.yaml", prefix + "Pulumi.*.yaml",
-		"!" + prefix + "deploy/**", "!" + prefix + "examples/**", "!" + prefix + "**/*_test.go", "!" + prefix + "testdata/**",
+		prefix + "**/*.go", prefix + "go.mod", prefix + "go.sum", prefix + "Pulumi.yaml", prefix + "Pulumi." + stack + ".yaml",
+		"!" + prefix + "deploy/**", "!" + prefix + "examples/**", "!" + prefix + "test/**", "!" + prefix + "**/*_test.go",
+		"!" + prefix + "testdata/**", "!" + prefix + "docs/**",
 	}
 }
 
 // PreRunCommands fail fast and clearly when the runner lacks what the root
-// program needs, and give a review stack its time to live on its first
-// update (a TtlSchedule resource names one stack and one time; review
-// stacks are named when their pull request opens).
-func PreRunCommands(c *Config, template bool) []string {
+// program needs, or the stack lacks the permissions boundary its deploy
+// role requires of every role it creates, and give a review stack its time
+// to live on each update. Each runs in a shell of its own.
+func PreRunCommands(c *Config, boundaryArn string, template bool) []string {
 	cmds := []string{
 		`command -v go >/dev/null || { echo "nodeless-eks: the runner image has no Go toolchain; use an image with Go 1.26" >&2; exit 1; }`,
 		`command -v aws >/dev/null || { echo "nodeless-eks: the runner image has no AWS CLI; the cluster's kubeconfig runs aws eks get-token" >&2; exit 1; }`,
+		BoundaryCheckCommand(c.Project, boundaryArn),
 	}
 	if template {
-		cmds = append(cmds, ReviewTTLCommand(c.ReviewTemplate, c.ReviewStackTTLHours))
+		cmds = append(cmds, ReviewTTLCommand(c.RepoDir, c.ReviewTemplate, c.ReviewStackTTLHours))
 	}
 	return cmds
 }
 
-// ReviewTTLCommand schedules, on a review stack's update, its destroy and
-// removal TTL hours later, through the schedules API with the stack-scoped
-// token every Deployments run has (PULUMI_ACCESS_TOKEN, PULUMI_CI_*:
-// https://www.pulumi.com/docs/deployments/concepts/settings/environment-variables/).
-// Each update moves the time out, so only an abandoned stack expires.
-func ReviewTTLCommand(template string, hours int) string {
-	return fmt.Sprintf(`if [ "$PULUMI_CI_OPERATION" = update ] && [ "$PULUMI_CI_STACK" != %q ]; then `+
-		`curl -fsS -X POST -H "Authorization: token $PULUMI_ACCESS_TOKEN" -H "Content-Type: application/json" `+
-		`-d "{\"timestamp\":\"$(date -u -d '+%d hours' +%%Y-%%m-%%dT%%H:%%M:%%SZ)\",\"deleteAfterDestroy\":true}" `+
-		`"https://api.pulumi.com/api/stacks/$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK/deployments/ttl/schedules" `+
-		`>/dev/null || { echo "nodeless-eks: could not schedule this review stack's time to live" >&2; exit 1; }; fi`, template, hours)
+// BoundaryCheckCommand stops a run whose stack does not give every role
+// the workload boundary (iamPermissionsBoundary): its deploy role may
+// create no role without it, so `pulumi up` would fail at the first role
+// with an AccessDenied that does not say why.
+func BoundaryCheckCommand(project, boundaryArn string) string {
+	return fmt.Sprintf(`got="$(pulumi config get %[1]s:iamPermissionsBoundary --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK" 2>/dev/null)"; `+
+		`[ "$got" = %[2]q ] || { echo "nodeless-eks: stack $PULUMI_CI_STACK must set %[1]s:iamPermissionsBoundary to %[2]s (it has \"$got\"): `+
+		`its deploy role creates only roles with that boundary. Add it to Pulumi.$PULUMI_CI_STACK.yaml (see deploy/README.md)" >&2; exit 1; }`,
+		project, boundaryArn)
 }
 
-// EnvironmentYAML is an ESC environment that logs in to AWS as the deploy
-// role through ESC's own OIDC (aws-login), for `pulumi env run
+// ReviewTTLCommand gives a review stack, on each update, a time to live of
+// hours from now: cmd/review-ttl, in the root program's checkout, finds the
+// stack's TTL schedule through the schedules API and moves it, creates it
+// when there is none, and removes any extra, so that a stack has one TTL
+// schedule and expires only when abandoned. It uses the stack-scoped token
+// every Deployments run has (PULUMI_ACCESS_TOKEN, PULUMI_CI_*:
+// https://www.pulumi.com/docs/deployments/concepts/settings/environment-variables/).
+// The template itself is never given one.
+func ReviewTTLCommand(repoDir, template string, hours int) string {
+	return fmt.Sprintf(`if [ "$PULUMI_CI_OPERATION" = update ] && [ "$PULUMI_CI_STACK" != %q ]; then `+
+		`cd "$(git rev-parse --show-toplevel)"/%q && go run ./cmd/review-ttl -hours %d || `+
+		`{ echo "nodeless-eks: could not set this review stack's time to live (see the lines above)" >&2; exit 1; }; fi`,
+		template, repoDir, hours)
+}
+
+// EnvironmentYAML is an ESC environment that logs in to AWS as the stack's
+// deploy role through ESC's own OIDC (aws-login), for `pulumi env run
 // <org>/<project>/<stack> -- pulumi up` at a laptop, or for a stack file
-// that imports it.
+// that imports it. Its subject names it as the root environment (see
+// ESCSubject), which the role's trust accepts.
 func EnvironmentYAML(roleArn, stack string, hours int) string {
 	return fmt.Sprintf(`values:
   aws:
@@ -223,9 +300,25 @@ func EnvironmentYAML(roleArn, stack string, hours int) string {
           roleArn: %s
           sessionName: esc-%s
           duration: %dh
+          subjectAttributes:
+            - rootEnvironment.name
   environmentVariables:
     AWS_ACCESS_KEY_ID: ${aws.login.accessKeyId}
     AWS_SECRET_ACCESS_KEY: ${aws.login.secretAccessKey}
     AWS_SESSION_TOKEN: ${aws.login.sessionToken}
 `, roleArn, stack, hours)
+}
+
+// BoundaryName is the workload boundary's name, which the root stacks'
+// iamPermissionsBoundary names.
+func BoundaryName(c *Config) string {
+	return deployRoleName + c.Project + "-workload-boundary"
+}
+
+// describe says what a deploy role deploys.
+func describe(r deployRole) string {
+	if r.ReviewStackPrefix != "" {
+		return "the review stacks " + r.ReviewStackPrefix + "*"
+	}
+	return "stack(s) " + strings.Join(r.Stacks, ", ")
 }

@@ -4,12 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"nodeless-eks/internal/iampolicy"
+	"nodeless-eks/internal/reviewttl/fakeapi"
 	"nodeless-eks/internal/stackfile"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -27,6 +31,8 @@ type registration struct {
 	Type, Name, URN string
 	Inputs          resource.PropertyMap
 	Dependencies    []string
+	RetainOnDelete  bool
+	ImportID        string
 }
 
 type recorder struct {
@@ -39,6 +45,8 @@ func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 		URN: fmt.Sprintf("urn:pulumi:admin::%s::%s::%s", project, args.TypeToken, args.Name)}
 	if rpc := args.RegisterRPC; rpc != nil {
 		reg.Dependencies = rpc.GetDependencies()
+		reg.RetainOnDelete = rpc.GetRetainOnDelete()
+		reg.ImportID = rpc.GetImportId()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -145,6 +153,7 @@ func strs(v any) []string {
 func TestExampleConfig(t *testing.T) {
 	rec, err := run(t, nil)
 	require.NoError(t, err)
+	const boundaryArn = "arn:aws:iam::" + account + ":policy/workload-boundary-7f3a"
 
 	t.Run("Pulumi Cloud is the OIDC provider, for both audiences", func(t *testing.T) {
 		p := rec.get(t, "aws:iam/openIdConnectProvider:OpenIdConnectProvider", "pulumi-cloud")
@@ -156,54 +165,113 @@ func TestExampleConfig(t *testing.T) {
 		assert.Equal(t, []string{"my-org", "aws:my-org"}, ids)
 	})
 
-	role := rec.get(t, "aws:iam/role:Role", "deploy")
-	t.Run("the deploy role trusts exactly the configured stacks, review stacks and their environments", func(t *testing.T) {
-		trust := parse(t, role.Inputs["assumeRolePolicy"].StringValue())
-		require.Len(t, trust, 2)
-		for _, st := range trust {
-			assert.Equal(t, "sts:AssumeRoleWithWebIdentity", st.Action)
-			assert.Equal(t, "arn:aws:iam::"+account+":oidc-provider/api.pulumi.com/oidc", st.Principal["Federated"])
+	t.Run("credentials by blast radius: a role per production stack, one for the others, one for review stacks", func(t *testing.T) {
+		var names []string
+		for _, r := range rec.ofType("aws:iam/role:Role") {
+			names = append(names, r.Name)
 		}
+		assert.ElementsMatch(t, []string{"deploy-prod", "deploy-nonprod", "deploy-review"}, names)
+
+		trust := func(role string) []policyStatement {
+			return parse(t, rec.get(t, "aws:iam/role:Role", role).Inputs["assumeRolePolicy"].StringValue())
+		}
+		prod := trust("deploy-prod")
+		require.Len(t, prod, 2)
+		var prodSubjects []string
+		for _, sub := range prod[0].Condition["StringLike"]["api.pulumi.com/oidc:sub"].([]any) {
+			prodSubjects = append(prodSubjects, sub.(string))
+		}
+		for _, op := range []string{"update", "refresh", "destroy", "detect-drift", "remediate-drift"} {
+			assert.Contains(t, prodSubjects, "pulumi:deploy:org:my-org:project:nodeless-eks:stack:prod:operation:"+op+":scope:write")
+		}
+		for _, sub := range prodSubjects {
+			assert.Contains(t, sub, ":stack:prod:", "the production role trusts the production stack alone")
+			assert.NotContains(t, sub, "operation:preview", "no pull request preview runs with production credentials")
+			assert.NotContains(t, sub, "operation:*")
+		}
+		assert.Equal(t, map[string]any{"api.pulumi.com/oidc:aud": "my-org"}, prod[0].Condition["StringEquals"])
 		assert.Equal(t, map[string]map[string]any{
-			"StringEquals": {"api.pulumi.com/oidc:aud": "my-org"},
-			"StringLike": {"api.pulumi.com/oidc:sub": []any{
-				"pulumi:deploy:org:my-org:project:nodeless-eks:stack:prod:operation:*:scope:write",
-				"pulumi:deploy:org:my-org:project:nodeless-eks:stack:staging:operation:*:scope:write",
-				"pulumi:deploy:org:my-org:project:nodeless-eks:stack:pr-*:operation:*:scope:write",
-			}},
-		}, trust[0].Condition, "Deployments: the organization as audience")
-		assert.Equal(t, map[string]map[string]any{
-			"StringEquals": {
-				"api.pulumi.com/oidc:aud": "aws:my-org",
-				"api.pulumi.com/oidc:sub": []any{
-					"pulumi:environments:org:my-org:env:nodeless-eks/prod",
-					"pulumi:environments:org:my-org:env:nodeless-eks/staging",
-				},
-			},
-		}, trust[1].Condition, "ESC: aws:<org> as audience, one environment per stack, no wildcard")
+			"StringEquals": {"api.pulumi.com/oidc:aud": "aws:my-org"},
+			"StringLike":   {"api.pulumi.com/oidc:sub": []any{"pulumi:environments:pulumi.organization.login:my-org:rootEnvironment.name:nodeless-eks/prod"}},
+		}, prod[1].Condition, "ESC: aws:<org> as audience, the stack's environment as the root environment")
+
+		nonprod := trust("deploy-nonprod")
+		assert.Equal(t, []any{"pulumi:deploy:org:my-org:project:nodeless-eks:stack:staging:operation:*:scope:write"},
+			nonprod[0].Condition["StringLike"]["api.pulumi.com/oidc:sub"], "staging previews pull requests")
+		review := trust("deploy-review")
+		require.Len(t, review, 1, "review stacks have no ESC environment")
+		assert.Equal(t, []any{"pulumi:deploy:org:my-org:project:nodeless-eks:stack:pr-*:operation:*:scope:write"},
+			review[0].Condition["StringLike"]["api.pulumi.com/oidc:sub"])
+		for _, role := range rec.ofType("aws:iam/role:Role") {
+			for _, st := range trust(role.Name) {
+				assert.Equal(t, "sts:AssumeRoleWithWebIdentity", st.Action)
+				assert.Equal(t, "arn:aws:iam::"+account+":oidc-provider/api.pulumi.com/oidc", st.Principal["Federated"])
+			}
+		}
+	})
+
+	t.Run("each role's policy is scoped to its clusters", func(t *testing.T) {
+		policyOf := func(role string) iampolicy.Document {
+			doc, err := iampolicy.Parse(rec.get(t, "aws:iam/policy:Policy", role).Inputs["policy"].StringValue())
+			require.NoError(t, err)
+			return doc
+		}
+		eks := func(cluster string) iampolicy.Request {
+			return iampolicy.Request{Action: "eks:UpdateClusterVersion", Resource: "arn:aws:eks:eu-west-1:" + account + ":cluster/" + cluster}
+		}
+		assert.Equal(t, iampolicy.Allowed, iampolicy.Evaluate(policyOf("deploy-prod"), nil, eks("nodeless-eks-prod")))
+		assert.Equal(t, iampolicy.ImplicitDeny, iampolicy.Evaluate(policyOf("deploy-prod"), nil, eks("nodeless-eks-staging")))
+		assert.Equal(t, iampolicy.Allowed, iampolicy.Evaluate(policyOf("deploy-nonprod"), nil, eks("nodeless-eks-staging")))
+		assert.Equal(t, iampolicy.ImplicitDeny, iampolicy.Evaluate(policyOf("deploy-nonprod"), nil, eks("nodeless-eks-prod")))
+		assert.Equal(t, iampolicy.Allowed, iampolicy.Evaluate(policyOf("deploy-review"), nil, eks("nodeless-eks-pr-17")))
+		assert.Equal(t, iampolicy.ImplicitDeny, iampolicy.Evaluate(policyOf("deploy-review"), nil, eks("nodeless-eks-prod")),
+			"a review run, which runs a pull request's code, cannot touch production")
+		assert.Equal(t, iampolicy.ImplicitDeny, iampolicy.Evaluate(policyOf("deploy-review"), nil, eks("nodeless-eks-staging")))
+	})
+
+	t.Run("the workload boundary exists under the name the root stacks give", func(t *testing.T) {
+		b := rec.get(t, "aws:iam/policy:Policy", "workload-boundary")
+		assert.Equal(t, "deploy-nodeless-eks-workload-boundary", b.Inputs["name"].StringValue())
+	})
+
+	t.Run("every stack it configures exists, and outlives this project", func(t *testing.T) {
+		for _, stack := range []string{"prod", "staging", "pr"} {
+			st := rec.get(t, "pulumiservice:index:Stack", "stack-"+stack)
+			assert.Equal(t, stack, st.Inputs["stackName"].StringValue())
+			assert.Equal(t, "nodeless-eks", st.Inputs["projectName"].StringValue())
+			assert.True(t, st.RetainOnDelete, "destroying deploy/ keeps the stack %s and its state", stack)
+			assert.Empty(t, st.ImportID)
+			settings := rec.get(t, "pulumiservice:index:DeploymentSettings", "settings-"+stack)
+			assert.Contains(t, settings.Dependencies, st.URN, "the settings endpoints answer 404 for a stack that does not exist")
+		}
 	})
 
 	t.Run("one environment, settings and drift schedule per stack", func(t *testing.T) {
-		for _, stack := range []string{"prod", "staging"} {
+		for stack, want := range map[string]struct {
+			role     string
+			previews bool
+		}{"prod": {"deploy-prod", false}, "staging": {"deploy-nonprod", true}} {
 			env := rec.get(t, "pulumiservice:index:Environment", "env-"+stack)
 			assert.Equal(t, stack, env.Inputs["name"].StringValue())
 			assert.Equal(t, "nodeless-eks", env.Inputs["project"].StringValue())
-			assert.Contains(t, env.Inputs["yaml"].AssetValue().Text, "roleArn: arn:aws:iam::"+account+":role/deploy-7f3a")
-			assert.Contains(t, env.Inputs["yaml"].AssetValue().Text, "fn::open::aws-login:")
+			yaml := env.Inputs["yaml"].AssetValue().Text
+			assert.Contains(t, yaml, "roleArn: arn:aws:iam::"+account+":role/"+want.role+"-7f3a")
+			assert.Contains(t, yaml, "fn::open::aws-login:")
+			assert.Contains(t, yaml, "subjectAttributes:\n            - rootEnvironment.name", "the subject the role's trust accepts, also when a stack file imports it")
 
 			settings := rec.get(t, "pulumiservice:index:DeploymentSettings", "settings-"+stack)
 			vcs := settings.Inputs["vcs"].ObjectValue()
 			assert.Equal(t, "github", vcs["provider"].StringValue())
 			assert.Equal(t, "my-org/nodeless-eks", vcs["repository"].StringValue())
 			assert.Equal(t, true, vcs["deployCommits"].V, "push to deploy")
-			assert.Equal(t, true, vcs["previewPullRequests"].V, "pull requests preview")
+			assert.Equal(t, want.previews, vcs["previewPullRequests"].V, "%s previews pull requests: %v", stack, want.previews)
 			assert.Equal(t, false, vcs["pullRequestTemplate"].V)
 			git := settings.Inputs["sourceContext"].ObjectValue()["git"].ObjectValue()
 			assert.Equal(t, "refs/heads/main", git["branch"].StringValue())
 			assert.Equal(t, ".", git["repoDir"].StringValue())
 			assert.Equal(t, true, settings.Inputs["cacheOptions"].ObjectValue()["enable"].V)
 			oidc := settings.Inputs["operationContext"].ObjectValue()["oidc"].ObjectValue()["aws"].ObjectValue()
-			assert.Equal(t, "arn:aws:iam::"+account+":role/deploy-7f3a", oidc["roleARN"].StringValue())
+			assert.Equal(t, "arn:aws:iam::"+account+":role/"+want.role+"-7f3a", oidc["roleARN"].StringValue())
 			assert.Equal(t, "6h0m0s", oidc["duration"].StringValue())
 
 			drift := rec.get(t, "pulumiservice:index:DriftSchedule", "drift-"+stack)
@@ -213,7 +281,7 @@ func TestExampleConfig(t *testing.T) {
 		assert.Equal(t, "0 */6 * * *", rec.get(t, "pulumiservice:index:DriftSchedule", "drift-staging").Inputs["scheduleCron"].StringValue())
 	})
 
-	t.Run("path filters skip docs, the deploy project and the example VPC", func(t *testing.T) {
+	t.Run("path filters: the program and the stack's own file, not another stack's, docs or tests", func(t *testing.T) {
 		settings := rec.get(t, "pulumiservice:index:DeploymentSettings", "settings-prod")
 		var paths []string
 		for _, p := range settings.Inputs["vcs"].ObjectValue()["paths"].ArrayValue() {
@@ -229,32 +297,35 @@ func TestExampleConfig(t *testing.T) {
 			return in
 		}
 		for file, want := range map[string]bool{
-			"main.go": true, "cluster/cluster.go": true, "go.sum": true, "Pulumi.prod.yaml": true,
-			"README.md": false, "deploy/main.go": false, "examples/vpc/main.go": false, "config_test.go": false,
+			"main.go": true, "cluster/cluster.go": true, "go.sum": true, "Pulumi.yaml": true, "Pulumi.prod.yaml": true,
+			"Pulumi.staging.yaml": false, "README.md": false, "docs/upgrades.md": false, "deploy/main.go": false,
+			"examples/vpc/main.go": false, "config_test.go": false, "test/kubecheck/chart.go": false,
 		} {
-			assert.Equalf(t, want, deployed(file), "a change to %s deploys: %v (filters %v)", file, want, paths)
+			assert.Equalf(t, want, deployed(file), "a change to %s deploys prod: %v (filters %v)", file, want, paths)
 		}
 	})
 
-	t.Run("runs fail fast without Go or the AWS CLI", func(t *testing.T) {
+	t.Run("runs fail fast without Go, the AWS CLI or the workload boundary", func(t *testing.T) {
 		cmds := rec.get(t, "pulumiservice:index:DeploymentSettings", "settings-prod").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
-		require.Len(t, cmds, 2, "named stacks get no TTL")
+		require.Len(t, cmds, 3, "named stacks get no TTL")
 		assert.Contains(t, cmds[0].StringValue(), "command -v go")
 		assert.Contains(t, cmds[1].StringValue(), "command -v aws")
+		assert.Contains(t, cmds[2].StringValue(), "nodeless-eks:iamPermissionsBoundary")
+		assert.Contains(t, cmds[2].StringValue(), boundaryArn)
 	})
 
-	t.Run("the review template is never deployed itself, and its copies expire", func(t *testing.T) {
+	t.Run("the review template is never deployed itself, and its copies expire after their last update", func(t *testing.T) {
 		tmpl := rec.get(t, "pulumiservice:index:DeploymentSettings", "settings-pr")
 		vcs := tmpl.Inputs["vcs"].ObjectValue()
 		assert.Equal(t, true, vcs["pullRequestTemplate"].V)
 		assert.Equal(t, false, vcs["deployCommits"].V)
+		assert.Equal(t, false, vcs["previewPullRequests"].V)
+		oidc := tmpl.Inputs["operationContext"].ObjectValue()["oidc"].ObjectValue()["aws"].ObjectValue()
+		assert.Equal(t, "arn:aws:iam::"+account+":role/deploy-review-7f3a", oidc["roleARN"].StringValue(), "review stacks copy the review role")
 		cmds := tmpl.Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
-		require.Len(t, cmds, 3)
-		ttl := cmds[2].StringValue()
-		assert.Contains(t, ttl, `[ "$PULUMI_CI_STACK" != "pr" ]`, "not the template itself")
-		assert.Contains(t, ttl, "+8 hours")
-		assert.Contains(t, ttl, "/deployments/ttl/schedules")
-		assert.Contains(t, ttl, `\"deleteAfterDestroy\":true`)
+		require.Len(t, cmds, 4)
+		ttl := cmds[3].StringValue()
+		assert.Equal(t, ReviewTTLCommand(".", "pr", 8), ttl)
 		for _, d := range rec.ofType("pulumiservice:index:DriftSchedule") {
 			assert.NotEqual(t, "pr", d.Inputs["stack"].StringValue(), "the template has nothing to drift")
 		}
@@ -274,10 +345,14 @@ func TestSessionCoversTheLongestDestroy(t *testing.T) {
 
 	rec, err := run(t, nil)
 	require.NoError(t, err)
-	session := rec.get(t, "aws:iam/role:Role", "deploy").Inputs["maxSessionDuration"].NumberValue()
-	assert.GreaterOrEqual(t, int(session), bound.Seconds,
-		"the deploy role's session must outlast the root program's longest destroy: %v", bound.Path)
-	assert.LessOrEqual(t, int(session), 12*3600, "IAM allows at most 12 hours")
+	roles := rec.ofType("aws:iam/role:Role")
+	require.NotEmpty(t, roles)
+	for _, role := range roles {
+		session := role.Inputs["maxSessionDuration"].NumberValue()
+		assert.GreaterOrEqual(t, int(session), bound.Seconds,
+			"%s's session must outlast the root program's longest destroy: %v", role.Name, bound.Path)
+		assert.LessOrEqual(t, int(session), 12*3600, "IAM allows at most 12 hours")
+	}
 }
 
 // allows reports whether a statement's action list grants action.
@@ -297,11 +372,14 @@ func TestDeployerPolicyCoversWhatTheRootProgramCreates(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &registered))
 	require.NotEmpty(t, registered.Resources)
 
-	doc, err := DeployerPolicy(scope{partition: "aws", region: "eu-west-1", account: account, prefix: "nodeless-eks-"})
+	doc, err := DeployerPolicy(scope{partition: "aws", region: "eu-west-1", account: account, clusters: []string{"nodeless-eks-prod"},
+		boundaryArn: "arn:aws:iam::" + account + ":policy/deploy-nodeless-eks-workload-boundary"}).JSON()
 	require.NoError(t, err)
 	var granted []string
 	for _, st := range parse(t, doc) {
-		require.Equal(t, "Allow", st.Effect)
+		if st.Effect == "Deny" {
+			continue
+		}
 		granted = append(granted, strs(st.Action)...)
 		for _, r := range strs(st.Resource) {
 			if r == "*" {
@@ -340,10 +418,196 @@ func TestOrganisationManagedPolicyAndProvider(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Empty(t, rec.ofType("aws:iam/openIdConnectProvider:OpenIdConnectProvider"), "an account has one provider per URL")
-	assert.Empty(t, rec.ofType("aws:iam/policy:Policy"), "the organisation's policy replaces ours")
+	for _, p := range rec.ofType("aws:iam/policy:Policy") {
+		assert.Equal(t, "workload-boundary", p.Name, "the organisation's policy replaces the deployer policies")
+	}
 	attachments := rec.ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
-	require.Len(t, attachments, 1)
-	assert.Equal(t, "arn:aws:iam::"+account+":policy/platform-deployer", attachments[0].Inputs["policyArn"].StringValue())
+	require.Len(t, attachments, 3, "one per deploy role")
+	for _, a := range attachments {
+		assert.Equal(t, "arn:aws:iam::"+account+":policy/platform-deployer", a.Inputs["policyArn"].StringValue())
+	}
+}
+
+func TestImportExistingStacks(t *testing.T) {
+	rec, err := run(t, map[string]string{"importStacks": "true"})
+	require.NoError(t, err)
+	for _, stack := range []string{"prod", "staging", "pr"} {
+		assert.Equal(t, "my-org/nodeless-eks/"+stack, rec.get(t, "pulumiservice:index:Stack", "stack-"+stack).ImportID)
+	}
+}
+
+// TestNoEscalation evaluates what a deploy run may do with the production
+// role's policy (and, for roles it creates, the workload boundary): create
+// and change only roles that carry the boundary, attach only the program's
+// policies, never lift or rewrite the boundary, and reach only its own
+// clusters' keys and security groups.
+func TestNoEscalation(t *testing.T) {
+	const (
+		boundaryArn = "arn:aws:iam::" + account + ":policy/deploy-nodeless-eks-workload-boundary"
+		ours        = "arn:aws:iam::" + account + ":role/nodeless-eks-prod-karpenter-controller-1a2b3c4"
+	)
+	policy := DeployerPolicy(scope{partition: "aws", region: "eu-west-1", account: account, clusters: []string{"nodeless-eks-prod"}, boundaryArn: boundaryArn})
+	boundary := WorkloadBoundary("aws", account)
+	withBoundary := map[string][]string{"iam:PermissionsBoundary": {boundaryArn}}
+	ctx := func(kv ...string) map[string][]string {
+		m := map[string][]string{"iam:PermissionsBoundary": {boundaryArn}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = []string{kv[i+1]}
+		}
+		return m
+	}
+	tests := []struct {
+		name string
+		req  iampolicy.Request
+		want iampolicy.Decision
+	}{
+		{"create a role of its cluster with the boundary", iampolicy.Request{Action: "iam:CreateRole", Resource: ours, Context: withBoundary}, iampolicy.Allowed},
+		{"create a role of its cluster without the boundary", iampolicy.Request{Action: "iam:CreateRole", Resource: ours}, iampolicy.ImplicitDeny},
+		{"create a role of its cluster with another boundary", iampolicy.Request{Action: "iam:CreateRole", Resource: ours,
+			Context: map[string][]string{"iam:PermissionsBoundary": {"arn:aws:iam::aws:policy/AdministratorAccess"}}}, iampolicy.ImplicitDeny},
+		{"attach AdministratorAccess to it", iampolicy.Request{Action: "iam:AttachRolePolicy", Resource: ours,
+			Context: ctx("iam:PolicyARN", "arn:aws:iam::aws:policy/AdministratorAccess")}, iampolicy.ImplicitDeny},
+		{"attach another account policy to it", iampolicy.Request{Action: "iam:AttachRolePolicy", Resource: ours,
+			Context: ctx("iam:PolicyARN", "arn:aws:iam::"+account+":policy/platform-admin")}, iampolicy.ImplicitDeny},
+		{"attach a node's managed policy", iampolicy.Request{Action: "iam:AttachRolePolicy", Resource: ours,
+			Context: ctx("iam:PolicyARN", "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy")}, iampolicy.Allowed},
+		{"attach its cluster's own policy", iampolicy.Request{Action: "iam:AttachRolePolicy", Resource: ours,
+			Context: ctx("iam:PolicyARN", "arn:aws:iam::"+account+":policy/nodeless-eks-prod-karpenter-controller-9f8e7d6")}, iampolicy.Allowed},
+		{"attach a policy to a role without the boundary", iampolicy.Request{Action: "iam:AttachRolePolicy", Resource: ours,
+			Context: map[string][]string{"iam:PolicyARN": {"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"}}}, iampolicy.ImplicitDeny},
+		{"remove a role's boundary", iampolicy.Request{Action: "iam:DeleteRolePermissionsBoundary", Resource: ours}, iampolicy.ExplicitDeny},
+		{"rewrite the boundary", iampolicy.Request{Action: "iam:CreatePolicyVersion", Resource: boundaryArn}, iampolicy.ExplicitDeny},
+		{"change a deploy role", iampolicy.Request{Action: "iam:AttachRolePolicy", Resource: "arn:aws:iam::" + account + ":role/deploy-prod-7f3a",
+			Context: ctx("iam:PolicyARN", "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy")}, iampolicy.ExplicitDeny},
+		{"create a role outside its clusters", iampolicy.Request{Action: "iam:CreateRole", Resource: "arn:aws:iam::" + account + ":role/admin", Context: withBoundary}, iampolicy.ImplicitDeny},
+		{"pass a role of its cluster to pods", iampolicy.Request{Action: "iam:PassRole", Resource: ours,
+			Context: map[string][]string{"iam:PassedToService": {"pods.eks.amazonaws.com"}}}, iampolicy.Allowed},
+		{"pass another role to pods", iampolicy.Request{Action: "iam:PassRole", Resource: "arn:aws:iam::" + account + ":role/admin",
+			Context: map[string][]string{"iam:PassedToService": {"pods.eks.amazonaws.com"}}}, iampolicy.ImplicitDeny},
+		{"schedule the deletion of another key", iampolicy.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/other",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"billing"}}}, iampolicy.ImplicitDeny},
+		{"rewrite an untagged key's policy", iampolicy.Request{Action: "kms:PutKeyPolicy", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/other"}, iampolicy.ImplicitDeny},
+		{"manage its cluster's key", iampolicy.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/ours",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}}}, iampolicy.Allowed},
+		{"create a key for another cluster", iampolicy.Request{Action: "kms:CreateKey", Resource: "*",
+			Context: map[string][]string{"aws:RequestedRegion": {"eu-west-1"}, "aws:RequestTag/nodeless-eks/cluster": {"other"}}}, iampolicy.ImplicitDeny},
+		{"open another security group", iampolicy.Request{Action: "ec2:AuthorizeSecurityGroupIngress", Resource: "arn:aws:ec2:eu-west-1:" + account + ":security-group/sg-db",
+			Context: map[string][]string{"aws:ResourceTag/karpenter.sh/discovery": {"other"}}}, iampolicy.ImplicitDeny},
+		{"change its node security group", iampolicy.Request{Action: "ec2:RevokeSecurityGroupIngress", Resource: "arn:aws:ec2:eu-west-1:" + account + ":security-group/sg-node",
+			Context: map[string][]string{"aws:ResourceTag/karpenter.sh/discovery": {"nodeless-eks-prod"}}}, iampolicy.Allowed},
+		{"add a rule to its EKS cluster security group", iampolicy.Request{Action: "ec2:AuthorizeSecurityGroupIngress", Resource: "arn:aws:ec2:eu-west-1:" + account + ":security-group/sg-eks",
+			Context: map[string][]string{"aws:ResourceTag/aws:eks:cluster-name": {"nodeless-eks-prod"}}}, iampolicy.Allowed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, iampolicy.Evaluate(policy, nil, tt.req))
+		})
+	}
+
+	// The escalation a run could try: a role of its cluster, which must
+	// carry the boundary, given a policy that allows everything.
+	t.Run("a role with the boundary gains nothing in IAM from a policy that allows everything", func(t *testing.T) {
+		admin := iampolicy.New(iampolicy.Statement{Effect: "Allow", Action: "*", Resource: "*"})
+		for _, req := range []iampolicy.Request{
+			{Action: "iam:CreateRole", Resource: "arn:aws:iam::" + account + ":role/backdoor"},
+			{Action: "iam:AttachRolePolicy", Resource: "arn:aws:iam::" + account + ":role/backdoor"},
+			{Action: "iam:PassRole", Resource: "arn:aws:iam::" + account + ":role/admin", Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}},
+			{Action: "iam:CreateUser", Resource: "arn:aws:iam::" + account + ":user/backdoor"},
+			{Action: "organizations:LeaveOrganization", Resource: "*"},
+			{Action: "s3:GetObject", Resource: "arn:aws:s3:::company-secrets/key"},
+		} {
+			assert.Equalf(t, iampolicy.BoundaryDeny, iampolicy.Evaluate(admin, &boundary, req), "%s on %s", req.Action, req.Resource)
+		}
+		assert.Equal(t, iampolicy.Allowed, iampolicy.Evaluate(admin, &boundary, iampolicy.Request{Action: "ec2:RunInstances", Resource: "*"}),
+			"the workloads' own services stay within it")
+	})
+}
+
+// TestBoundaryCoversTheProgramsPolicies: every action of the policies the
+// root program gives its roles (Karpenter's controller, the LB controller)
+// stays within the workload boundary, on the resources they name.
+func TestBoundaryCoversTheProgramsPolicies(t *testing.T) {
+	boundary := WorkloadBoundary("aws", account)
+	allowAll := iampolicy.New(iampolicy.Statement{Effect: "Allow", Action: "*", Resource: "*"})
+	context := map[string][]string{
+		"iam:PassedToService": {"ec2.amazonaws.com"}, "iam:AWSServiceName": {"elasticloadbalancing.amazonaws.com"},
+	}
+	for _, golden := range []string{"../testdata/karpenter-controller-policy.golden.json", "../testdata/lb-controller-policy.golden.json"} {
+		raw, err := os.ReadFile(golden)
+		require.NoError(t, err)
+		doc, err := iampolicy.Parse(string(raw))
+		require.NoError(t, err)
+		checked := 0
+		for _, st := range doc.Statement {
+			if st.Effect != "Allow" {
+				continue
+			}
+			for _, action := range iampolicy.Strings(st.Action) {
+				for _, res := range iampolicy.Strings(st.Resource) {
+					checked++
+					got := iampolicy.Evaluate(allowAll, &boundary, iampolicy.Request{Action: action, Resource: res, Context: context})
+					assert.Equalf(t, iampolicy.Allowed, got, "%s: %s on %s is outside the workload boundary", golden, action, res)
+				}
+			}
+		}
+		assert.Greater(t, checked, 20, "%s holds the policy", golden)
+	}
+}
+
+// TestReviewTTLCommand runs the exact pre-run command of review stacks
+// against a local fake of the schedules API, from the repository's root.
+func TestReviewTTLCommand(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH; the command finds the checkout with git")
+	}
+	command := ReviewTTLCommand(".", "pr", 8)
+	runCommand := func(t *testing.T, api *fakeapi.API, stack, op, token string) (string, error) {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", command)
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "PULUMI_API="+api.URL, "PULUMI_ACCESS_TOKEN="+token, "PULUMI_CI_ORGANIZATION=my-org",
+			"PULUMI_CI_PROJECT=nodeless-eks", "PULUMI_CI_STACK="+stack, "PULUMI_CI_OPERATION="+op)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	ttls := func(api *fakeapi.API) []string {
+		var out []string
+		for _, s := range api.Schedules() {
+			if s.ScheduleOnce != "" && s.Definition["request"].(map[string]any)["operationContext"] != nil {
+				out = append(out, s.ScheduleOnce)
+			}
+		}
+		return out
+	}
+
+	api := fakeapi.New("stack-token", "my-org/nodeless-eks/pr-42", fakeapi.Drift("drift"))
+	defer api.Close()
+	out, err := runCommand(t, api, "pr-42", "update", "stack-token")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "review stack pr-42: created its time-to-live schedule")
+	first := ttls(api)
+	require.Len(t, first, 1)
+	expires, err := time.Parse(time.RFC3339, first[0])
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now().Add(8*time.Hour), expires, 5*time.Minute, "8 hours after this update")
+
+	out, err = runCommand(t, api, "pr-42", "update", "stack-token")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "moved its time-to-live schedule ttl-new-1")
+	assert.Len(t, ttls(api), 1, "a later update moves the schedule; nothing piles up")
+	assert.Empty(t, api.BadHeaders, "every call sends the documented headers")
+
+	before := len(api.Requests)
+	for _, skip := range []struct{ stack, op string }{{"pr-42", "preview"}, {"pr", "update"}} {
+		out, err = runCommand(t, api, skip.stack, skip.op, "stack-token")
+		require.NoError(t, err, out)
+	}
+	assert.Len(t, api.Requests, before, "previews and the template itself get no TTL")
+
+	out, err = runCommand(t, api, "pr-42", "update", "expired-token")
+	require.Error(t, err, "an error fails the run")
+	assert.Contains(t, out, "Pulumi Cloud answered 401")
+	assert.Contains(t, out, "nodeless-eks: could not set this review stack's time to live")
 }
 
 func TestBadConfig(t *testing.T) {
@@ -352,19 +616,24 @@ func TestBadConfig(t *testing.T) {
 		set  map[string]string
 		want string
 	}{
-		{"no organization", map[string]string{"organization": ""}, `organization "": required`},
+		{"no organization", map[string]string{"organization": ""}, "organization: required"},
 		{"repository without owner", map[string]string{"repository": "nodeless-eks"}, `repository "nodeless-eks": required, the GitHub repository as owner/name`},
 		{"no stacks", map[string]string{"stacks": "{}"}, "stacks: name at least one stack"},
 		{"a stack named like a review stack", map[string]string{"stacks": `{"pr-1":{}}`}, `stacks "pr-1": reserved for review stacks`},
 		{"a drift schedule that is not cron", map[string]string{"stacks": `{"prod":{"driftSchedule":"daily"}}`}, `stacks.prod.driftSchedule "daily": want a cron expression`},
-		{"an unknown stack setting", map[string]string{"stacks": `{"prod":{"drift":"0 4 * * *"}}`}, `stacks: want an object of stacks by name, each {driftSchedule, autoRemediate}: json: unknown field "drift"`},
+		{"an unknown stack setting", map[string]string{"stacks": `{"prod":{"drift":"0 4 * * *"}}`}, `stacks: want an object of stacks by name, each {driftSchedule, autoRemediate, production, previewPullRequests, clusterName}: json: unknown field "drift"`},
 		{"a TTL of zero", map[string]string{"reviewStackTtlHours": "0"}, `reviewStackTtlHours "0": want 1-720 hours`},
 		{"a session beyond IAM's limit", map[string]string{"sessionHours": "13"}, `sessionHours "13": want 1-12`},
 		{"another provider's ARN", map[string]string{"oidcProviderArn": "arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com"}, "want the ARN of the api.pulumi.com/oidc provider"},
 		{"a policy name for an ARN", map[string]string{"deployPolicyArns": `["AdministratorAccess"]`}, `deployPolicyArns[0] "AdministratorAccess": want a managed policy ARN`},
 		{"review stacks not a bool", map[string]string{"reviewStacks": "yes"}, `reviewStacks: "yes": want true or false`},
 		{"a repoDir outside the repository", map[string]string{"repoDir": "../other"}, `repoDir "../other": want a directory inside the repository`},
-		{"a cluster name prefix too short", map[string]string{"clusterNamePrefix": "a"}, `clusterNamePrefix "a": want 3-41 letters`},
+		{"a review cluster name prefix too short", map[string]string{"reviewClusterNamePrefix": "a"}, `reviewClusterNamePrefix "a": want 3-41 letters`},
+		{"an organization with capitals", map[string]string{"organization": "My-Org"}, `organization "My-Org": Pulumi Cloud organization names are lowercase, and the OIDC audience the deploy roles trust is matched case-sensitively; write "my-org"`},
+		{"a cluster named like the deploy roles", map[string]string{"stacks": `{"ops":{"clusterName":"deploy-ops"}}`}, `stacks.ops.clusterName "deploy-ops": the deploy roles are named "deploy-"...`},
+		{"a cluster named like review stacks", map[string]string{"stacks": `{"ops":{"clusterName":"nodeless-eks-pr-ops"}}`}, `starts with reviewClusterNamePrefix "nodeless-eks-pr-", so review runs could change it`},
+		{"more stacks than one trust policy holds", map[string]string{"stacks": manyStacks(30)}, "stacks: the trust policy of deploy-nonprod would be"},
+		{"import not a bool", map[string]string{"importStacks": "sure"}, `importStacks: "sure": want true or false`},
 		{"no region", map[string]string{"aws:region": ""}, `aws:region "": want the region of the root stacks`},
 	}
 	for _, tt := range tests {
@@ -375,6 +644,15 @@ func TestBadConfig(t *testing.T) {
 			assert.Empty(t, rec.regs, "nothing is registered for bad config")
 		})
 	}
+}
+
+// manyStacks is a stacks value with n non-production stacks.
+func manyStacks(n int) string {
+	var parts []string
+	for i := range n {
+		parts = append(parts, fmt.Sprintf(`"team-%02d":{}`, i))
+	}
+	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // globMatch matches a path filter: ** spans directories, * does not.

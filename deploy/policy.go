@@ -1,8 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
+	"slices"
+
+	"nodeless-eks/internal/iampolicy"
+	"nodeless-eks/internal/names"
 )
 
 // Pulumi Cloud's OIDC issuer, for Deployments and for ESC alike.
@@ -11,78 +14,149 @@ const (
 	oidcIssuerKey = "api.pulumi.com/oidc"
 )
 
-type statement struct {
-	Sid       string         `json:"Sid,omitempty"`
-	Effect    string         `json:"Effect"`
-	Principal any            `json:"Principal,omitempty"`
-	Action    any            `json:"Action"`
-	Resource  any            `json:"Resource,omitempty"`
-	Condition map[string]any `json:"Condition,omitempty"`
-}
+// deployRoleName starts the names of the deploy roles and of the workload
+// boundary. No cluster name may start alike (config checks it), so no
+// deployer policy, which is scoped to cluster names, reaches them.
+const deployRoleName = "deploy-"
 
-func document(statements []statement) (string, error) {
-	b, err := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": statements})
-	if err != nil {
-		return "", fmt.Errorf("encoding IAM policy: %w", err)
-	}
-	return string(b), nil
+// ESCSubject is the subject of an ESC aws-login token from the environment
+// <project>/<env> when the environment sets subjectAttributes
+// [rootEnvironment.name]:
+// pulumi:environments:pulumi.organization.login:<org>:rootEnvironment.name:<project>/<env>
+// (https://www.pulumi.com/docs/esc/environments/configuring-oidc/aws/,
+// "Subject claim customization"). Without the attribute, an environment
+// that a stack file imports presents pulumi:environments:org:<org>:env:<yaml>
+// whatever it is (pulumi/pulumi#14509); with it, the root is the first
+// named environment, so the stack file's import of this environment
+// presents this environment's name, and an environment that imports it
+// presents its own, which the trust does not accept. Its audience is
+// "aws:<org>", not the organization alone as for Deployments.
+func ESCSubject(org, project, env string) string {
+	return fmt.Sprintf("pulumi:environments:pulumi.organization.login:%s:rootEnvironment.name:%s/%s", org, project, env)
 }
 
 // DeploymentsSubject is the subject of a Pulumi Deployments OIDC token for
-// any operation on one stack:
+// one operation on one stack (op "*" for any):
 // pulumi:deploy:org:<org>:project:<project>:stack:<stack>:operation:<op>:scope:write
 // (https://www.pulumi.com/docs/deployments/deployments/oidc/). Its audience
 // is the organization's name.
-func DeploymentsSubject(org, project, stack string) string {
-	return fmt.Sprintf("pulumi:deploy:org:%s:project:%s:stack:%s:operation:*:scope:write", org, project, stack)
+func DeploymentsSubject(org, project, stack, op string) string {
+	return fmt.Sprintf("pulumi:deploy:org:%s:project:%s:stack:%s:operation:%s:scope:write", org, project, stack, op)
 }
 
-// ESCSubject is the subject of an ESC aws-login token for one environment:
-// pulumi:environments:org:<org>:env:<project>/<environment>
-// (https://www.pulumi.com/docs/esc/guides/configuring-oidc/aws/). Its
-// audience is "aws:<org>", not the organization alone as for Deployments.
-func ESCSubject(org, project, env string) string {
-	return fmt.Sprintf("pulumi:environments:org:%s:env:%s/%s", org, project, env)
+// updateOperations are the Deployments operations a stack that previews no
+// pull request needs: a preview would run a branch's code with its role.
+var updateOperations = []string{"update", "refresh", "destroy", "detect-drift", "remediate-drift"}
+
+// deployRole is one deploy role: whose runs may assume it, and which
+// clusters' resources it may create and change.
+type deployRole struct {
+	// Key names the role ("deploy-<key>").
+	Key string
+	// Stacks are the named stacks whose runs and ESC environments assume it.
+	Stacks []string
+	// Previews is true when the stacks preview pull requests, whose runs
+	// then assume the role too.
+	Previews bool
+	// ReviewStackPrefix, for the review role, admits every stack so named.
+	ReviewStackPrefix string
+	// Clusters are the exact cluster names the role may manage;
+	// ClusterPrefix, for the review role, admits every name it starts.
+	Clusters      []string
+	ClusterPrefix string
 }
 
-// TrustPolicy lets the deploy role be assumed through the Pulumi Cloud
-// OIDC provider by Deployments runs of exactly the configured stacks (and
-// review stacks by name prefix), and by their ESC environments.
-func TrustPolicy(c *Config, providerArn string) (string, error) {
-	var deploySubjects, escSubjects []string
-	for _, stack := range sortedKeys(c.Stacks) {
-		deploySubjects = append(deploySubjects, DeploymentsSubject(c.Organization, c.Project, stack))
-		escSubjects = append(escSubjects, ESCSubject(c.Organization, c.Project, stack))
+// Roles are the deploy roles by blast radius: one for each production
+// stack, trusted by that stack alone; one for the other named stacks; one
+// for review stacks, scoped to their own cluster names, so that a review
+// run, which runs a pull request's code, can touch nothing else.
+func Roles(c *Config) []deployRole {
+	var roles []deployRole
+	nonprod := deployRole{Key: "nonprod"}
+	for _, name := range sortedKeys(c.Stacks) {
+		s := c.Stacks[name]
+		if s.Production {
+			roles = append(roles, deployRole{Key: name, Stacks: []string{name}, Previews: s.Previews(), Clusters: []string{s.ClusterName}})
+			continue
+		}
+		nonprod.Stacks = append(nonprod.Stacks, name)
+		nonprod.Clusters = append(nonprod.Clusters, s.ClusterName)
+		nonprod.Previews = nonprod.Previews || s.Previews()
+	}
+	if len(nonprod.Stacks) > 0 {
+		roles = append(roles, nonprod)
 	}
 	if c.ReviewStacks {
-		deploySubjects = append(deploySubjects, DeploymentsSubject(c.Organization, c.Project, c.ReviewStackPrefix+"*"))
+		roles = append(roles, deployRole{Key: "review", Previews: true, ReviewStackPrefix: c.ReviewStackPrefix, ClusterPrefix: c.ReviewClusterNamePrefix})
+	}
+	return roles
+}
+
+// RoleOf is the key of the role a stack's runs assume.
+func RoleOf(c *Config, stack string) string {
+	for _, r := range Roles(c) {
+		if slices.Contains(r.Stacks, stack) {
+			return r.Key
+		}
+	}
+	return "review"
+}
+
+// maxTrustPolicyLength is IAM's default quota for a role's trust policy
+// (2,048 characters, whitespace excluded; it can be raised to 4,096).
+const maxTrustPolicyLength = 2048
+
+// TrustPolicy lets a deploy role be assumed through the Pulumi Cloud OIDC
+// provider by Deployments runs of its stacks (every operation when they
+// preview pull requests, else all but preview) and by their ESC
+// environments.
+func TrustPolicy(c *Config, r deployRole, providerArn string) (string, error) {
+	var deploySubjects, escSubjects []string
+	ops := updateOperations
+	if r.Previews {
+		ops = []string{"*"}
+	}
+	for _, stack := range r.Stacks {
+		for _, op := range ops {
+			deploySubjects = append(deploySubjects, DeploymentsSubject(c.Organization, c.Project, stack, op))
+		}
+		escSubjects = append(escSubjects, ESCSubject(c.Organization, c.Project, stack))
+	}
+	if r.ReviewStackPrefix != "" {
+		deploySubjects = append(deploySubjects, DeploymentsSubject(c.Organization, c.Project, r.ReviewStackPrefix+"*", "*"))
 	}
 	principal := map[string]any{"Federated": providerArn}
-	return document([]statement{
-		{
-			Sid: "PulumiDeployments", Effect: "Allow", Principal: principal,
-			Action: "sts:AssumeRoleWithWebIdentity",
-			Condition: map[string]any{
-				"StringEquals": map[string]any{oidcIssuerKey + ":aud": c.Organization},
-				"StringLike":   map[string]any{oidcIssuerKey + ":sub": deploySubjects},
-			},
+	statements := []iampolicy.Statement{{
+		Sid: "PulumiDeployments", Effect: "Allow", Principal: principal,
+		Action: "sts:AssumeRoleWithWebIdentity",
+		Condition: map[string]any{
+			"StringEquals": map[string]any{oidcIssuerKey + ":aud": c.Organization},
+			"StringLike":   map[string]any{oidcIssuerKey + ":sub": deploySubjects},
 		},
-		{
+	}}
+	if len(escSubjects) > 0 {
+		statements = append(statements, iampolicy.Statement{
 			Sid: "PulumiESC", Effect: "Allow", Principal: principal,
 			Action: "sts:AssumeRoleWithWebIdentity",
 			Condition: map[string]any{
-				"StringEquals": map[string]any{
-					oidcIssuerKey + ":aud": "aws:" + c.Organization,
-					oidcIssuerKey + ":sub": escSubjects,
-				},
+				"StringEquals": map[string]any{oidcIssuerKey + ":aud": "aws:" + c.Organization},
+				"StringLike":   map[string]any{oidcIssuerKey + ":sub": escSubjects},
 			},
-		},
-	})
+		})
+	}
+	return iampolicy.New(statements...).JSON()
 }
 
-// scope is what the deployer policy's ARNs are built from.
+// scope is what one deployer policy's ARNs and conditions are built from.
 type scope struct {
-	partition, region, account, prefix string
+	partition, region, account string
+	// clusters are exact cluster names; prefix, if set, admits every
+	// cluster name that starts with it.
+	clusters []string
+	prefix   string
+	// boundaryArn is the permissions boundary every role a run creates
+	// must carry.
+	boundaryArn string
 }
 
 func (s scope) arn(service, resource string) string {
@@ -93,69 +167,212 @@ func (s scope) iam(resource string) string {
 	return fmt.Sprintf("arn:%s:iam::%s:%s", s.partition, s.account, resource)
 }
 
-// DeployerPolicy allows what the root program creates, updates and deletes,
-// and nothing else: each statement is scoped to names that start with the
-// cluster-name prefix, to the region, or to the resource kinds the program
-// makes. deployerActions lists, per resource type the program registers,
-// the actions a statement here must allow (a test holds the two together).
-func DeployerPolicy(s scope) (string, error) {
-	p := s.prefix
-	return document([]statement{
-		{Sid: "ReadForLookupsAndPlans", Effect: "Allow", Resource: "*",
+// clusterNames are the patterns of the scope's cluster names.
+func (s scope) clusterNames() []string {
+	out := slices.Clone(s.clusters)
+	if s.prefix != "" {
+		out = append(out, s.prefix+"*")
+	}
+	return out
+}
+
+// childNames are the patterns of the names of what the program creates for
+// those clusters: every child is named "<clusterName>-<role>".
+func (s scope) childNames() []string {
+	var out []string
+	for _, c := range s.clusters {
+		out = append(out, c+"-*")
+	}
+	if s.prefix != "" {
+		out = append(out, s.prefix+"*")
+	}
+	return out
+}
+
+// each maps every pattern through f.
+func each(patterns []string, f func(string) []string) []string {
+	var out []string
+	for _, p := range patterns {
+		out = append(out, f(p)...)
+	}
+	return out
+}
+
+// workloadManagedPolicies are the AWS managed policies the program attaches
+// to the roles it creates; a deploy run may attach no other AWS policy.
+var workloadManagedPolicies = []string{
+	"AmazonEKSClusterPolicy", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly",
+	"AmazonSSMManagedInstanceCore", "AmazonEKSFargatePodExecutionRolePolicy", "service-role/AmazonEBSCSIDriverPolicy",
+}
+
+// DeployerPolicy allows what the root program creates, updates and deletes
+// for the scope's clusters, and nothing that would let a run escalate: every
+// role it creates or changes must carry the workload boundary, only the
+// program's AWS managed policies and policies of its own clusters may be
+// attached, the boundary can be neither removed nor rewritten, and KMS keys
+// and security groups are reached through the tags the program puts on
+// them. deployerActions lists, per resource type the program registers, the
+// actions a statement here must allow (a test holds the two together).
+func DeployerPolicy(s scope) iampolicy.Document {
+	clusters, children := s.clusterNames(), s.childNames()
+	roles := each(children, func(n string) []string { return []string{s.iam("role/" + n), s.iam("role/*/" + n)} })
+	policies := each(children, func(n string) []string { return []string{s.iam("policy/" + n), s.iam("policy/*/" + n)} })
+	attachable := slices.Clone(policies)
+	for _, p := range workloadManagedPolicies {
+		attachable = append(attachable, fmt.Sprintf("arn:%s:iam::aws:policy/%s", s.partition, p))
+	}
+	withBoundary := map[string]any{"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArn}}
+	inRegion := map[string]any{"StringEquals": map[string]any{"aws:RequestedRegion": s.region}}
+	return iampolicy.New(
+		iampolicy.Statement{Sid: "ReadForLookupsAndPlans", Effect: "Allow", Resource: "*",
 			Action: []string{"ec2:Describe*", "eks:DescribeAddonVersions", "eks:DescribeAddonConfiguration", "eks:ListClusters",
 				"logs:DescribeLogGroups", "kms:ListAliases", "sqs:ListQueues"},
-			Condition: map[string]any{"StringEquals": map[string]any{"aws:RequestedRegion": s.region}}},
+			Condition: inRegion},
 		// ListRoles takes no resource-level scope (IAM's service
 		// authorization reference); preview lists the Spot service-linked role.
-		{Sid: "FindSpotServiceLinkedRole", Effect: "Allow", Action: "iam:ListRoles", Resource: "*"},
-		{Sid: "PublicAMIParameters", Effect: "Allow", Action: "ssm:GetParametersByPath",
+		iampolicy.Statement{Sid: "FindSpotServiceLinkedRole", Effect: "Allow", Action: "iam:ListRoles", Resource: "*"},
+		iampolicy.Statement{Sid: "PublicAMIParameters", Effect: "Allow", Action: "ssm:GetParametersByPath",
 			// Preview checks that every pinned AMI is published, where Karpenter reads it.
 			Resource: fmt.Sprintf("arn:%s:ssm:%s::parameter/aws/service/*", s.partition, s.region)},
-		{Sid: "EKS", Effect: "Allow", Action: "eks:*",
-			Resource: []string{s.arn("eks", "cluster/"+p+"*"), s.arn("eks", "access-entry/"+p+"*/*"), s.arn("eks", "addon/"+p+"*/*"),
-				s.arn("eks", "fargateprofile/"+p+"*/*"), s.arn("eks", "podidentityassociation/"+p+"*/*")}},
-		{Sid: "EKSAccessPolicies", Effect: "Allow", Action: []string{"eks:AssociateAccessPolicy", "eks:DisassociateAccessPolicy"},
+		iampolicy.Statement{Sid: "EKS", Effect: "Allow", Action: "eks:*",
+			Resource: each(clusters, func(n string) []string {
+				return []string{s.arn("eks", "cluster/"+n), s.arn("eks", "access-entry/"+n+"/*"), s.arn("eks", "addon/"+n+"/*"),
+					s.arn("eks", "fargateprofile/"+n+"/*"), s.arn("eks", "podidentityassociation/"+n+"/*")}
+			})},
+		iampolicy.Statement{Sid: "EKSAccessPolicies", Effect: "Allow", Action: []string{"eks:AssociateAccessPolicy", "eks:DisassociateAccessPolicy"},
 			Resource: fmt.Sprintf("arn:%s:eks::aws:cluster-access-policy/*", s.partition)},
-		{Sid: "IAMRolesAndPolicies", Effect: "Allow",
-			// IAM is global: no region condition here.
+		// IAM is global: no region condition on these.
+		iampolicy.Statement{Sid: "ReadRolesAndPolicies", Effect: "Allow",
 			Action: []string{"iam:GetRole", "iam:ListAttachedRolePolicies", "iam:ListRolePolicies", "iam:ListInstanceProfilesForRole",
-				"iam:GetPolicy", "iam:GetPolicyVersion", "iam:ListPolicyVersions",
-				"iam:CreateRole", "iam:DeleteRole", "iam:UpdateRole", "iam:UpdateRoleDescription", "iam:UpdateAssumeRolePolicy",
-				"iam:TagRole", "iam:UntagRole", "iam:AttachRolePolicy", "iam:DetachRolePolicy",
-				"iam:PutRolePermissionsBoundary", "iam:DeleteRolePermissionsBoundary",
-				"iam:CreatePolicy", "iam:DeletePolicy", "iam:CreatePolicyVersion", "iam:DeletePolicyVersion", "iam:TagPolicy", "iam:UntagPolicy"},
-			Resource: []string{s.iam("role/" + p + "*"), s.iam("role/*/" + p + "*"), s.iam("policy/" + p + "*"), s.iam("policy/*/" + p + "*")}},
-		{Sid: "PassOnlyOurRolesToEKS", Effect: "Allow", Action: "iam:PassRole",
-			Resource:  []string{s.iam("role/" + p + "*"), s.iam("role/*/" + p + "*")},
+				"iam:GetPolicy", "iam:GetPolicyVersion", "iam:ListPolicyVersions"},
+			Resource: append(slices.Clone(roles), policies...)},
+		iampolicy.Statement{Sid: "RolesCarryTheBoundary", Effect: "Allow",
+			Action:   []string{"iam:CreateRole", "iam:PutRolePermissionsBoundary", "iam:PutRolePolicy", "iam:DeleteRolePolicy"},
+			Resource: roles, Condition: withBoundary},
+		iampolicy.Statement{Sid: "AttachOnlyTheProgramsPolicies", Effect: "Allow",
+			Action:   []string{"iam:AttachRolePolicy", "iam:DetachRolePolicy"},
+			Resource: roles,
+			Condition: map[string]any{
+				"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArn},
+				"ArnLike":      map[string]any{"iam:PolicyARN": attachable},
+			}},
+		iampolicy.Statement{Sid: "ManageRolesOfTheClusters", Effect: "Allow",
+			Action: []string{"iam:DeleteRole", "iam:UpdateRole", "iam:UpdateRoleDescription", "iam:UpdateAssumeRolePolicy",
+				"iam:TagRole", "iam:UntagRole"},
+			Resource: roles},
+		// A policy can hold anything, but only a role with the boundary can
+		// carry it, and the boundary caps what it grants.
+		iampolicy.Statement{Sid: "PoliciesOfTheClusters", Effect: "Allow",
+			Action: []string{"iam:CreatePolicy", "iam:DeletePolicy", "iam:CreatePolicyVersion", "iam:DeletePolicyVersion",
+				"iam:TagPolicy", "iam:UntagPolicy"},
+			Resource: policies},
+		iampolicy.Statement{Sid: "PassOnlyRolesOfTheClustersToEKS", Effect: "Allow", Action: "iam:PassRole", Resource: roles,
 			Condition: map[string]any{"StringEquals": map[string]any{"iam:PassedToService": []string{"eks.amazonaws.com", "eks-fargate-pods.amazonaws.com", "pods.eks.amazonaws.com"}}}},
-		{Sid: "ClusterOIDCProvider", Effect: "Allow",
+		iampolicy.Statement{Sid: "ClusterOIDCProvider", Effect: "Allow",
 			Action: []string{"iam:GetOpenIDConnectProvider", "iam:CreateOpenIDConnectProvider", "iam:DeleteOpenIDConnectProvider", "iam:TagOpenIDConnectProvider",
 				"iam:UntagOpenIDConnectProvider", "iam:UpdateOpenIDConnectProviderThumbprint", "iam:AddClientIDToOpenIDConnectProvider"},
 			Resource: s.iam(fmt.Sprintf("oidc-provider/oidc.eks.%s.amazonaws.com/id/*", s.region))},
-		{Sid: "EKSServiceLinkedRoles", Effect: "Allow", Action: "iam:CreateServiceLinkedRole", Resource: "*",
+		iampolicy.Statement{Sid: "EKSServiceLinkedRoles", Effect: "Allow", Action: "iam:CreateServiceLinkedRole", Resource: "*",
 			Condition: map[string]any{"StringEquals": map[string]any{"iam:AWSServiceName": []string{"eks.amazonaws.com", "eks-fargate.amazonaws.com"}}}},
-		{Sid: "InterruptionQueue", Effect: "Allow",
+		iampolicy.Statement{Sid: "InterruptionQueue", Effect: "Allow",
 			Action:   []string{"sqs:CreateQueue", "sqs:DeleteQueue", "sqs:GetQueueAttributes", "sqs:SetQueueAttributes", "sqs:GetQueueUrl", "sqs:TagQueue", "sqs:UntagQueue", "sqs:ListQueueTags"},
-			Resource: s.arn("sqs", p+"*")},
-		{Sid: "InterruptionRules", Effect: "Allow",
+			Resource: each(children, func(n string) []string { return []string{s.arn("sqs", n)} })},
+		iampolicy.Statement{Sid: "InterruptionRules", Effect: "Allow",
 			Action: []string{"events:PutRule", "events:DeleteRule", "events:DescribeRule", "events:PutTargets", "events:RemoveTargets",
 				"events:ListTargetsByRule", "events:TagResource", "events:UntagResource", "events:ListTagsForResource"},
-			Resource: s.arn("events", "rule/"+p+"*")},
-		{Sid: "NodeSecurityGroup", Effect: "Allow",
-			Action: []string{"ec2:CreateSecurityGroup", "ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress",
-				"ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules", "ec2:UpdateSecurityGroupRuleDescriptionsIngress",
-				"ec2:UpdateSecurityGroupRuleDescriptionsEgress", "ec2:CreateTags", "ec2:DeleteTags"},
-			Resource: []string{s.arn("ec2", "security-group/*"), s.arn("ec2", "security-group-rule/*"), s.arn("ec2", "vpc/*")}},
-		{Sid: "SecretsKey", Effect: "Allow",
-			Action: []string{"kms:CreateKey", "kms:DescribeKey", "kms:GetKeyPolicy", "kms:PutKeyPolicy", "kms:GetKeyRotationStatus", "kms:EnableKeyRotation",
+			Resource: each(children, func(n string) []string { return []string{s.arn("events", "rule/"+n)} })},
+		// Security groups: the node group the program creates carries the
+		// discovery tag naming its cluster; EKS tags the cluster group it
+		// creates with aws:eks:cluster-name. Groups of anyone else are out
+		// of reach.
+		iampolicy.Statement{Sid: "CreateNodeSecurityGroup", Effect: "Allow", Action: "ec2:CreateSecurityGroup",
+			Resource:  s.arn("ec2", "security-group/*"),
+			Condition: map[string]any{"StringLike": map[string]any{"aws:RequestTag/karpenter.sh/discovery": clusters}}},
+		iampolicy.Statement{Sid: "CreateSecurityGroupsInVPCs", Effect: "Allow", Action: "ec2:CreateSecurityGroup",
+			Resource: s.arn("ec2", "vpc/*")},
+		iampolicy.Statement{Sid: "TagNodeSecurityGroupOnCreate", Effect: "Allow", Action: "ec2:CreateTags",
+			Resource:  s.arn("ec2", "security-group/*"),
+			Condition: map[string]any{"StringEquals": map[string]any{"ec2:CreateAction": "CreateSecurityGroup"}}},
+		iampolicy.Statement{Sid: "ChangeNodeSecurityGroups", Effect: "Allow",
+			Action:    securityGroupWrites,
+			Resource:  []string{s.arn("ec2", "security-group/*")},
+			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/karpenter.sh/discovery": clusters}}},
+		iampolicy.Statement{Sid: "ChangeClusterSecurityGroups", Effect: "Allow",
+			Action:    []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:UpdateSecurityGroupRuleDescriptionsIngress"},
+			Resource:  []string{s.arn("ec2", "security-group/*")},
+			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/aws:eks:cluster-name": clusters}}},
+		iampolicy.Statement{Sid: "SecurityGroupRules", Effect: "Allow",
+			Action:   []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:ModifySecurityGroupRules", "ec2:CreateTags"},
+			Resource: s.arn("ec2", "security-group-rule/*")},
+		iampolicy.Statement{Sid: "CreateSecretsKey", Effect: "Allow", Action: []string{"kms:CreateKey", "kms:TagResource"}, Resource: "*",
+			Condition: map[string]any{
+				"StringEquals": map[string]any{"aws:RequestedRegion": s.region},
+				"StringLike":   map[string]any{"aws:RequestTag/" + names.ClusterTagKey: clusters},
+			}},
+		iampolicy.Statement{Sid: "ManageSecretsKeys", Effect: "Allow",
+			Action: []string{"kms:DescribeKey", "kms:GetKeyPolicy", "kms:PutKeyPolicy", "kms:GetKeyRotationStatus", "kms:EnableKeyRotation",
 				"kms:ListResourceTags", "kms:TagResource", "kms:UntagResource", "kms:ScheduleKeyDeletion", "kms:CreateGrant"},
-			Resource:  "*",
-			Condition: map[string]any{"StringEquals": map[string]any{"aws:RequestedRegion": s.region}}},
-		{Sid: "ControlPlaneLogs", Effect: "Allow",
+			Resource:  s.arn("kms", "key/*"),
+			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters}}},
+		iampolicy.Statement{Sid: "ControlPlaneLogs", Effect: "Allow",
 			Action: []string{"logs:CreateLogGroup", "logs:DeleteLogGroup", "logs:PutRetentionPolicy", "logs:DeleteRetentionPolicy",
 				"logs:TagResource", "logs:UntagResource", "logs:ListTagsForResource", "logs:TagLogGroup", "logs:ListTagsLogGroup"},
-			Resource: []string{s.arn("logs", "log-group:/aws/eks/"+p+"*"), s.arn("logs", "log-group:/aws/eks/"+p+"*:*")}},
-	})
+			Resource: each(clusters, func(n string) []string {
+				return []string{s.arn("logs", "log-group:/aws/eks/"+n+"/cluster"), s.arn("logs", "log-group:/aws/eks/"+n+"/cluster:*")}
+			})},
+		// Whatever else an organisation attaches to the deploy role, a run
+		// can neither lift a boundary nor rewrite it, nor change the deploy
+		// roles.
+		iampolicy.Statement{Sid: "KeepBoundaries", Effect: "Deny", Action: "iam:DeleteRolePermissionsBoundary", Resource: "*"},
+		iampolicy.Statement{Sid: "KeepTheBoundaryPolicy", Effect: "Deny",
+			Action:   []string{"iam:CreatePolicyVersion", "iam:DeletePolicy", "iam:DeletePolicyVersion", "iam:SetDefaultPolicyVersion", "iam:TagPolicy", "iam:UntagPolicy"},
+			Resource: s.boundaryArn},
+		iampolicy.Statement{Sid: "KeepTheDeployRoles", Effect: "Deny", NotAction: []string{"iam:Get*", "iam:List*"},
+			Resource: []string{s.iam("role/" + deployRoleName + "*"), s.iam("role/*/" + deployRoleName + "*"),
+				s.iam("policy/" + deployRoleName + "*"), s.iam("policy/*/" + deployRoleName + "*")}},
+	)
+}
+
+// securityGroupWrites change a security group and its rules.
+var securityGroupWrites = []string{"ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress",
+	"ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules", "ec2:UpdateSecurityGroupRuleDescriptionsIngress",
+	"ec2:UpdateSecurityGroupRuleDescriptionsEgress", "ec2:CreateTags", "ec2:DeleteTags"}
+
+// WorkloadBoundary is the permissions boundary of every role a deploy run
+// creates: what the cluster, Fargate, node, Karpenter, LB controller and EBS
+// CSI roles need, and in IAM nothing but Karpenter's instance profiles,
+// passing node roles to EC2 and the load balancers' service-linked role. A
+// role with this boundary cannot create, change or pass other roles, so
+// attaching a wider policy to it grants nothing beyond this list.
+func WorkloadBoundary(partition, account string) iampolicy.Document {
+	iam := func(resource string) string { return fmt.Sprintf("arn:%s:iam::%s:%s", partition, account, resource) }
+	return iampolicy.New(
+		iampolicy.Statement{Sid: "WorkloadServices", Effect: "Allow", Resource: "*", Action: []string{
+			"ec2:*", "elasticloadbalancing:*", "autoscaling:Describe*", "ecr:GetAuthorizationToken", "ecr:BatchGetImage",
+			"ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability", "ecr-public:GetAuthorizationToken",
+			"sts:GetServiceBearerToken", "ssm:GetParameter", "ssm:GetParameters", "ssm:DescribeAssociation",
+			"ssm:GetDeployablePatchSnapshotForInstance", "ssm:GetDocument", "ssm:DescribeDocument", "ssm:GetManifest",
+			"ssm:ListAssociations", "ssm:ListInstanceAssociations", "ssm:PutInventory", "ssm:PutComplianceItems",
+			"ssm:PutConfigurePackageResult", "ssm:UpdateAssociationStatus", "ssm:UpdateInstanceAssociationStatus",
+			"ssm:UpdateInstanceInformation", "ssmmessages:*", "ec2messages:*", "sqs:DeleteMessage", "sqs:GetQueueUrl",
+			"sqs:ReceiveMessage", "sqs:GetQueueAttributes", "eks:DescribeCluster", "eks:ListClusters", "pricing:GetProducts",
+			"kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant", "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey*",
+			"kms:ReEncrypt*", "kms:DescribeKey", "acm:DescribeCertificate", "acm:ListCertificates", "acm:GetCertificate",
+			"iam:ListServerCertificates", "iam:GetServerCertificate", "iam:GetInstanceProfile", "iam:ListInstanceProfiles",
+			"cognito-idp:DescribeUserPoolClient", "waf-regional:*", "wafv2:*", "shield:*", "logs:CreateLogGroup",
+			"logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams", "logs:PutRetentionPolicy",
+			"cloudwatch:PutMetricData", "arc-zonal-shift:GetManagedResource",
+		}},
+		iampolicy.Statement{Sid: "KarpenterInstanceProfiles", Effect: "Allow", Resource: iam("instance-profile/*"), Action: []string{
+			"iam:CreateInstanceProfile", "iam:DeleteInstanceProfile", "iam:AddRoleToInstanceProfile",
+			"iam:RemoveRoleFromInstanceProfile", "iam:TagInstanceProfile",
+		}},
+		iampolicy.Statement{Sid: "PassNodeRolesToEC2", Effect: "Allow", Action: "iam:PassRole",
+			Resource:  []string{iam("role/*-karpenter-node"), iam("role/*/*-karpenter-node")},
+			Condition: map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "ec2.amazonaws.com"}}},
+		iampolicy.Statement{Sid: "LoadBalancerServiceLinkedRole", Effect: "Allow", Action: "iam:CreateServiceLinkedRole", Resource: "*",
+			Condition: map[string]any{"StringEquals": map[string]any{"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}}},
+	)
 }
 
 // exemptTypes need no AWS permission of the deploy role: components, the

@@ -106,3 +106,8 @@ func StackLabel(project, stack string) string {
 	}
 	return strings.Trim(value, "-_.")
 }
+
+// ClusterTagKey is the tag the program puts on its KMS key, naming its
+// cluster: deploy/'s deployer policy lets a run touch only the keys tagged
+// for its own clusters.
+const ClusterTagKey = "nodeless-eks/cluster"

@@ -1,0 +1,58 @@
+// Command review-ttl gives the review stack a Pulumi Deployments run
+// updates one time-to-live schedule, expiring -hours after now (see
+// internal/reviewttl). deploy/ runs it as a pre-run command of review
+// stacks; it reads the run's stack and stack-scoped token from the
+// environment Deployments sets (PULUMI_CI_ORGANIZATION, PULUMI_CI_PROJECT,
+// PULUMI_CI_STACK, PULUMI_ACCESS_TOKEN) and the API URL from PULUMI_API.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"nodeless-eks/internal/reviewttl"
+)
+
+func main() {
+	hours := flag.Int("hours", 8, "time to live after this update, in hours")
+	flag.Parse()
+	if err := run(*hours); err != nil {
+		fmt.Fprintln(os.Stderr, "review-ttl:", err)
+		os.Exit(1)
+	}
+}
+
+func run(hours int) error {
+	if hours < 1 {
+		return fmt.Errorf("-hours %d: want at least 1", hours)
+	}
+	stack := reviewttl.Stack{Organization: os.Getenv("PULUMI_CI_ORGANIZATION"), Project: os.Getenv("PULUMI_CI_PROJECT"), Name: os.Getenv("PULUMI_CI_STACK")}
+	token := os.Getenv("PULUMI_ACCESS_TOKEN")
+	if stack.Organization == "" || stack.Project == "" || stack.Name == "" || token == "" {
+		return fmt.Errorf("PULUMI_CI_ORGANIZATION, PULUMI_CI_PROJECT, PULUMI_CI_STACK and PULUMI_ACCESS_TOKEN must be set; Pulumi Deployments sets them on every run")
+	}
+	api := strings.TrimSuffix(os.Getenv("PULUMI_API"), "/")
+	if api == "" {
+		api = reviewttl.DefaultAPI
+	}
+	c := &reviewttl.Client{API: api, Token: token}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := c.Keep(ctx, stack, time.Now().Add(time.Duration(hours)*time.Hour))
+	if err != nil {
+		return err
+	}
+	what := "moved its time-to-live schedule " + res.Updated
+	if res.Created {
+		what = "created its time-to-live schedule"
+	}
+	fmt.Printf("review stack %s: %s; it is destroyed and removed at %s unless updated again\n", stack.Name, what, res.Expires.Format(time.RFC3339))
+	if len(res.Deleted) > 0 {
+		fmt.Printf("review stack %s: deleted %d extra time-to-live schedule(s): %s\n", stack.Name, len(res.Deleted), strings.Join(res.Deleted, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package reviewttl
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"nodeless-eks/internal/reviewttl/fakeapi"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var stack = Stack{Organization: "my-org", Project: "nodeless-eks", Name: "pr-42"}
+
+func ttls(schedules []fakeapi.Schedule) []string {
+	var out []string
+	for _, s := range schedules {
+		if s.Definition["request"].(map[string]any)["operation"] == "destroy" && s.Definition["request"].(map[string]any)["operationContext"] != nil {
+			out = append(out, s.ScheduleOnce)
+		}
+	}
+	return out
+}
+
+func TestKeep(t *testing.T) {
+	first := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	later := first.Add(3 * time.Hour)
+
+	t.Run("the first update creates the schedule, later ones move it", func(t *testing.T) {
+		api := fakeapi.New("tok", "my-org/nodeless-eks/pr-42", fakeapi.Drift("drift-1"))
+		defer api.Close()
+		c := &Client{API: api.URL, Token: "tok"}
+		res, err := c.Keep(context.Background(), stack, first)
+		require.NoError(t, err)
+		assert.True(t, res.Created)
+		assert.Equal(t, []string{"2026-12-01T10:00:00Z"}, ttls(api.Schedules()))
+
+		res, err = c.Keep(context.Background(), stack, later)
+		require.NoError(t, err)
+		assert.False(t, res.Created)
+		assert.Equal(t, "ttl-new-1", res.Updated)
+		assert.Equal(t, []string{"2026-12-01T13:00:00Z"}, ttls(api.Schedules()), "moved, not added")
+		assert.Len(t, api.Schedules(), 2, "the drift schedule stays")
+		assert.Empty(t, api.BadHeaders, "every call sends the documented Accept and Content-Type")
+	})
+	t.Run("schedules that piled up are cut back to one", func(t *testing.T) {
+		api := fakeapi.New("tok", "my-org/nodeless-eks/pr-42",
+			fakeapi.TTL("ttl-a", "2026-11-30 08:00:00.000"), fakeapi.RawDestroy("manual", "2026-12-24 00:00:00.000"), fakeapi.TTL("ttl-b", "2026-11-30 12:00:00.000"))
+		defer api.Close()
+		res, err := (&Client{API: api.URL, Token: "tok"}).Keep(context.Background(), stack, later)
+		require.NoError(t, err)
+		assert.Equal(t, "ttl-a", res.Updated)
+		assert.Equal(t, []string{"ttl-b"}, res.Deleted)
+		assert.Equal(t, []string{"2026-12-01T13:00:00Z"}, ttls(api.Schedules()))
+		assert.Len(t, api.Schedules(), 2, "a destroy scheduled by hand is not a TTL and stays")
+	})
+	t.Run("errors name the call and Pulumi Cloud's answer", func(t *testing.T) {
+		api := fakeapi.New("tok", "my-org/nodeless-eks/pr-42")
+		defer api.Close()
+		_, err := (&Client{API: api.URL, Token: "expired"}).Keep(context.Background(), stack, first)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "listing the schedules of stack pr-42")
+		assert.Contains(t, err.Error(), "Pulumi Cloud answered 401: Unauthorized")
+		assert.Empty(t, api.Schedules(), "nothing was created")
+	})
+}

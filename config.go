@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"nodeless-eks/cluster"
+	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/iamopts"
 	"nodeless-eks/internal/names"
 	"nodeless-eks/karpenter"
@@ -529,7 +530,7 @@ func (c *Config) CleanupNodeTimeout() time.Duration {
 			longest = d
 		}
 	}
-	return longest + 15*time.Minute
+	return longest + bounds.NodeTermination
 }
 
 // controllerResourcesOr fills the unset fields from the stack class's size:

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/poll"
 	"nodeless-eks/internal/verify"
 
@@ -30,6 +31,7 @@ import (
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/events"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optrefresh"
@@ -341,6 +343,94 @@ func TestAccNodelessStack(t *testing.T) {
 			return lb && len(nodes.Items) > 0, fmt.Sprintf("load balancer ready: %v, foreign nodes: %d", lb, len(nodes.Items)), nil
 		}), "the foreign pool has a node and the Service a load balancer")
 	})
+}
+
+// TestAccBootstrapFailsAtTheFault injects a fault a team can make: a pool
+// allowed only an instance type that no region offers. Karpenter can then
+// launch nothing, so `pulumi up` must fail at the CoreDNS add-on within its
+// bound, after the bootstrap watch said why on that add-on within 3 minutes
+// of CoreDNS asking for a node; destroy must then remove everything.
+func TestAccBootstrapFailsAtTheFault(t *testing.T) {
+	if reason := accSkipReason(os.Getenv, exec.LookPath, awsCredentials); reason != "" {
+		t.Skip(reason)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if deadline, ok := t.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(context.Background(), deadline.Add(-accDestroyReserve))
+	}
+	defer cancel()
+	name := "acc-" + randomSuffix(t)
+	region := os.Getenv("NODELESS_EKS_REGION")
+	stack, err := auto.UpsertStackLocalSource(ctx, name, ".")
+	require.NoError(t, err, "creating stack %s", name)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(os.Stdout)); err != nil {
+			t.Errorf("destroying stack %s (remove what is left by hand): %v", name, err)
+			return
+		}
+		err := poll.Until(ctx, 10*time.Minute, 20*time.Second, func(ctx context.Context) (bool, string, error) {
+			orphans, err := verify.FindOrphans(ctx, ec2.NewFromConfig(awsCfg), iam.NewFromConfig(awsCfg), region, name)
+			return err == nil && orphans.Empty(), "left behind: " + orphans.String(), err
+		})
+		if err != nil {
+			t.Errorf("after destroy of %s: %v", name, err)
+			return
+		}
+		if err := stack.Workspace().RemoveStack(ctx, name); err != nil {
+			t.Errorf("removing stack %s: %v", name, err)
+		}
+	})
+
+	const impossibleType = "c6g.64xlarge" // c6g stops at 16xlarge and metal
+	cfg := auto.ConfigMap{
+		testProject + ":clusterName": {Value: name},
+		testProject + ":argocd":      {Value: "false"},
+		testProject + ":nodePools": {Value: `{"general": {"requirements": {"extra": [` +
+			`{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["` + impossibleType + `"]}]}}}`},
+	}
+	for _, s := range accSettings {
+		cfg[s.key] = auto.ConfigValue{Value: os.Getenv(s.env)}
+	}
+	require.NoError(t, stack.SetAllConfig(ctx, cfg))
+
+	stream := make(chan events.EngineEvent)
+	var seen []events.EngineEvent
+	collected := make(chan struct{})
+	go func() {
+		for e := range stream {
+			seen = append(seen, e)
+		}
+		close(collected)
+	}()
+	_, err = stack.Up(ctx, optup.ProgressStreams(os.Stdout), optup.EventStreams(stream))
+	<-collected
+	require.Error(t, err, "up must fail: Karpenter can launch no node")
+
+	coreDNS := "::" + name + "-addons-coredns"
+	var started, failed int
+	var cause string
+	var causeAt int
+	for _, e := range seen {
+		switch {
+		case e.ResourcePreEvent != nil && strings.HasSuffix(e.ResourcePreEvent.Metadata.URN, coreDNS):
+			started = e.Timestamp
+		case e.ResOpFailedEvent != nil && strings.HasSuffix(e.ResOpFailedEvent.Metadata.URN, coreDNS):
+			failed = e.Timestamp
+		case e.DiagnosticEvent != nil && strings.HasSuffix(e.DiagnosticEvent.URN, coreDNS) && e.DiagnosticEvent.Severity == "warning" &&
+			strings.Contains(e.DiagnosticEvent.Message, "has no node") && cause == "":
+			cause, causeAt = e.DiagnosticEvent.Message, e.Timestamp
+		}
+	}
+	require.NotZero(t, started, "the CoreDNS add-on was created: the class and pool were Ready")
+	require.NotZero(t, failed, "up fails at the CoreDNS add-on")
+	assert.LessOrEqual(t, time.Duration(failed-started)*time.Second, bounds.FirstNode+2*time.Minute, "within its bound")
+	require.NotEmpty(t, cause, "the watch says why CoreDNS has no node, on the add-on")
+	assert.Contains(t, cause, "no instance type", "Karpenter's reason, not the scheduler's")
+	assert.LessOrEqual(t, time.Duration(causeAt-started)*time.Second, 3*time.Minute, "within 3 minutes of the first sign")
+	assert.Contains(t, err.Error(), name+"-addons-coredns", "the failure names the resource")
 }
 
 // accDestroyReserve is the time the acceptance test leaves, below go

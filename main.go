@@ -138,6 +138,12 @@ func program(ctx *pulumi.Context) error {
 		return err
 	}
 
+	watchBootstrap(ctx, bootstrap{
+		kubeconfig: eks.Kubeconfig, fargateProfile: eks.FargateProfile, controller: ctl.Release,
+		coreDNS: addOns.CoreDNS, classes: pools.ClassByName, pools: pools.PoolByName,
+		ownLabel: names.StackLabelKey + "=" + names.StackLabel(ctx.Project(), ctx.Stack()),
+	})
+
 	ctx.Export("region", pulumi.String(cfg.Region).ToStringOutput())
 	ctx.Export("clusterName", eks.ClusterName)
 	ctx.Export("clusterEndpoint", eks.ClusterEndpoint)

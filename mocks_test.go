@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"nodeless-eks/internal/bootwatch"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -32,6 +35,8 @@ var testToday = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 
 func TestMain(m *testing.M) {
 	today = func() time.Time { return testToday }
+	// Mocked stacks have no cluster to watch; watch_test.go gives one.
+	bootAPI = func(string) (bootwatch.API, error) { return nil, errors.New("no cluster under mocks") }
 	os.Exit(m.Run())
 }
 
@@ -93,8 +98,9 @@ type registration struct {
 	Parent          string
 	Dependencies    []string
 	Provider        string
-	// DeleteTimeout is the custom delete timeout, "" if none.
-	DeleteTimeout string
+	// CreateTimeout, UpdateTimeout and DeleteTimeout are the custom
+	// timeouts, "" where none is set.
+	CreateTimeout, UpdateTimeout, DeleteTimeout string
 	// Protect is the protect option; Transforms counts transform callbacks.
 	Protect    bool
 	Transforms int
@@ -194,6 +200,9 @@ type recorder struct {
 	runningVersion string
 	// noSpotRole leaves the account without the EC2 Spot service-linked role.
 	noSpotRole bool
+	// hold delays the creation of the named resources until their channel
+	// closes, as a slow step of a real `pulumi up` does.
+	hold map[string]chan struct{}
 
 	mu          sync.Mutex
 	byKey       map[string]*registration // "type::name"
@@ -209,11 +218,19 @@ func newRecorder(vpc fakeVpc, clusterName string) *recorder {
 }
 
 func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
+	if ch, ok := r.hold[args.Name]; ok {
+		select {
+		case <-ch:
+		case <-time.After(exportTimeout):
+		}
+	}
 	reg := &registration{Type: args.TypeToken, Name: args.Name, Custom: args.Custom, Inputs: args.Inputs, Provider: args.Provider}
 	if rpc := args.RegisterRPC; rpc != nil {
 		reg.Parent = rpc.GetParent()
 		reg.Dependencies = rpc.GetDependencies()
 		reg.Remote = rpc.GetRemote()
+		reg.CreateTimeout = rpc.GetCustomTimeouts().GetCreate()
+		reg.UpdateTimeout = rpc.GetCustomTimeouts().GetUpdate()
 		reg.DeleteTimeout = rpc.GetCustomTimeouts().GetDelete()
 		reg.Protect = rpc.GetProtect()
 		reg.Transforms = len(rpc.GetTransforms())
@@ -519,12 +536,19 @@ func runProgram(t *testing.T, cfg map[string]string, vpc fakeVpc) stackRun {
 // runningVersion ("" for none).
 func runProgramOn(t *testing.T, cfg map[string]string, vpc fakeVpc, runningVersion string) stackRun {
 	t.Helper()
+	rec := newRecorder(vpc, cfg[testProject+":clusterName"])
+	rec.runningVersion = runningVersion
+	return runStack(t, cfg, rec, false)
+}
+
+// runStack runs program with cfg against rec, as `pulumi up` runs it or,
+// with preview, as a preview does.
+func runStack(t *testing.T, cfg map[string]string, rec *recorder, preview bool) stackRun {
+	t.Helper()
 	raw, err := json.Marshal(cfg)
 	require.NoError(t, err)
 	t.Setenv(pulumi.EnvConfig, string(raw))
 
-	rec := newRecorder(vpc, cfg[testProject+":clusterName"])
-	rec.runningVersion = runningVersion
 	run := stackRun{rec: rec}
 	run.err = pulumi.RunErr(func(ctx *pulumi.Context) error {
 		// pulumi-eks returns its aws:eks/cluster:Cluster child as a resource
@@ -586,6 +610,6 @@ func runProgramOn(t *testing.T, cfg map[string]string, vpc fakeVpc, runningVersi
 			defer mu.Unlock()
 			return fmt.Errorf("stack outputs never resolved: %v", slices.Sorted(maps.Keys(pending)))
 		}
-	}, pulumi.WithMocks(testProject, testStack, rec))
+	}, pulumi.WithMocks(testProject, testStack, rec), func(info *pulumi.RunInfo) { info.DryRun = preview })
 	return run
 }

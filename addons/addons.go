@@ -89,6 +89,10 @@ type Addons struct {
 	LoadBalancerControllerRoleArn pulumi.StringOutput `pulumi:"loadBalancerControllerRoleArn"`
 	// ArgoCDNamespace is where ArgoCD runs, or "" when it is off.
 	ArgoCDNamespace pulumi.StringOutput `pulumi:"argoCdNamespace"`
+
+	// CoreDNS is the CoreDNS add-on, created once its pods run on a node
+	// Karpenter launched: the end of the bootstrap's node step.
+	CoreDNS pulumi.CustomResource
 }
 
 // New creates the add-ons.
@@ -112,6 +116,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		return nil, err
 	}
 	a.CoreDNSVersion = eksAddons.coreDNS.AddonVersion
+	a.CoreDNS = eksAddons.coreDNS
 
 	ebsCSI, err := newEBSCSIDriver(ctx, name, args, account, eksAddons.podIdentityAgent, parent)
 	if err != nil {

@@ -3,8 +3,10 @@ package addons
 import (
 	"fmt"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/helmrelease"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
 const (
@@ -44,8 +46,8 @@ func newArgoCD(ctx *pulumi.Context, name string, args *Args, coreDNS, lbControll
 		Namespace:       pulumi.String(argoCDNamespace),
 		CreateNamespace: pulumi.Bool(true),
 		Values:          pulumi.ToMap(ArgoCDValues()),
-		Timeout:         pulumi.Int(releaseTimeoutSeconds),
-	}, parent, pulumi.Provider(args.Provider), pulumi.DependsOn(prerequisites))
+		Timeout:         pulumi.Int(bounds.Seconds(bounds.ChartOnNodes)),
+	}, parent, pulumi.Provider(args.Provider), pulumi.DependsOn(prerequisites), chartTimeouts)
 	if err != nil {
 		return fmt.Errorf("creating ArgoCD release: %w", err)
 	}

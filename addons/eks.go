@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/eksaddon"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
@@ -68,8 +69,20 @@ type addonSpec struct {
 	configuration string
 	// associations give the add-on's service accounts their IAM roles.
 	associations awseks.AddonPodIdentityAssociationArray
-	// dependsOn must exist before the add-on can turn ACTIVE.
+	// dependsOn must exist before the add-on can turn ACTIVE; an add-on
+	// that waits for the NodePools needs a node Karpenter launches.
 	dependsOn []pulumi.Resource
+}
+
+// addonTimeouts bound an add-on's wait to turn ACTIVE: those whose pods
+// need a node Karpenter launches get bounds.FirstNode, the DaemonSets
+// bounds.DaemonSetAddon, instead of pulumi-aws's 20 minutes.
+func addonTimeouts(needsNodes bool) pulumi.ResourceOption {
+	bound := bounds.DaemonSetAddon
+	if needsNodes {
+		bound = bounds.FirstNode
+	}
+	return pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.Create(bound), Update: bounds.Create(bound)})
 }
 
 func newAddon(ctx *pulumi.Context, name string, args *Args, spec addonSpec, parent pulumi.ResourceOrInvokeOption) (*awseks.Addon, error) {
@@ -93,7 +106,7 @@ func newAddon(ctx *pulumi.Context, name string, args *Args, spec addonSpec, pare
 	if len(spec.associations) > 0 {
 		addonArgs.PodIdentityAssociations = spec.associations
 	}
-	opts := []pulumi.ResourceOption{parent}
+	opts := []pulumi.ResourceOption{parent, addonTimeouts(len(spec.dependsOn) > 0)}
 	if len(spec.dependsOn) > 0 {
 		opts = append(opts, pulumi.DependsOn(spec.dependsOn))
 	}

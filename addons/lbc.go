@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"nodeless-eks/internal/awsaccount"
+	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/helmrelease"
 	"nodeless-eks/internal/k8syaml"
 
@@ -20,8 +21,13 @@ const (
 	LoadBalancerControllerNamespace      = "kube-system"
 	LoadBalancerControllerServiceAccount = "aws-load-balancer-controller"
 	eksChartsRepository                  = "https://aws.github.io/eks-charts"
-	releaseTimeoutSeconds                = 900
 )
+
+// chartTimeouts bound a release whose pods run on Karpenter's nodes; its
+// uninstall waits for nothing but its own objects.
+var chartTimeouts = pulumi.Timeouts(&pulumi.CustomTimeouts{
+	Create: bounds.Create(bounds.ChartOnNodes), Update: bounds.Create(bounds.ChartOnNodes),
+})
 
 type lbcInputs struct {
 	account                   awsaccount.Account
@@ -103,9 +109,9 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 		// The CRDs come from the group above, which also upgrades them.
 		SkipCrds: pulumi.Bool(true),
 		Values:   values,
-		Timeout:  pulumi.Int(releaseTimeoutSeconds),
+		Timeout:  pulumi.Int(bounds.Seconds(bounds.ChartOnNodes)),
 	},
-		parent, pulumi.Provider(args.Provider),
+		parent, pulumi.Provider(args.Provider), chartTimeouts,
 		// Its CRDs must be served at the chart's version before it starts
 		// (the controller's upgrade notes); its pods need nodes (the pools),
 		// DNS (CoreDNS) and credentials (the agent, the association and

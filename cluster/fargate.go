@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"nodeless-eks/internal/awsaccount"
+	"nodeless-eks/internal/bounds"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -48,6 +49,7 @@ func newFargateProfile(ctx *pulumi.Context, name string, args *Args, account aws
 		parent,
 		// Pods scheduled onto the profile pull their images with this policy.
 		pulumi.DependsOn([]pulumi.Resource{attachment}),
+		pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.Create(bounds.FargateProfile)}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("creating Fargate profile: %w", err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/eksaddon"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
@@ -33,7 +34,9 @@ func newVpcCni(ctx *pulumi.Context, name string, args *Args, clusterName, nodeSG
 		ResolveConflictsOnCreate: pulumi.String("OVERWRITE"),
 		ResolveConflictsOnUpdate: pulumi.String("OVERWRITE"),
 		Tags:                     pulumi.ToStringMap(args.Tags),
-	}, parent)
+	}, parent,
+		// ACTIVE without any node; the bootstrap knows sooner than pulumi-aws's 20 minutes.
+		pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.Create(bounds.DaemonSetAddon), Update: bounds.Create(bounds.DaemonSetAddon)}))
 	if err != nil {
 		return nil, fmt.Errorf("creating vpc-cni add-on: %w", err)
 	}

@@ -2,7 +2,9 @@ package karpenter
 
 import (
 	"fmt"
+	"time"
 
+	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/helmrelease"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -15,13 +17,6 @@ const ChartRepository = "oci://public.ecr.aws/karpenter"
 
 // ControllerReplicas run in different zones; the PDB keeps one up.
 const ControllerReplicas = 2
-
-// Release timeouts: a Fargate pod takes 1-2 minutes to get a node, and a
-// destroy may wait for Karpenter to drain and terminate its nodes.
-const (
-	releaseTimeoutSeconds = 900
-	releaseDeleteTimeout  = "30m"
-)
 
 // KubernetesVersionAnnotation on the controller's pods carries the
 // cluster's minor: a new minor changes the pod template, so the Deployment
@@ -91,7 +86,11 @@ type releaseInputs struct {
 func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 	parent pulumi.ResourceOption) (*helmrelease.Release, error) {
 	provider := pulumi.Provider(args.Provider)
-	timeouts := pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: releaseDeleteTimeout})
+	timeouts := func(create time.Duration) pulumi.ResourceOption {
+		return pulumi.Timeouts(&pulumi.CustomTimeouts{
+			Create: bounds.Create(create), Update: bounds.Create(create), Delete: bounds.ReleaseDelete.String(),
+		})
+	}
 
 	// CRDs are API objects: they need the API server, not a node, so this
 	// release does not wait for the Fargate profile.
@@ -101,7 +100,8 @@ func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 		Version:         pulumi.String(args.ChartVersion),
 		Namespace:       pulumi.String(Namespace),
 		CreateNamespace: pulumi.Bool(true),
-	}, parent, provider, timeouts)
+		Timeout:         pulumi.Int(bounds.Seconds(bounds.KarpenterCRDs)),
+	}, parent, provider, timeouts(bounds.KarpenterCRDs))
 	if err != nil {
 		return nil, fmt.Errorf("creating karpenter-crd release: %w", err)
 	}
@@ -128,9 +128,9 @@ func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 		CreateNamespace: pulumi.Bool(true),
 		SkipCrds:        pulumi.Bool(true),
 		Values:          values,
-		Timeout:         pulumi.Int(releaseTimeoutSeconds),
+		Timeout:         pulumi.Int(bounds.Seconds(bounds.KarpenterController)),
 	},
-		parent, provider, timeouts,
+		parent, provider, timeouts(bounds.KarpenterController),
 		// The CRDs must be served before the controller watches them; the
 		// other prerequisites are the Fargate profile and IAM permissions.
 		pulumi.DependsOn(append([]pulumi.Resource{crds}, in.prerequisites...)),

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/names"
 	"nodeless-eks/nodepool/spec"
 
@@ -20,9 +21,12 @@ import (
 
 const typeToken = "nodeless-eks:nodepool:NodePools"
 
-// nodeClassDeleteTimeout covers the EC2NodeClass finalizer, which waits
-// for the class's nodes to go and then removes its instance profiles.
-const nodeClassDeleteTimeout = "30m"
+// AwaitReady makes the kubernetes provider wait, on create and update,
+// until an object's Ready condition is True (pulumi-kubernetes 4.18 and
+// later; without it a custom resource is not awaited at all), so that a
+// class or pool that cannot work fails `pulumi up` at itself, within its
+// bound, instead of at CoreDNS 20 minutes later.
+const AwaitReady = "condition=Ready"
 
 // Args configures the node pools. Pools and Classes have their defaults
 // applied and are validated (spec.Validate) before New is called.
@@ -69,6 +73,9 @@ type NodePools struct {
 	Pools []pulumi.Resource
 	// Classes are the EC2NodeClass objects.
 	Classes []pulumi.Resource
+	// PoolByName and ClassByName are the same objects by their names in
+	// the cluster, for the bootstrap watch to say which one a line is about.
+	PoolByName, ClassByName map[string]pulumi.Resource
 }
 
 // New creates one EC2NodeClass per class and one NodePool per pool.
@@ -76,7 +83,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err := args.validate(); err != nil {
 		return nil, fmt.Errorf("nodepool %q: %w", name, err)
 	}
-	n := &NodePools{}
+	n := &NodePools{PoolByName: map[string]pulumi.Resource{}, ClassByName: map[string]pulumi.Resource{}}
 	if err := ctx.RegisterComponentResource(typeToken, name, n, opts...); err != nil {
 		return nil, err
 	}
@@ -95,22 +102,25 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			})["spec"].(map[string]any)
 		}).(pulumi.MapOutput)
 		cr, err := apiextensions.NewCustomResource(ctx, name+"-class-"+className, &apiextensions.CustomResourceArgs{
-			ApiVersion:  pulumi.String(spec.EC2NodeClassAPIVersion),
-			Kind:        pulumi.String("EC2NodeClass"),
-			Metadata:    &metav1.ObjectMetaArgs{Name: pulumi.String(className), Labels: labels},
+			ApiVersion: pulumi.String(spec.EC2NodeClassAPIVersion),
+			Kind:       pulumi.String("EC2NodeClass"),
+			Metadata: &metav1.ObjectMetaArgs{Name: pulumi.String(className), Labels: labels,
+				Annotations: pulumi.StringMap{"pulumi.com/waitFor": pulumi.String(AwaitReady)}},
 			OtherFields: kubernetes.UntypedArgs{"spec": classSpec},
 		},
 			parent, provider,
 			// Karpenter must serve the CRD, and nodes must be able to join,
 			// before it launches anything for this class.
 			pulumi.DependsOn(append([]pulumi.Resource{args.KarpenterRelease}, args.NodePrerequisites...)),
-			pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: nodeClassDeleteTimeout}),
+			pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.Create(bounds.NodeClass), Update: bounds.Create(bounds.NodeClass),
+				Delete: bounds.NodeClassDelete.String()}),
 		)
 		if err != nil {
 			return nil, fmt.Errorf("creating EC2NodeClass %s: %w", className, err)
 		}
 		classes[className] = cr
 		n.Classes = append(n.Classes, cr)
+		n.ClassByName[className] = cr
 	}
 
 	poolNames := spec.SortedNames(args.Pools)
@@ -118,21 +128,24 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		pool := args.Pools[poolName]
 		obj := spec.NodePool(poolName, pool)
 		cr, err := apiextensions.NewCustomResource(ctx, name+"-pool-"+poolName, &apiextensions.CustomResourceArgs{
-			ApiVersion:  pulumi.String(spec.NodePoolAPIVersion),
-			Kind:        pulumi.String("NodePool"),
-			Metadata:    &metav1.ObjectMetaArgs{Name: pulumi.String(poolName), Labels: labels},
+			ApiVersion: pulumi.String(spec.NodePoolAPIVersion),
+			Kind:       pulumi.String("NodePool"),
+			Metadata: &metav1.ObjectMetaArgs{Name: pulumi.String(poolName), Labels: labels,
+				Annotations: pulumi.StringMap{"pulumi.com/waitFor": pulumi.String(AwaitReady)}},
 			OtherFields: kubernetes.UntypedArgs{"spec": obj["spec"]},
 		},
 			parent, provider,
 			// The pool names its class only by name, and its first node
 			// needs custom networking in place.
 			pulumi.DependsOn([]pulumi.Resource{classes[pool.NodeClass], args.VpcCni}),
-			pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: poolDeleteTimeout(pool)}),
+			pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.Create(bounds.NodePool), Update: bounds.Create(bounds.NodePool),
+				Delete: poolDeleteTimeout(pool)}),
 		)
 		if err != nil {
 			return nil, fmt.Errorf("creating NodePool %s: %w", poolName, err)
 		}
 		n.Pools = append(n.Pools, cr)
+		n.PoolByName[poolName] = cr
 	}
 
 	n.NodePoolNames = pulumi.ToStringArray(poolNames).ToStringArrayOutput()
@@ -154,7 +167,7 @@ func poolDeleteTimeout(p spec.Pool) string {
 	if err != nil { // validated before; keep a sane bound anyway
 		grace = time.Hour
 	}
-	return (grace + 15*time.Minute).String()
+	return (grace + bounds.NodeTermination).String()
 }
 
 func (a *Args) validate() error {

@@ -293,13 +293,27 @@ func (c *Client) Ping(ctx context.Context) error {
 
 // List returns every object of r, following continue tokens.
 func (c *Client) List(ctx context.Context, r Resource) ([]Object, error) {
+	return c.ListIn(ctx, r, "", nil)
+}
+
+// ListIn returns the objects of r in namespace ("" for all) that match
+// query (labelSelector, fieldSelector), following continue tokens.
+func (c *Client) ListIn(ctx context.Context, r Resource, namespace string, query url.Values) ([]Object, error) {
 	var out []Object
 	next := ""
 	for {
-		path := r.base() + "/" + r.Plural + "?limit=500"
-		if next != "" {
-			path += "&continue=" + url.QueryEscape(next)
+		q := url.Values{"limit": {"500"}}
+		for k, v := range query {
+			q[k] = v
 		}
+		if next != "" {
+			q.Set("continue", next)
+		}
+		path := r.base() + "/"
+		if namespace != "" {
+			path += "namespaces/" + url.PathEscape(namespace) + "/"
+		}
+		path += r.Plural + "?" + q.Encode()
 		body, err := c.do(ctx, http.MethodGet, path)
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", r, err)
@@ -318,6 +332,20 @@ func (c *Client) List(ctx context.Context, r Resource) ([]Object, error) {
 			return out, nil
 		}
 	}
+}
+
+// Logs returns the last lines of a container's log; previous asks for the
+// container's previous run, the one that crashed.
+func (c *Client) Logs(ctx context.Context, namespace, pod, container string, previous bool, lines int) (string, error) {
+	q := url.Values{"tailLines": {fmt.Sprint(lines)}, "container": {container}}
+	if previous {
+		q.Set("previous", "true")
+	}
+	body, err := c.do(ctx, http.MethodGet, "/api/v1/namespaces/"+url.PathEscape(namespace)+"/pods/"+url.PathEscape(pod)+"/log?"+q.Encode())
+	if err != nil {
+		return "", fmt.Errorf("reading the log of %s/%s: %w", namespace, pod, err)
+	}
+	return string(body), nil
 }
 
 // Delete deletes one object in the background; one already gone is fine.

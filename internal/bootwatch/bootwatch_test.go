@@ -1,0 +1,379 @@
+package bootwatch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"nodeless-eks/internal/bootwatch"
+	"nodeless-eks/internal/bootwatch/bootwatchtest"
+	"nodeless-eks/internal/kubeapi"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+// line is one line the user would see, and when.
+type line struct {
+	at      time.Duration
+	warn    bool
+	subject bootwatch.Subject
+	msg     string
+}
+
+func (l line) String() string {
+	sev := "info"
+	if l.warn {
+		sev = "warning"
+	}
+	return fmt.Sprintf("%s %s %s/%s: %s", l.at, sev, l.subject.Kind, l.subject.Name, l.msg)
+}
+
+type sink struct {
+	clock *bootwatchtest.Clock
+	lines []line
+}
+
+func (s *sink) Info(subj bootwatch.Subject, msg string) {
+	s.lines = append(s.lines, line{s.clock.Elapsed(), false, subj, msg})
+}
+
+func (s *sink) Warn(subj bootwatch.Subject, msg string) {
+	s.lines = append(s.lines, line{s.clock.Elapsed(), true, subj, msg})
+}
+
+func (s *sink) warnings() []line {
+	var out []line
+	for _, l := range s.lines {
+		if l.warn {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+const (
+	ns       = "karpenter"
+	selector = "app.kubernetes.io/name=karpenter"
+	own      = "nodeless-eks/stack=nodeless-eks.dev"
+	fargate  = "fargate-ip-10-0-1-5.eu-west-1.compute.internal"
+	ec2Node  = "ip-10-0-2-7.eu-west-1.compute.internal"
+)
+
+// run watches a fake cluster whose objects at each moment are at, on a
+// fake clock, until the watch returns; it returns the lines and how long
+// the watch ran.
+func run(t *testing.T, watch func(context.Context, bootwatch.API, bootwatch.Sink, bootwatch.Options, time.Duration),
+	bound time.Duration, at func(time.Duration) []kubeapi.Object, logs map[string]string) (*sink, time.Duration) {
+	t.Helper()
+	clock := bootwatchtest.NewClock(t0)
+	cluster := &bootwatchtest.Cluster{Clock: clock, At: at, LogText: logs}
+	s := &sink{clock: clock}
+	watch(context.Background(), cluster, s, bootwatch.Options{
+		Namespace: ns, Selector: selector, Container: "controller", OwnLabel: own,
+		Interval: 10 * time.Second, StuckAfter: 2 * time.Minute,
+		Now: clock.Now, Sleep: clock.Sleep,
+	}, bound)
+	for _, l := range s.lines {
+		t.Log(l)
+	}
+	return s, clock.Elapsed()
+}
+
+func controllerPod(name string, s bootwatchtest.PodState) kubeapi.Object {
+	return bootwatchtest.Pod(ns, name, selector, "controller", s)
+}
+
+func TestControllerHealthy(t *testing.T) {
+	s, took := run(t, bootwatch.Controller, 8*time.Minute, func(e time.Duration) []kubeapi.Object {
+		state := bootwatchtest.PodState{}
+		if e >= time.Minute {
+			state.Node = fargate
+		}
+		state.Ready = e >= 90*time.Second
+		return []kubeapi.Object{controllerPod("karpenter-a", state), controllerPod("karpenter-b", state)}
+	}, nil)
+	require.Len(t, s.lines, 1, "one progress line, no warnings")
+	assert.False(t, s.lines[0].warn)
+	assert.Equal(t, "Karpenter controller: 2 of 2 pods Ready on Fargate (1m30s)", s.lines[0].msg)
+	assert.Equal(t, 90*time.Second, took, "the watch ends as soon as the controller is Ready")
+}
+
+func TestControllerFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// pod is the controller pod at each moment; events and logs go with it.
+		pod    func(time.Duration) bootwatchtest.PodState
+		events []kubeapi.Object
+		logs   map[string]string
+		// want is the warning, said once, no later than by.
+		want []string
+		by   time.Duration
+	}{
+		{
+			name: "no Fargate profile selects the namespace",
+			pod:  func(time.Duration) bootwatchtest.PodState { return bootwatchtest.PodState{} },
+			events: []kubeapi.Object{bootwatchtest.Event(ns, "Pod", "karpenter-a", "Warning", "FailedScheduling",
+				"0/0 nodes are available: no nodes available to schedule pods.", t0.Add(5*time.Second))},
+			want: []string{"pod karpenter-a is not scheduled after 2m0s: FailedScheduling: 0/0 nodes are available"},
+			by:   2 * time.Minute,
+		},
+		{
+			name: "unscheduled without any event",
+			pod:  func(time.Duration) bootwatchtest.PodState { return bootwatchtest.PodState{} },
+			want: []string{"pod karpenter-a is not scheduled after 2m0s; on Fargate that means no ACTIVE Fargate profile selects namespace karpenter"},
+			by:   2 * time.Minute,
+		},
+		{
+			name: "the image cannot be pulled",
+			pod: func(e time.Duration) bootwatchtest.PodState {
+				if e < 70*time.Second {
+					return bootwatchtest.PodState{Node: fargate}
+				}
+				return bootwatchtest.PodState{Node: fargate, Waiting: "ImagePullBackOff", Message: `Back-off pulling image "public.ecr.aws/karpenter/controller:1.14.3"`}
+			},
+			want: []string{`pod karpenter-a: container controller cannot start: ImagePullBackOff: Back-off pulling image "public.ecr.aws/karpenter/controller:1.14.3"`},
+			by:   70 * time.Second,
+		},
+		{
+			name: "IRSA trust refuses the service account: the controller crashes",
+			pod: func(e time.Duration) bootwatchtest.PodState {
+				if e < 100*time.Second {
+					return bootwatchtest.PodState{Node: fargate}
+				}
+				return bootwatchtest.PodState{Node: fargate, Waiting: "CrashLoopBackOff", Message: "back-off 20s restarting failed container"}
+			},
+			logs: map[string]string{ns + "/karpenter-a/controller": "panic: operation error STS: AssumeRoleWithWebIdentity, https response error StatusCode: 403, api error AccessDenied: Not authorized to perform sts:AssumeRoleWithWebIdentity\n"},
+			want: []string{"pod karpenter-a: container controller keeps crashing (Error, exit code 1); its last log lines:\n    panic: operation error STS: AssumeRoleWithWebIdentity"},
+			by:   100 * time.Second,
+		},
+		{
+			name: "running but never Ready",
+			pod: func(time.Duration) bootwatchtest.PodState {
+				return bootwatchtest.PodState{Node: fargate}
+			},
+			logs: map[string]string{ns + "/karpenter-a/controller": `{"level":"ERROR","message":"failed to discover cluster CIDR","error":"dial tcp: lookup sts.eu-west-1.amazonaws.com: i/o timeout"}`},
+			want: []string{"pod karpenter-a runs on " + fargate + " but is not Ready after 2m0s; its last log lines:\n    {\"level\":\"ERROR\",\"message\":\"failed to discover cluster CIDR\""},
+			by:   2 * time.Minute,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, took := run(t, bootwatch.Controller, 8*time.Minute, func(e time.Duration) []kubeapi.Object {
+				return append([]kubeapi.Object{controllerPod("karpenter-a", tc.pod(e))}, tc.events...)
+			}, tc.logs)
+			warnings := s.warnings()
+			require.Len(t, warnings, len(tc.want), "each cause said once")
+			for i, w := range warnings {
+				assert.True(t, strings.HasPrefix(w.msg, tc.want[i]), "got %q\nwant %q...", w.msg, tc.want[i])
+				assert.LessOrEqual(t, w.at, tc.by, "said at the first read that shows it")
+				assert.LessOrEqual(t, w.at, tc.by+3*time.Minute)
+				assert.Equal(t, bootwatch.Subject{Kind: bootwatch.KindController, Name: "karpenter-a"}, w.subject)
+			}
+			assert.Equal(t, 8*time.Minute, took, "a controller that never gets Ready is watched until its bound, no longer")
+		})
+	}
+}
+
+func TestControllerUnreadable(t *testing.T) {
+	clock := bootwatchtest.NewClock(t0)
+	s := &sink{clock: clock}
+	cluster := &bootwatchtest.Cluster{Clock: clock, Err: errors.New(`Get "https://ABC.gr7.eu-west-1.eks.amazonaws.com/api/v1/namespaces/karpenter/pods": dial tcp: i/o timeout`)}
+	bootwatch.Controller(context.Background(), cluster, s, bootwatch.Options{Namespace: ns, Selector: selector, Interval: 10 * time.Second, StuckAfter: 2 * time.Minute, Now: clock.Now, Sleep: clock.Sleep}, 8*time.Minute)
+	require.Len(t, s.lines, 1, "said once, not every 10 seconds")
+	assert.Contains(t, s.lines[0].msg, "cannot read the Karpenter controller's pods: Get")
+	assert.Equal(t, 8*time.Minute, clock.Elapsed())
+}
+
+func TestWatchStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the release was created: Pulumi has its verdict
+	clock := bootwatchtest.NewClock(t0)
+	s := &sink{clock: clock}
+	cluster := &bootwatchtest.Cluster{Clock: clock, At: func(time.Duration) []kubeapi.Object { return nil }}
+	bootwatch.Nodes(ctx, cluster, s, bootwatch.Options{Interval: 10 * time.Second, StuckAfter: 2 * time.Minute, Now: clock.Now, Sleep: clock.Sleep}, 18*time.Minute)
+	assert.Empty(t, s.lines)
+	assert.Zero(t, clock.Elapsed())
+}
+
+// bootstrap is a cluster from the moment the Karpenter release is created:
+// the class and pool appear at 5s, CoreDNS's two pods at 30s; faults
+// change it.
+type bootstrap struct {
+	class, pool []bootwatchtest.Cond
+	// claims and events appear with the pods; dnsNode is where CoreDNS
+	// runs from dnsReadyAt (never when zero).
+	claims     func(time.Duration) []kubeapi.Object
+	events     []kubeapi.Object
+	dnsNode    string
+	dnsReadyAt time.Duration
+	foreign    []kubeapi.Object
+}
+
+func (b bootstrap) at(e time.Duration) []kubeapi.Object {
+	var objs []kubeapi.Object
+	if e >= 5*time.Second {
+		objs = append(objs,
+			bootwatchtest.Object("EC2NodeClass", "default", own, t0.Add(5*time.Second), b.class...),
+			bootwatchtest.Object("NodePool", "default", own, t0.Add(5*time.Second), b.pool...))
+	}
+	objs = append(objs, b.foreign...)
+	if e < 30*time.Second {
+		return objs
+	}
+	if b.claims != nil {
+		objs = append(objs, b.claims(e)...)
+	}
+	objs = append(objs, b.events...)
+	for _, name := range []string{"coredns-5d8b-x1", "coredns-5d8b-x2"} {
+		state := bootwatchtest.PodState{}
+		if b.dnsReadyAt > 0 && e >= b.dnsReadyAt {
+			state = bootwatchtest.PodState{Node: b.dnsNode, Ready: true}
+		}
+		objs = append(objs, bootwatchtest.Pod("kube-system", name, "k8s-app=kube-dns", "coredns", state))
+	}
+	return objs
+}
+
+func TestNodesHealthy(t *testing.T) {
+	b := bootstrap{
+		class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
+		claims: func(e time.Duration) []kubeapi.Object {
+			conds := []bootwatchtest.Cond{{Type: "Launched", Status: "True"}}
+			if e >= 90*time.Second {
+				conds = append(conds, bootwatchtest.Cond{Type: "Registered", Status: "True"})
+			}
+			return []kubeapi.Object{bootwatchtest.NodeClaim("default-abcde", "default", "c6g.large", "on-demand", "eu-west-1a", ec2Node, t0.Add(28*time.Second), conds...)}
+		},
+		dnsNode: ec2Node, dnsReadyAt: 150 * time.Second,
+	}
+	s, took := run(t, bootwatch.Nodes, 18*time.Minute, b.at, nil)
+	var got []string
+	for _, l := range s.lines {
+		assert.False(t, l.warn, "a healthy bootstrap has no warnings: %s", l)
+		got = append(got, l.String())
+	}
+	assert.Equal(t, []string{
+		"10s info EC2NodeClass/default: EC2NodeClass default Ready",
+		"10s info NodePool/default: NodePool default Ready",
+		"30s info NodeClaim/default-abcde: NodeClaim default-abcde of NodePool default launched c6g.large (on-demand, eu-west-1a), 23s after the pool appeared",
+		"1m30s info NodeClaim/default-abcde: NodeClaim default-abcde of NodePool default registered as node " + ec2Node,
+		"2m30s info CoreDNS/coredns: CoreDNS: 2 of 2 pods Ready on Karpenter's nodes (2m30s)",
+	}, got)
+	assert.Equal(t, 150*time.Second, took)
+}
+
+func TestNodesFailures(t *testing.T) {
+	sgNotFound := bootwatchtest.Cond{Type: "SecurityGroupsReady", Status: "False", Reason: "SecurityGroupsNotFound", Message: "SecurityGroupSelector did not match any SecurityGroups"}
+	for _, tc := range []struct {
+		name string
+		b    bootstrap
+		// want are the warnings, in order, each no later than by.
+		want []line
+		by   time.Duration
+	}{
+		{
+			name: "a node class whose security group selector matches nothing",
+			b: bootstrap{
+				class: []bootwatchtest.Cond{sgNotFound, {Type: "Ready", Status: "False", Reason: "UnhealthyDependents", Message: "SecurityGroupsReady=False"},
+					{Type: "SubnetsReady", Status: "True"}, {Type: "AMIsReady", Status: "True"}},
+				pool: []bootwatchtest.Cond{{Type: "NodeClassReady", Status: "False", Reason: "SecurityGroupsNotFound", Message: "EC2NodeClass not ready"},
+					{Type: "Ready", Status: "False", Reason: "UnhealthyDependents", Message: "NodeClassReady=False"}},
+			},
+			want: []line{
+				{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindEC2NodeClass, Name: "default"},
+					msg: "EC2NodeClass default is not Ready: SecurityGroupsReady=False (SecurityGroupsNotFound: SecurityGroupSelector did not match any SecurityGroups)"},
+				{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindNodePool, Name: "default"},
+					msg: "NodePool default is not Ready: NodeClassReady=False (SecurityGroupsNotFound: EC2NodeClass not ready)"},
+			},
+			by: 10 * time.Second,
+		},
+		{
+			name: "EC2 refuses the launch",
+			b: bootstrap{
+				class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
+				claims: func(time.Duration) []kubeapi.Object {
+					return []kubeapi.Object{bootwatchtest.NodeClaim("default-abcde", "default", "", "", "", "", t0.Add(32*time.Second),
+						bootwatchtest.Cond{Type: "Launched", Status: "False", Reason: "LaunchFailed", Message: "creating instance, insufficient capacity, with fleet error(s), VcpuLimitExceeded: You have requested more vCPU capacity than your current vCPU limit of 0 allows"})}
+				},
+			},
+			want: []line{{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindNodeClaim, Name: "default-abcde", Pool: "default"},
+				msg: "NodeClaim default-abcde of NodePool default cannot launch: LaunchFailed: creating instance, insufficient capacity, with fleet error(s), VcpuLimitExceeded: You have requested more vCPU capacity than your current vCPU limit of 0 allows"}},
+			by: 30 * time.Second,
+		},
+		{
+			name: "no capacity: Karpenter deletes the claim and leaves an event",
+			b: bootstrap{
+				class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
+				events: []kubeapi.Object{bootwatchtest.Event("", "NodeClaim", "default-abcde", "Warning", "InsufficientCapacityError",
+					"NodeClaim default-abcde event: creating instance, insufficient capacity, with fleet error(s), InsufficientInstanceCapacity: We currently do not have sufficient c6g.large capacity in the Availability Zone you requested (eu-west-1a).", t0.Add(31*time.Second))},
+			},
+			want: []line{{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindNodeClaim, Name: "default-abcde"},
+				msg: "NodeClaim default-abcde: InsufficientCapacityError: NodeClaim default-abcde event: creating instance, insufficient capacity"}},
+			by: 30 * time.Second,
+		},
+		{
+			name: "a pool allowed only an instance type the region does not offer",
+			b: bootstrap{
+				class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
+				events: []kubeapi.Object{
+					bootwatchtest.From("karpenter", bootwatchtest.Event("kube-system", "Pod", "coredns-5d8b-x1", "Warning", "FailedScheduling",
+						`Failed to schedule pod, incompatible with nodepool "default", daemonset overhead={"cpu":"150m","memory":"120Mi","pods":"3"}, no instance type satisfied resources {"cpu":"250m","memory":"190Mi","pods":"4"} and requirements karpenter.sh/capacity-type In [on-demand spot], node.kubernetes.io/instance-type In [c6g.64xlarge] (no instance type met all requirements)`, t0.Add(31*time.Second))),
+					bootwatchtest.From("karpenter", bootwatchtest.Event("kube-system", "Pod", "coredns-5d8b-x2", "Warning", "FailedScheduling",
+						`Failed to schedule pod, incompatible with nodepool "default", no instance type met all requirements`, t0.Add(31*time.Second))),
+					// The scheduler's newer word on the same pods says nothing of the cause.
+					bootwatchtest.From("default-scheduler", bootwatchtest.Event("kube-system", "Pod", "coredns-5d8b-x1", "Warning", "FailedScheduling",
+						`0/2 nodes are available: 2 node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}.`, t0.Add(50*time.Second))),
+				},
+			},
+			want: []line{
+				{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindCoreDNS, Name: "coredns-5d8b-x1"},
+					msg: `CoreDNS pod coredns-5d8b-x1 has no node after 2m0s: FailedScheduling: Failed to schedule pod, incompatible with nodepool "default"`},
+				{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindCoreDNS, Name: "coredns-5d8b-x2"},
+					msg: `CoreDNS pod coredns-5d8b-x2 has no node after 2m0s: FailedScheduling: Failed to schedule pod`},
+			},
+			by: 2 * time.Minute,
+		},
+		{
+			name: "a class the controller never reconciles",
+			b:    bootstrap{},
+			want: []line{
+				{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindEC2NodeClass, Name: "default"},
+					msg: "EC2NodeClass default has no status after 2m0s: the Karpenter controller has not reconciled it"},
+				{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindNodePool, Name: "default"},
+					msg: "NodePool default has no status after 2m0s: the Karpenter controller has not reconciled it"},
+			},
+			by: 2 * time.Minute,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, took := run(t, bootwatch.Nodes, 18*time.Minute, tc.b.at, nil)
+			warnings := s.warnings()
+			require.Len(t, warnings, len(tc.want), "each cause said once")
+			for i, w := range warnings {
+				assert.True(t, strings.HasPrefix(w.msg, tc.want[i].msg), "got %q\nwant %q...", w.msg, tc.want[i].msg)
+				assert.Equal(t, tc.want[i].subject, w.subject, "attached to the object it concerns")
+				assert.LessOrEqual(t, w.at, tc.by, "said at the first read that shows it")
+			}
+			assert.Equal(t, 18*time.Minute, took, "a bootstrap that never gets CoreDNS Ready is watched until its bound, no longer")
+		})
+	}
+}
+
+func TestNodesIgnoresOtherStacksObjects(t *testing.T) {
+	b := bootstrap{
+		class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
+		foreign: []kubeapi.Object{
+			bootwatchtest.Object("NodePool", "gpu", "app=team-a", t0, bootwatchtest.Cond{Type: "NodeClassReady", Status: "False", Reason: "NodeClassNotFound"}),
+			bootwatchtest.NodeClaim("gpu-zzz", "gpu", "", "", "", "", t0, bootwatchtest.Cond{Type: "Launched", Status: "False", Reason: "LaunchFailed", Message: "no GPU capacity"}),
+			bootwatchtest.Event("", "NodeClaim", "gpu-zzz", "Warning", "LaunchFailed", "no GPU capacity", t0.Add(time.Minute)),
+		},
+		dnsNode: ec2Node, dnsReadyAt: time.Minute,
+	}
+	s, _ := run(t, bootwatch.Nodes, 18*time.Minute, b.at, nil)
+	assert.Empty(t, s.warnings(), "the stack's watch reports only the stack's own classes, pools and claims")
+}

@@ -1,0 +1,65 @@
+// Package bounds states, in one place, how long each wait of the bootstrap
+// and of destroy may take. A create bound is the step's modelled time
+// (docs/design.md, "Bootstrap time") with a margin of a few minutes, so a
+// step that cannot succeed fails in minutes, at the resource that is wrong,
+// instead of at a provider default of 15 to 20 minutes further on; the
+// bootstrap watcher (internal/bootwatch) stops watching a step at the same
+// bound.
+package bounds
+
+import (
+	"fmt"
+	"time"
+)
+
+// Create bounds, by step.
+const (
+	// FargateProfile: EKS creates a profile in 2-5 minutes and says nothing
+	// sooner when it cannot; the same as pulumi-aws's default (its
+	// terraform-provider-aws resource, internal/service/eks/fargate_profile.go).
+	FargateProfile = 10 * time.Minute
+	// KarpenterCRDs: API objects, applied in seconds.
+	KarpenterCRDs = 5 * time.Minute
+	// KarpenterController: a Fargate pod gets its node in 1-2 minutes and
+	// pulls the image in under one.
+	KarpenterController = 8 * time.Minute
+	// NodeClass: Karpenter resolves the AMIs, subnets, security groups and
+	// instance profile of a class within a minute of seeing it.
+	NodeClass = 4 * time.Minute
+	// NodePool: Ready as soon as its class is.
+	NodePool = 4 * time.Minute
+	// FirstNode is the add-ons that turn ACTIVE only once their pods run on
+	// a node Karpenter launches (CoreDNS, the EBS CSI driver,
+	// metrics-server): a node in 1-2 minutes, the pods in another.
+	FirstNode = 10 * time.Minute
+	// DaemonSetAddon is the add-ons that are ACTIVE without any node
+	// (vpc-cni, kube-proxy, the Pod Identity and node monitoring agents).
+	DaemonSetAddon = 10 * time.Minute
+	// LoadBalancerControllerCRDs: API objects, applied in seconds.
+	LoadBalancerControllerCRDs = 5 * time.Minute
+	// ChartOnNodes is a release whose pods run on Karpenter's nodes (the LB
+	// controller, ArgoCD): images pulled and pods Ready in 1-3 minutes, a
+	// new node in 2 more if the existing ones are full.
+	ChartOnNodes = 10 * time.Minute
+)
+
+// Delete bounds.
+const (
+	// ReleaseDelete covers Helm uninstalling a release whose pods drain.
+	ReleaseDelete = 30 * time.Minute
+	// NodeClassDelete covers the EC2NodeClass finalizer, which waits for the
+	// class's nodes to go and then removes its instance profiles.
+	NodeClassDelete = 30 * time.Minute
+	// NodeTermination is what Karpenter needs to terminate a node after its
+	// drain, on top of the pool's terminationGracePeriod.
+	NodeTermination = 15 * time.Minute
+)
+
+// Seconds is d in whole seconds, for Helm's timeout input.
+func Seconds(d time.Duration) int { return int(d / time.Second) }
+
+// Create is a custom timeout for creates and updates bounded by d.
+func Create(d time.Duration) string { return d.String() }
+
+// Describe says a bound in words, for messages.
+func Describe(d time.Duration) string { return fmt.Sprintf("%d minutes", int(d.Minutes())) }

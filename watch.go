@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"nodeless-eks/internal/bootwatch"
+	"nodeless-eks/internal/bounds"
+	"nodeless-eks/internal/kubeapi"
+	"nodeless-eks/karpenter"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// The bootstrap watch reads the cluster every bootWatchInterval and says
+// why a pod, class or pool is stuck once it has been for bootWatchStuckAfter:
+// a Fargate pod normally has its node within 2 minutes, so a cause is said
+// within 3 minutes of its first sign; a False condition, a failed launch, an
+// image that cannot be pulled or a crash is said at the next read.
+const (
+	bootWatchInterval   = 10 * time.Second
+	bootWatchStuckAfter = 2 * time.Minute
+)
+
+// Seams for the tests: the cluster the watch reads, where its lines go,
+// and the watches in flight.
+var (
+	bootAPI = func(kubeconfig string) (bootwatch.API, error) { return kubeapi.New(kubeconfig) }
+	bootLog = func(ctx *pulumi.Context) pulumi.Log { return ctx.Log }
+	// bootWatches counts running watches; tests wait on it, the program
+	// never does.
+	bootWatches sync.WaitGroup
+)
+
+// bootstrap is what the watch follows, in the order `pulumi up` creates it.
+type bootstrap struct {
+	kubeconfig pulumi.StringOutput
+	// The controller step starts once the Fargate profile exists and ends
+	// when the Karpenter release is created.
+	fargateProfile, controller pulumi.CustomResource
+	// The node step starts with the controller and ends when the CoreDNS
+	// add-on is created.
+	coreDNS        pulumi.CustomResource
+	classes, pools map[string]pulumi.Resource
+	ownLabel       string
+}
+
+// watchBootstrap starts, during `pulumi up` only (a preview reads no
+// cluster), a read-only watch of each bootstrap step that logs, on the
+// resource it concerns, what Karpenter and Kubernetes report (see
+// internal/bootwatch). A watch runs in a goroutine the program does not
+// wait for: it ends when its step's resource is created, when its bound
+// passes (the step's resource fails then too), or when the program exits,
+// so it never keeps `pulumi up` waiting.
+func watchBootstrap(ctx *pulumi.Context, b bootstrap) {
+	if ctx.DryRun() {
+		return
+	}
+	log := bootLog(ctx)
+	sink := resourceSink{log: log, b: b}
+	opts := bootwatch.Options{
+		Namespace: karpenter.Namespace, Selector: "app.kubernetes.io/name=karpenter,app.kubernetes.io/instance=karpenter",
+		Container: "controller", OwnLabel: b.ownLabel,
+		Interval: bootWatchInterval, StuckAfter: bootWatchStuckAfter,
+	}
+	start := func(trigger pulumi.Output, until pulumi.CustomResource, bound time.Duration,
+		run func(context.Context, bootwatch.API, bootwatch.Sink, bootwatch.Options, time.Duration)) {
+		done := created(until)
+		pulumi.All(b.kubeconfig, trigger).ApplyT(func(v []any) error {
+			api, err := bootAPI(v[0].(string))
+			if err != nil {
+				_ = log.Warn(fmt.Sprintf("the bootstrap watch cannot read the cluster (%v); `pulumi up` goes on without it", err), nil)
+				return nil
+			}
+			bootWatches.Add(1)
+			go func() {
+				defer bootWatches.Done()
+				wctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				go func() {
+					select {
+					case <-done:
+						cancel()
+					case <-wctx.Done():
+					}
+				}()
+				run(wctx, api, sink, opts, bound)
+			}()
+			return nil
+		})
+	}
+	start(b.fargateProfile.ID().ToStringOutput(), b.controller, bounds.KarpenterController, bootwatch.Controller)
+	start(b.controller.ID().ToStringOutput(), b.coreDNS, bounds.NodeClass+bounds.NodePool+bounds.FirstNode, bootwatch.Nodes)
+}
+
+// created is closed when r has been created (its ID is known).
+func created(r pulumi.CustomResource) <-chan struct{} {
+	ch := make(chan struct{})
+	r.ID().ApplyT(func(pulumi.ID) error { close(ch); return nil })
+	return ch
+}
+
+// resourceSink logs each line on the resource that stands for its subject.
+type resourceSink struct {
+	log pulumi.Log
+	b   bootstrap
+}
+
+// A log line that fails to reach the engine is lost: the watch only
+// informs, and `pulumi up` goes on either way.
+func (s resourceSink) Info(subj bootwatch.Subject, msg string) {
+	_ = s.log.Info(msg, &pulumi.LogArgs{Resource: s.resourceOf(subj)})
+}
+
+func (s resourceSink) Warn(subj bootwatch.Subject, msg string) {
+	_ = s.log.Warn(msg, &pulumi.LogArgs{Resource: s.resourceOf(subj)})
+}
+
+// resourceOf is the Pulumi resource a line is about: the controller's
+// release, the class or pool by name, a NodeClaim's pool, or CoreDNS,
+// which waits on every node.
+func (s resourceSink) resourceOf(subj bootwatch.Subject) pulumi.Resource {
+	switch subj.Kind {
+	case bootwatch.KindController:
+		return s.b.controller
+	case bootwatch.KindEC2NodeClass:
+		if r, ok := s.b.classes[subj.Name]; ok {
+			return r
+		}
+	case bootwatch.KindNodePool:
+		if r, ok := s.b.pools[subj.Name]; ok {
+			return r
+		}
+	case bootwatch.KindNodeClaim:
+		if r, ok := s.b.pools[subj.Pool]; ok {
+			return r
+		}
+	}
+	return s.b.coreDNS
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"nodeless-eks/internal/bootwatch"
+	"nodeless-eks/internal/bootwatch/bootwatchtest"
+	"nodeless-eks/internal/bounds"
+	"nodeless-eks/internal/kubeapi"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// logged is one line the program logged, with the URN of its resource.
+type logged struct {
+	severity, msg, urn string
+}
+
+// logCapture is a pulumi.Log that keeps what the watch says.
+type logCapture struct {
+	mu    sync.Mutex
+	lines []logged
+	// said is signalled after each line.
+	said chan struct{}
+}
+
+func (l *logCapture) add(severity, msg string, args *pulumi.LogArgs) error {
+	urn := ""
+	if args != nil && args.Resource != nil {
+		ch := make(chan string, 1)
+		args.Resource.URN().ApplyT(func(u pulumi.URN) error { ch <- string(u); return nil })
+		select {
+		case urn = <-ch:
+		case <-time.After(exportTimeout):
+			urn = "(unresolved)"
+		}
+	}
+	l.mu.Lock()
+	l.lines = append(l.lines, logged{severity, msg, urn})
+	l.mu.Unlock()
+	select {
+	case l.said <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (l *logCapture) Debug(msg string, args *pulumi.LogArgs) error { return l.add("debug", msg, args) }
+func (l *logCapture) Info(msg string, args *pulumi.LogArgs) error  { return l.add("info", msg, args) }
+func (l *logCapture) Warn(msg string, args *pulumi.LogArgs) error  { return l.add("warning", msg, args) }
+func (l *logCapture) Error(msg string, args *pulumi.LogArgs) error { return l.add("error", msg, args) }
+
+func (l *logCapture) find(severity, prefix string) (logged, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		if line.severity == severity && strings.HasPrefix(line.msg, prefix) {
+			return line, true
+		}
+	}
+	return logged{}, false
+}
+
+func newCapture() *logCapture { return &logCapture{said: make(chan struct{}, 1)} }
+
+// watchedStack runs the dev stack as `pulumi up` (or a preview) runs it,
+// against a fake cluster, logging into capture; it returns the kubeconfigs
+// the watch was given. Creating a resource named in hold waits for its
+// channel.
+func watchedStack(t *testing.T, preview bool, capture *logCapture, cluster func(time.Duration) []kubeapi.Object,
+	hold map[string]chan struct{}) ([]string, stackRun) {
+	t.Helper()
+	var kubeconfigs []string
+	var mu sync.Mutex
+	origAPI, origLog := bootAPI, bootLog
+	t.Cleanup(func() { bootAPI, bootLog = origAPI, origLog })
+	bootAPI = func(kubeconfig string) (bootwatch.API, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		kubeconfigs = append(kubeconfigs, kubeconfig)
+		return &bootwatchtest.Cluster{Clock: bootwatchtest.NewClock(time.Now()), At: cluster}, nil
+	}
+	bootLog = func(*pulumi.Context) pulumi.Log { return capture }
+
+	rec := newRecorder(devVpc(), "")
+	rec.hold = hold
+	run := runStack(t, stackConfig(t, "Pulumi.dev.yaml"), rec, preview)
+	require.NoError(t, run.err)
+
+	ended := make(chan struct{})
+	go func() { bootWatches.Wait(); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a bootstrap watch outlived the resource that ends its step")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return kubeconfigs, run
+}
+
+func TestBootstrapWatchNeedsNoClusterInPreview(t *testing.T) {
+	capture := newCapture()
+	kubeconfigs, _ := watchedStack(t, true, capture, func(time.Duration) []kubeapi.Object { return nil }, nil)
+	assert.Empty(t, kubeconfigs, "a preview must not need a cluster")
+	assert.Empty(t, capture.lines)
+}
+
+func TestBootstrapWatchSaysWhyOnTheResource(t *testing.T) {
+	sgNotFound := bootwatchtest.Cond{Type: "SecurityGroupsReady", Status: "False", Reason: "SecurityGroupsNotFound",
+		Message: "SecurityGroupSelector did not match any SecurityGroups"}
+	label := "nodeless-eks/stack=nodeless-eks.dev"
+	cluster := func(time.Duration) []kubeapi.Object {
+		ready := bootwatchtest.PodState{Node: "fargate-ip-10-0-1-5", Ready: true}
+		return []kubeapi.Object{
+			bootwatchtest.Pod("karpenter", "karpenter-a", "app.kubernetes.io/name=karpenter,app.kubernetes.io/instance=karpenter", "controller", ready),
+			bootwatchtest.Object("EC2NodeClass", "default", label, time.Now(), sgNotFound),
+			bootwatchtest.Object("NodePool", "general", label, time.Now(),
+				bootwatchtest.Cond{Type: "NodeClassReady", Status: "False", Reason: "SecurityGroupsNotFound", Message: "EC2NodeClass not ready"}),
+		}
+	}
+	// CoreDNS, which ends the node step, is created only once the watch
+	// has spoken about the class, as in a bootstrap where it waits on a
+	// first node; without that line it is created after exportTimeout and
+	// the assertions below fail.
+	capture := newCapture()
+	release := make(chan struct{})
+	go func() {
+		defer close(release)
+		deadline := time.After(exportTimeout)
+		for {
+			if _, ok := capture.find("warning", "EC2NodeClass default"); ok {
+				return
+			}
+			select {
+			case <-deadline:
+				return
+			case <-capture.said:
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	kubeconfigs, run := watchedStack(t, false, capture, cluster, map[string]chan struct{}{"eks-demo-addons-coredns": release})
+	rec := run.rec
+
+	require.NotEmpty(t, kubeconfigs)
+	for _, k := range kubeconfigs {
+		assert.Equal(t, `{"apiVersion":"v1","kind":"Config"}`, k, "the watch reads the cluster through the stack's kubeconfig")
+	}
+
+	line, ok := capture.find("info", "Karpenter controller: 1 of 1 pods Ready on Fargate")
+	require.True(t, ok, "the controller's progress is said: %v", capture.lines)
+	assert.Equal(t, rec.get(t, typeHelmRelease, karpenterName+"-controller").URN, line.urn, "on the controller's release")
+
+	line, ok = capture.find("warning", "EC2NodeClass default is not Ready: SecurityGroupsReady=False (SecurityGroupsNotFound: SecurityGroupSelector did not match any SecurityGroups)")
+	require.True(t, ok, "the class's failing condition is said with its reason and message: %v", capture.lines)
+	assert.Equal(t, crURN(t, rec, typeEC2NodeClass, "default"), line.urn, "on the class it concerns")
+
+	line, ok = capture.find("warning", "NodePool general is not Ready: NodeClassReady=False (SecurityGroupsNotFound: EC2NodeClass not ready)")
+	require.True(t, ok, "%v", capture.lines)
+	assert.Equal(t, crURN(t, rec, typeNodePool, "general"), line.urn, "on the pool it concerns")
+}
+
+// crURN is the URN of the custom resource of typ named name in the cluster.
+func crURN(t *testing.T, rec *recorder, typ, name string) string {
+	t.Helper()
+	for _, reg := range rec.ofType(typ) {
+		if reg.Inputs["metadata"].ObjectValue()["name"].StringValue() == name {
+			return reg.URN
+		}
+	}
+	t.Fatalf("no %s %s", typ, name)
+	return ""
+}
+
+// TestEveryBootstrapWaitIsBounded pins each wait of the bootstrap to its
+// bound in internal/bounds: none is left at a provider's default of 15 to
+// 20 minutes, and classes and pools are awaited until Ready.
+func TestEveryBootstrapWaitIsBounded(t *testing.T) {
+	rec := devStackWith(t, map[string]string{"argocd": "true", "metricsServer": "true"}).rec
+	want := map[string]time.Duration{
+		karpenterName:                               bounds.FargateProfile,
+		karpenterName + "-crd":                      bounds.KarpenterCRDs,
+		karpenterName + "-controller":               bounds.KarpenterController,
+		"eks-demo-nodepools-class-default":          bounds.NodeClass,
+		"eks-demo-nodepools-pool-general":           bounds.NodePool,
+		"eks-demo-vpc-cni":                          bounds.DaemonSetAddon,
+		"eks-demo-addons-kube-proxy":                bounds.DaemonSetAddon,
+		"eks-demo-addons-eks-pod-identity-agent":    bounds.DaemonSetAddon,
+		"eks-demo-addons-eks-node-monitoring-agent": bounds.DaemonSetAddon,
+		"eks-demo-addons-coredns":                   bounds.FirstNode,
+		"eks-demo-addons-aws-ebs-csi-driver":        bounds.FirstNode,
+		"eks-demo-addons-metrics-server":            bounds.FirstNode,
+		"eks-demo-addons-lb-controller":             bounds.ChartOnNodes,
+		"eks-demo-addons-argocd":                    bounds.ChartOnNodes,
+	}
+	seen := map[string]bool{}
+	for _, typ := range []string{typeFargateProfile, typeHelmRelease, typeAddon, typeNodePool, typeEC2NodeClass} {
+		for _, reg := range rec.ofType(typ) {
+			bound, ok := want[reg.Name]
+			if !assert.True(t, ok, "%s %s waits without a bound from internal/bounds", typ, reg.Name) {
+				continue
+			}
+			seen[reg.Name] = true
+			assert.Equal(t, bound.String(), reg.CreateTimeout, "%s: create timeout", reg.Name)
+			if typ != typeFargateProfile { // a profile is replaced, never updated
+				assert.Equal(t, bound.String(), reg.UpdateTimeout, "%s: update timeout", reg.Name)
+			}
+			switch typ {
+			case typeHelmRelease:
+				assert.Equal(t, float64(bounds.Seconds(bound)), reg.Inputs["timeout"].NumberValue(), "%s: Helm's own wait matches", reg.Name)
+			case typeNodePool, typeEC2NodeClass:
+				annotations := reg.Inputs["metadata"].ObjectValue()["annotations"].ObjectValue()
+				assert.Equal(t, "condition=Ready", annotations["pulumi.com/waitFor"].StringValue(),
+					"%s is awaited until Ready, so a class or pool that cannot work fails at itself", reg.Name)
+			}
+		}
+	}
+	for name := range want {
+		assert.True(t, seen[name], "%s is not registered", name)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -491,4 +492,55 @@ func TestDay1AddonsKeepTheBootstrapLength(t *testing.T) {
 	with := longestCreateChain(rec, func(*registration) bool { return false })
 	require.Greater(t, without, 5, "the chain runs cluster -> Fargate -> Karpenter -> pools -> CoreDNS -> LB controller -> ArgoCD")
 	assert.Equal(t, without, with, "the EBS CSI driver, metrics-server, the node monitoring agent and the destroy cleanup must hang off the bootstrap chain, not lengthen it")
+}
+
+// deletedBeforeProtection are the resources a destroy deletes before it
+// reaches a protected one and stops: a resource is deleted only after
+// everything that depends on it, is parented to it or uses it as provider,
+// so one with a protected dependent, directly or not, is never reached.
+// protected adds resources whose protection the mocks cannot see (a
+// remote component's protected child).
+func deletedBeforeProtection(rec *recorder, protected func(*registration) bool) []string {
+	regs := rec.programRegistrations()
+	dependents := map[string][]*registration{}
+	for _, reg := range regs {
+		for _, urn := range append(reg.edges(), reg.Parent) {
+			dependents[urn] = append(dependents[urn], reg)
+		}
+	}
+	memo := map[string]bool{}
+	var reached func(*registration) bool
+	reached = func(reg *registration) bool {
+		if d, ok := memo[reg.URN]; ok {
+			return d
+		}
+		memo[reg.URN] = false
+		ok := !reg.Protect && !protected(reg)
+		for _, d := range dependents[reg.URN] {
+			ok = ok && reached(d)
+		}
+		memo[reg.URN] = ok
+		return ok
+	}
+	var out []string
+	for _, reg := range regs {
+		if reg.Custom && reached(reg) {
+			out = append(out, reg.Type+"::"+reg.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestProductionDestroyStopsBeforeData(t *testing.T) {
+	rec := stackWith(t, "testdata/stack-multipool.yaml", map[string]string{"argocd": "true"}).rec
+	cluster := rec.get(t, typeEksCluster, "eks-prod")
+	deleted := deletedBeforeProtection(rec, func(reg *registration) bool { return reg == cluster })
+	assert.Empty(t, deleted, "a destroy of a production stack must stop before it deletes anything: no volume, "+
+		"load balancer, node, security group rule, interruption rule or add-on")
+	assert.True(t, rec.get(t, typeCommand, "eks-prod-addons-destroy-cleanup").Protect, "the cleanup is protected")
+	assert.True(t, rec.get(t, typeHelmRelease, "eks-prod-addons-argocd").Protect, "ArgoCD is protected")
+
+	dev := runDevStack(t).rec
+	assert.False(t, dev.get(t, typeCommand, "eks-demo-addons-destroy-cleanup").Protect, "a dev stack destroys without ceremony")
 }

@@ -133,6 +133,9 @@ func program(ctx *pulumi.Context) error {
 		MetricsServer:       cfg.MetricsServer,
 		Tags:                cfg.Tags,
 		IAM:                 cfg.IAM,
+		Protect:             cfg.Production,
+		// Whatever the running cluster needs goes only after the cleanup.
+		Keep: []pulumi.Resource{eks, ctl},
 	})
 	if err != nil {
 		return err

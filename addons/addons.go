@@ -8,6 +8,7 @@ package addons
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"nodeless-eks/internal/awsaccount"
@@ -77,6 +78,15 @@ type Args struct {
 	Tags map[string]string
 	// IAM is the path and permissions boundary of every role and policy.
 	IAM iamopts.Options
+	// Keep are deleted only after the destroy cleanup (the cluster's and
+	// Karpenter's components): with Protect, a destroy stops at the
+	// cleanup before any of them goes.
+	Keep []pulumi.Resource
+	// Protect keeps `pulumi destroy` from running the destroy cleanup,
+	// which deletes workloads' EBS volumes and load balancers, and from
+	// deleting ArgoCD, the one release deleted before it: a destroy of a
+	// protected stack stops before anything that holds data goes.
+	Protect bool
 }
 
 // Addons is the set of add-ons.
@@ -118,7 +128,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	a.CoreDNSVersion = eksAddons.coreDNS.AddonVersion
 	a.CoreDNS = eksAddons.coreDNS
 
-	ebsCSI, err := newEBSCSIDriver(ctx, name, args, account, eksAddons.podIdentityAgent, parent)
+	ebsCSI, defaultClass, err := newEBSCSIDriver(ctx, name, args, account, eksAddons.podIdentityAgent, parent)
 	if err != nil {
 		return nil, err
 	}
@@ -132,9 +142,12 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 	a.LoadBalancerControllerRoleArn = lbc.role.Arn
 
-	cleanup, err := newDestroyCleanup(ctx, name, args, []pulumi.Resource{
+	cleanup, err := newDestroyCleanup(ctx, name, args, slices.Concat([]pulumi.Resource{
 		lbc.release, ebsCSI, eksAddons.coreDNS, eksAddons.kubeProxy, eksAddons.podIdentityAgent,
-	}, parent)
+		// Needed by no cleanup step, but deleted after it: with Protect,
+		// a destroy stops at the cleanup before anything goes.
+		defaultClass,
+	}, eksAddons.optional, args.Keep), parent)
 	if err != nil {
 		return nil, err
 	}

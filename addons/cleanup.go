@@ -53,6 +53,11 @@ func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pul
 		// and before the stack's own pools and classes.
 		pulumi.DependsOn(prerequisites),
 		pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: budget.String()}),
+		// Pulumi checks protection when it reaches a delete, not before the
+		// destroy starts (pulumi/pulumi pkg/resource/deploy/step.go,
+		// DeleteStep.Apply): the protected cluster alone would stop a
+		// destroy only after this step had deleted the workloads' data.
+		pulumi.Protect(args.Protect),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("creating the destroy cleanup: %w", err)

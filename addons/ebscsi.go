@@ -28,11 +28,11 @@ const (
 // add-on waits for the NodePools like CoreDNS, beside it rather than behind
 // it: its pods only retry their AWS calls until CoreDNS answers.
 func newEBSCSIDriver(ctx *pulumi.Context, name string, args *Args, account awsaccount.Account,
-	podIdentityAgent pulumi.Resource, parent pulumi.ResourceOrInvokeOption) (*awseks.Addon, error) {
+	podIdentityAgent pulumi.Resource, parent pulumi.ResourceOrInvokeOption) (*awseks.Addon, pulumi.Resource, error) {
 	tags := pulumi.ToStringMap(args.Tags)
 	trust, err := PodIdentityTrustPolicy(clusterArn(account, args), EBSCSINamespace, EBSCSIServiceAccount)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	role, err := iam.NewRole(ctx, name+"-ebs-csi", args.IAM.Role(&iam.RoleArgs{
 		Description:      pulumi.Sprintf("EBS CSI driver (Pod Identity) of EKS cluster %s", args.ClusterName),
@@ -40,14 +40,14 @@ func newEBSCSIDriver(ctx *pulumi.Context, name string, args *Args, account awsac
 		Tags:             tags,
 	}), parent)
 	if err != nil {
-		return nil, fmt.Errorf("creating EBS CSI driver role: %w", err)
+		return nil, nil, fmt.Errorf("creating EBS CSI driver role: %w", err)
 	}
 	attachment, err := iam.NewRolePolicyAttachment(ctx, name+"-ebs-csi", &iam.RolePolicyAttachmentArgs{
 		Role:      role.Name,
 		PolicyArn: pulumi.Sprintf("arn:%s:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy", account.Partition),
 	}, parent)
 	if err != nil {
-		return nil, fmt.Errorf("attaching AmazonEBSCSIDriverPolicy: %w", err)
+		return nil, nil, fmt.Errorf("attaching AmazonEBSCSIDriverPolicy: %w", err)
 	}
 	addon, err := newAddon(ctx, name, args, addonSpec{
 		addon: "aws-ebs-csi-driver", pinned: args.Versions.EBSCSIDriver,
@@ -60,13 +60,13 @@ func newEBSCSIDriver(ctx *pulumi.Context, name string, args *Args, account awsac
 		dependsOn: append([]pulumi.Resource{podIdentityAgent, attachment}, args.NodePools...),
 	}, parent)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	// An API object: it needs no node, so it waits only for the cluster.
 	// Kubernetes 1.26 and later give a claim the newest of several default
 	// classes, so this one wins over an EKS-created gp2 default.
-	if _, err := storagev1.NewStorageClass(ctx, name+"-"+DefaultStorageClass, &storagev1.StorageClassArgs{
+	class, err := storagev1.NewStorageClass(ctx, name+"-"+DefaultStorageClass, &storagev1.StorageClassArgs{
 		Metadata: &metav1.ObjectMetaArgs{
 			Name:        pulumi.String(DefaultStorageClass),
 			Annotations: pulumi.StringMap{"storageclass.kubernetes.io/is-default-class": pulumi.String("true")},
@@ -77,10 +77,11 @@ func newEBSCSIDriver(ctx *pulumi.Context, name string, args *Args, account awsac
 		VolumeBindingMode:    pulumi.String("WaitForFirstConsumer"),
 		AllowVolumeExpansion: pulumi.Bool(true),
 		ReclaimPolicy:        pulumi.String("Delete"),
-	}, parent, pulumi.Provider(args.Provider)); err != nil {
-		return nil, fmt.Errorf("creating the %s StorageClass: %w", DefaultStorageClass, err)
+	}, parent, pulumi.Provider(args.Provider))
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating the %s StorageClass: %w", DefaultStorageClass, err)
 	}
-	return addon, nil
+	return addon, class, nil
 }
 
 // clusterArn is the cluster's ARN, known before the cluster exists.

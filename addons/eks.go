@@ -13,6 +13,8 @@ import (
 
 type eksAddons struct {
 	kubeProxy, podIdentityAgent, coreDNS *awseks.Addon
+	// optional are the node monitoring agent and metrics-server, when on.
+	optional []pulumi.Resource
 }
 
 // newEKSAddons creates kube-proxy, the Pod Identity Agent and the node
@@ -32,9 +34,11 @@ func newEKSAddons(ctx *pulumi.Context, name string, args *Args, parent pulumi.Re
 	// A DaemonSet too: it reports kernel, network, storage and runtime
 	// failures as node conditions for Karpenter's node repair.
 	if args.NodeMonitoringAgent {
-		if _, err = newAddon(ctx, name, args, addonSpec{addon: "eks-node-monitoring-agent", pinned: args.Versions.NodeMonitoringAgent}, parent); err != nil {
+		agent, err := newAddon(ctx, name, args, addonSpec{addon: "eks-node-monitoring-agent", pinned: args.Versions.NodeMonitoringAgent}, parent)
+		if err != nil {
 			return nil, err
 		}
+		out.optional = append(out.optional, agent)
 	}
 	config, err := CoreDNSConfiguration(args.CoreDNSReplicas)
 	if err != nil {
@@ -45,11 +49,13 @@ func newEKSAddons(ctx *pulumi.Context, name string, args *Args, parent pulumi.Re
 		// it. It gets no configuration values: the add-on's schema is
 		// published only through DescribeAddonConfiguration, and a key EKS
 		// does not know fails the create (see docs/configuration.md).
-		if _, err = newAddon(ctx, name, args, addonSpec{
+		metrics, err := newAddon(ctx, name, args, addonSpec{
 			addon: "metrics-server", pinned: args.Versions.MetricsServer, dependsOn: args.NodePools,
-		}, parent); err != nil {
+		}, parent)
+		if err != nil {
 			return nil, err
 		}
+		out.optional = append(out.optional, metrics)
 	}
 	// CoreDNS pods need EC2 capacity; the pools let Karpenter provide it.
 	if out.coreDNS, err = newAddon(ctx, name, args, addonSpec{

@@ -3,17 +3,22 @@
 // controllers still run (the program deletes the cleanup before any of
 // them):
 //
-//  1. every Ingress and LoadBalancer Service, so that the AWS Load Balancer
-//     Controller deletes their load balancers, whose network interfaces
-//     would otherwise block the node security group's deletion;
-//  2. every PersistentVolumeClaim whose volume the EBS CSI driver
-//     provisioned with reclaim policy Delete, so that the driver deletes
-//     the EBS volume; volumes with reclaim policy Retain are kept on
-//     purpose and listed;
+//  1. every Ingress, LoadBalancer Service and Gateway API Gateway, so that
+//     the AWS Load Balancer Controller deletes their load balancers, whose
+//     network interfaces would otherwise block the node security group's
+//     deletion;
+//  2. every StatefulSet with volume claim templates (it would recreate a
+//     deleted claim, and a new volume, with its next pod), then every
+//     PersistentVolumeClaim whose volume the EBS CSI driver provisioned
+//     with reclaim policy Delete, so that the driver deletes the EBS
+//     volume; volumes with reclaim policy Retain are kept on purpose and
+//     listed;
 //  3. every NodePool and EC2NodeClass that the stack did not create (those
 //     carry the stack's label; Pulumi deletes them afterwards in graph
 //     order), so that Karpenter drains and terminates their nodes and
-//     removes the classes' instance profiles.
+//     removes the classes' instance profiles; pods whose drain is still
+//     blocked halfway through the bound (a PodDisruptionBudget that never
+//     allows an eviction) are deleted, which no budget holds.
 //
 // Each step is bounded, retries transient errors within its bound, and
 // says what it waits for at least every ReportEvery. A cluster that is
@@ -27,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -41,6 +47,8 @@ var (
 	Claims         = kubeapi.Resource{GroupVersion: "v1", Plural: "persistentvolumeclaims", Namespaced: true}
 	Volumes        = kubeapi.Resource{GroupVersion: "v1", Plural: "persistentvolumes"}
 	Pods           = kubeapi.Resource{GroupVersion: "v1", Plural: "pods", Namespaced: true}
+	StatefulSets   = kubeapi.Resource{GroupVersion: "apps/v1", Plural: "statefulsets", Namespaced: true}
+	Gateways       = kubeapi.Resource{GroupVersion: "gateway.networking.k8s.io/v1", Plural: "gateways", Namespaced: true}
 	NodePools      = kubeapi.Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodepools"}
 	NodeClaims     = kubeapi.Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodeclaims"}
 	EC2NodeClasses = kubeapi.Resource{GroupVersion: "karpenter.k8s.aws/v1", Plural: "ec2nodeclasses"}
@@ -207,66 +215,104 @@ func (c *cleaner) waitFor(ctx context.Context, bound time.Duration, what string,
 	}
 }
 
-// loadBalancers deletes every Ingress and LoadBalancer Service and waits
-// until they are gone: their finalizers go once the LB controller has
-// deleted the load balancers.
+// loadBalancers deletes every Ingress, LoadBalancer Service and Gateway
+// and waits until those it deleted are gone: their finalizers go once the
+// LB controller has deleted the load balancers. One that a controller
+// still running recreates is reported, not waited for, so that the
+// cleanup cannot wait forever.
 func (c *cleaner) loadBalancers(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.o.LoadBalancerTimeout)
 	defer cancel()
-	find := func(ctx context.Context) ([]kubeapi.Object, []kubeapi.Object, error) {
-		ingresses, err := c.list(ctx, Ingresses)
-		if err != nil {
-			return nil, nil, err
-		}
-		services, err := c.list(ctx, Services)
-		if err != nil {
-			return nil, nil, err
-		}
-		var lbs []kubeapi.Object
-		for _, s := range services {
-			if s.Str("spec", "type") == "LoadBalancer" {
-				lbs = append(lbs, s)
+	kinds := []kubeapi.Resource{Ingresses, Services, Gateways}
+	find := func(ctx context.Context) (map[string]kubeapi.Object, error) {
+		found := map[string]kubeapi.Object{}
+		for _, r := range kinds {
+			objs, err := c.list(ctx, r)
+			if r == Gateways && kubeapi.IsNotFound(err) {
+				continue // the Gateway API is not installed
+			}
+			if err != nil {
+				return nil, err
+			}
+			for _, o := range objs {
+				if r != Services || o.Str("spec", "type") == "LoadBalancer" {
+					found[kind(r)+" "+identity(o)] = o
+				}
 			}
 		}
-		return ingresses, lbs, nil
+		return found, nil
 	}
-	ingresses, services, err := find(ctx)
+	found, err := find(ctx)
 	if err != nil {
 		return err
 	}
-	for _, o := range ingresses {
-		if !o.Deleting() {
-			if err := c.remove(ctx, Ingresses, o.Namespace(), o.Name(), ""); err != nil {
-				return err
-			}
+	doomed := map[string]bool{}
+	for _, key := range sortedKeys(found) {
+		o := found[key]
+		doomed[key] = true
+		if o.Deleting() {
+			continue
+		}
+		r := kindOf(key, kinds)
+		why := ""
+		if r == Services {
+			why = " (type LoadBalancer)"
+		}
+		if err := c.remove(ctx, r, o.Namespace(), o.Name(), why); err != nil {
+			return err
 		}
 	}
-	for _, o := range services {
-		if !o.Deleting() {
-			if err := c.remove(ctx, Services, o.Namespace(), o.Name(), " (type LoadBalancer)"); err != nil {
-				return err
-			}
-		}
-	}
-	return c.waitFor(ctx, c.o.LoadBalancerTimeout, "Ingresses and LoadBalancer Services (the LB controller deletes their load balancers)",
+	var recreated []string
+	err = c.waitFor(ctx, c.o.LoadBalancerTimeout, "Ingresses, LoadBalancer Services and Gateways (the LB controller deletes their load balancers)",
 		func(ctx context.Context) ([]string, error) {
-			ingresses, services, err := find(ctx)
+			found, err := find(ctx)
 			var left []string
-			for _, o := range ingresses {
-				left = append(left, "Ingress "+qualified(o.Namespace(), o.Name()))
-			}
-			for _, o := range services {
-				left = append(left, "Service "+qualified(o.Namespace(), o.Name()))
+			recreated = recreated[:0]
+			for key, o := range found {
+				if doomed[key] {
+					left = append(left, strings.SplitN(key, " ", 2)[0]+" "+qualified(o.Namespace(), o.Name()))
+				} else {
+					recreated = append(recreated, strings.SplitN(key, " ", 2)[0]+" "+qualified(o.Namespace(), o.Name()))
+				}
 			}
 			return left, err
 		})
+	if len(recreated) > 0 {
+		slices.Sort(recreated)
+		c.logf("recreated since the cleanup deleted them, by a controller that still runs: %s. Their load balancers may outlive "+
+			"the stack; docs/troubleshooting.md says how to find them", strings.Join(recreated, ", "))
+	}
+	return err
+}
+
+// identity tells an object from its successor of the same name: its UID,
+// or its name where the API gave none.
+func identity(o kubeapi.Object) string {
+	if uid := o.Str("metadata", "uid"); uid != "" {
+		return qualified(o.Namespace(), o.Name()) + "#" + uid
+	}
+	return qualified(o.Namespace(), o.Name())
+}
+
+// kindOf is the resource of a key made by kind(r) + " " + identity.
+func kindOf(key string, kinds []kubeapi.Resource) kubeapi.Resource {
+	k, _, _ := strings.Cut(key, " ")
+	for _, r := range kinds {
+		if kind(r) == k {
+			return r
+		}
+	}
+	return kubeapi.Resource{}
 }
 
 // volumes deletes the claims of the EBS CSI driver's volumes whose reclaim
 // policy is Delete, and the pods that hold them (a claim in use is kept
 // until no scheduled pod uses it), then waits until the PersistentVolumes,
-// and with them the EBS volumes, are gone. Volumes kept by reclaim policy
-// Retain are listed, not touched.
+// and with them the EBS volumes, are gone. StatefulSets with claim
+// templates go first: their controller would recreate a deleted claim, and
+// a new volume, with the next pod. A volume that appears meanwhile is
+// handled the same way. Volumes kept by reclaim policy Retain are listed,
+// not touched.
 func (c *cleaner) volumes(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.o.VolumeTimeout)
 	defer cancel()
@@ -274,8 +320,52 @@ func (c *cleaner) volumes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	claims := map[string]bool{} // namespace/name
-	var doomed []string         // PersistentVolume names
+	if doomed, _ := c.doomedVolumes(pvs, true); len(doomed) == 0 {
+		c.logf("no EBS volume of the EBS CSI driver with reclaim policy Delete")
+		return nil
+	}
+	sets, err := c.list(ctx, StatefulSets)
+	if err != nil {
+		return err
+	}
+	for _, set := range sets {
+		if templates, _ := set.Get("spec", "volumeClaimTemplates").([]any); len(templates) > 0 && !set.Deleting() {
+			if err := c.remove(ctx, StatefulSets, set.Namespace(), set.Name(), " (it would recreate its claims, and their volumes)"); err != nil {
+				return err
+			}
+		}
+	}
+	asked := map[string]bool{} // claims deleted
+	return c.waitFor(ctx, c.o.VolumeTimeout, "EBS volumes (the EBS CSI driver deletes them once their claims are gone)",
+		func(ctx context.Context) ([]string, error) {
+			pvs, err := c.list(ctx, Volumes)
+			if err != nil {
+				return nil, err
+			}
+			doomed, claims := c.doomedVolumes(pvs, false)
+			for _, claim := range sortedKeys(claims) {
+				if asked[claim] {
+					continue
+				}
+				asked[claim] = true
+				ns, name, _ := strings.Cut(claim, "/")
+				if err := c.remove(ctx, Claims, ns, name, " (its EBS volume has reclaim policy Delete)"); err != nil {
+					return nil, err
+				}
+			}
+			if err := c.releaseClaims(ctx, claims); err != nil {
+				return nil, err
+			}
+			return doomed, nil
+		})
+}
+
+// doomedVolumes are the EBS CSI volumes with reclaim policy Delete, and
+// their claims (namespace/name); with report, each Retain volume is listed
+// with the command that deletes it.
+func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, map[string]bool) {
+	var doomed []string
+	claims := map[string]bool{}
 	for _, pv := range pvs {
 		if pv.Str("spec", "csi", "driver") != EBSCSIDriver {
 			continue
@@ -286,48 +376,25 @@ func (c *cleaner) volumes(ctx context.Context) error {
 			claim = qualified(pv.Str("spec", "claimRef", "namespace"), name)
 		}
 		if pv.Str("spec", "persistentVolumeReclaimPolicy") == "Retain" {
-			c.logf("keeping EBS volume %s (PersistentVolume %s, claim %s): its reclaim policy is Retain. It is billed until you "+
-				"delete it: aws ec2 delete-volume --volume-id %s", volumeID, pv.Name(), claim, volumeID)
+			if report {
+				c.logf("keeping EBS volume %s (PersistentVolume %s, claim %s): its reclaim policy is Retain. It is billed until you "+
+					"delete it: aws ec2 delete-volume --volume-id %s", volumeID, pv.Name(), claim, volumeID)
+			}
 			continue
 		}
-		doomed = append(doomed, pv.Name())
+		doomed = append(doomed, "PersistentVolume "+pv.Name()+" ("+volumeID+")")
 		if claim != "none" {
 			claims[claim] = true
 		}
 	}
-	if len(doomed) == 0 {
-		c.logf("no EBS volume of the EBS CSI driver with reclaim policy Delete")
-		return nil
-	}
-	for _, claim := range sortedKeys(claims) {
-		ns, name, _ := strings.Cut(claim, "/")
-		if err := c.remove(ctx, Claims, ns, name, " (its EBS volume has reclaim policy Delete)"); err != nil {
-			return err
-		}
-	}
-	if err := c.releaseClaims(ctx, claims); err != nil {
-		return err
-	}
-	return c.waitFor(ctx, c.o.VolumeTimeout, "EBS volumes (the EBS CSI driver deletes them once their claims are gone)",
-		func(ctx context.Context) ([]string, error) {
-			if err := c.releaseClaims(ctx, claims); err != nil {
-				return nil, err
-			}
-			pvs, err := c.list(ctx, Volumes)
-			var left []string
-			for _, pv := range pvs {
-				if slices.Contains(doomed, pv.Name()) {
-					left = append(left, "PersistentVolume "+pv.Name()+" ("+pv.Str("spec", "csi", "volumeHandle")+")")
-				}
-			}
-			return left, err
-		})
+	return doomed, claims
 }
 
-// releaseClaims deletes the scheduled pods that mount one of claims: the
-// claims' protection finalizer holds them while such a pod exists. Pods
-// that controllers recreate stay unscheduled, since the scheduler refuses
-// a claim that is being deleted.
+// releaseClaims deletes the scheduled pods that mount one of claims, by
+// name or as a generic ephemeral volume (whose claim is named
+// <pod>-<volume>): the claims' protection finalizer holds them while such
+// a pod exists. Pods that controllers recreate stay unscheduled, since the
+// scheduler refuses a claim that is being deleted.
 func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]bool) error {
 	pods, err := c.list(ctx, Pods)
 	if err != nil {
@@ -338,8 +405,12 @@ func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]bool) err
 			continue
 		}
 		volumes, _ := pod.Get("spec", "volumes").([]any)
-		for _, v := range volumes {
-			claim, _ := kubeapi.Object(asMap(v)).Get("persistentVolumeClaim", "claimName").(string)
+		for _, raw := range volumes {
+			v := kubeapi.Object(asMap(raw))
+			claim := v.Str("persistentVolumeClaim", "claimName")
+			if v.Get("ephemeral") != nil {
+				claim = pod.Name() + "-" + v.Str("name")
+			}
 			if claim != "" && claims[qualified(pod.Namespace(), claim)] {
 				if err := c.remove(ctx, Pods, pod.Namespace(), pod.Name(), " (it holds claim "+claim+")"); err != nil {
 					return err
@@ -368,6 +439,7 @@ func (c *cleaner) nodes(ctx context.Context) error {
 		}
 	}
 	if len(foreignPools) > 0 {
+		forceAfter := time.Now().Add(c.o.NodeTimeout / 2)
 		err := c.waitFor(ctx, c.o.NodeTimeout, "nodes of the deleted NodePools (Karpenter drains and terminates them)",
 			func(ctx context.Context) ([]string, error) {
 				claims, err := c.list(ctx, NodeClaims)
@@ -375,9 +447,18 @@ func (c *cleaner) nodes(ctx context.Context) error {
 					return nil, err
 				}
 				var left []string
+				draining := map[string]string{} // node name: its pool
 				for _, nc := range claims {
 					if pool := nc.Label("karpenter.sh/nodepool"); slices.Contains(foreignPools, pool) {
 						left = append(left, "NodeClaim "+nc.Name()+" of NodePool "+pool)
+						if node := nc.Str("status", "nodeName"); node != "" {
+							draining[node] = pool
+						}
+					}
+				}
+				if len(draining) > 0 && !time.Now().Before(forceAfter) {
+					if err := c.forceDrain(ctx, draining); err != nil {
+						return nil, err
 					}
 				}
 				pools, err := c.list(ctx, NodePools)
@@ -417,6 +498,39 @@ func (c *cleaner) nodes(ctx context.Context) error {
 		})
 }
 
+// forceDrain deletes the pods still on nodes (name: pool) whose drain has
+// not finished: a PodDisruptionBudget that never allows an eviction holds
+// a drain until the pool's terminationGracePeriod, forever without one; a
+// delete is not an eviction, and no budget holds it. DaemonSet pods stay:
+// a drain does not wait for them.
+func (c *cleaner) forceDrain(ctx context.Context, nodes map[string]string) error {
+	pods, err := c.list(ctx, Pods)
+	if err != nil {
+		return err
+	}
+	for _, pod := range pods {
+		pool, ok := nodes[pod.Str("spec", "nodeName")]
+		if !ok || pod.Deleting() || ownedBy(pod, "DaemonSet") {
+			continue
+		}
+		why := fmt.Sprintf(" (its node %s of deleted NodePool %s is still not drained, halfway through %s)", pod.Str("spec", "nodeName"), pool, c.o.NodeTimeout)
+		if err := c.remove(ctx, Pods, pod.Namespace(), pod.Name(), why); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ownedBy(o kubeapi.Object, kind string) bool {
+	owners, _ := o.Get("metadata", "ownerReferences").([]any)
+	for _, raw := range owners {
+		if kubeapi.Object(asMap(raw)).Str("kind") == kind {
+			return true
+		}
+	}
+	return false
+}
+
 // foreign lists the objects of r that do not carry the stack's label. A
 // kind that is not installed has none.
 func (c *cleaner) foreign(ctx context.Context, r kubeapi.Resource) ([]string, error) {
@@ -452,6 +566,10 @@ func kind(r kubeapi.Resource) string {
 		return "PersistentVolume"
 	case Pods:
 		return "Pod"
+	case StatefulSets:
+		return "StatefulSet"
+	case Gateways:
+		return "Gateway"
 	case NodePools:
 		return "NodePool"
 	case NodeClaims:
@@ -477,13 +595,8 @@ func brief(names []string) string {
 	return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 func asMap(v any) map[string]any {

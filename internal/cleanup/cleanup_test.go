@@ -29,7 +29,14 @@ type fakeCluster struct {
 	deletes []string // "Kind namespace/name", in order
 
 	lbController, csiDriver, karpenter bool
-	notServed                          map[kubeapi.Resource]bool
+	// pdbBlocks keeps Karpenter from finishing a drain while a pod other
+	// than a DaemonSet's runs on the node: a budget that never allows an
+	// eviction, on a pool without terminationGracePeriod.
+	pdbBlocks bool
+	// recreate is a controller that recreates, once, the Service of this
+	// name after it is deleted.
+	recreate  string
+	notServed map[kubeapi.Resource]bool
 	// listErrors fail the next lists of a resource with these errors.
 	listErrors map[kubeapi.Resource][]error
 	// pingErrors fail the next pings; pingErr fails every ping.
@@ -48,21 +55,31 @@ func obj(name, namespace string, labels map[string]any, spec map[string]any) kub
 	return kubeapi.Object{"metadata": meta, "spec": spec}
 }
 
+// withUID gives an object the UID the API server would.
+func withUID(o kubeapi.Object, uid string) kubeapi.Object {
+	o["metadata"].(map[string]any)["uid"] = uid
+	return o
+}
+
 // workloadsLeftBehind is what a team's workloads leave in a cluster: an
-// Ingress and a LoadBalancer Service beside a ClusterIP one; a StatefulSet
-// pod holding a claim on a Delete volume, a Retain volume and a volume of
-// another driver; the stack's own pool and class with a node, and an
-// ArgoCD application's pool and class with a node.
+// Ingress, a Gateway and a LoadBalancer Service beside a ClusterIP one; a
+// StatefulSet whose pod holds a claim on a Delete volume, a pod with a
+// generic ephemeral volume, a Retain volume and a volume of another
+// driver; the stack's own pool and class with a node, and an ArgoCD
+// application's pool and class with a node that runs a job and a
+// DaemonSet's pod.
 func workloadsLeftBehind() *fakeCluster {
 	f := &fakeCluster{lbController: true, csiDriver: true, karpenter: true,
 		notServed: map[kubeapi.Resource]bool{}, listErrors: map[kubeapi.Resource][]error{}}
 	own := map[string]any{ownKey: ownValue}
 	f.objs = map[kubeapi.Resource][]kubeapi.Object{
-		Ingresses: {obj("web", "shop", nil, nil)},
+		Ingresses: {withUID(obj("web", "shop", nil, nil), "u-web")},
+		Gateways:  {withUID(obj("web-gw", "shop", nil, nil), "u-gw")},
 		Services: {
-			obj("public", "shop", nil, map[string]any{"type": "LoadBalancer"}),
-			obj("internal", "shop", nil, map[string]any{"type": "ClusterIP"}),
+			withUID(obj("public", "shop", nil, map[string]any{"type": "LoadBalancer"}), "u-public"),
+			withUID(obj("internal", "shop", nil, map[string]any{"type": "ClusterIP"}), "u-internal"),
 		},
+		StatefulSets: {obj("db", "shop", nil, map[string]any{"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"}}}})},
 		Volumes: {
 			obj("pvc-data", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0data"},
@@ -70,15 +87,21 @@ func workloadsLeftBehind() *fakeCluster {
 			obj("pvc-keep", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Retain",
 				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0keep"},
 				"claimRef": map[string]any{"namespace": "shop", "name": "archive"}}),
+			obj("pvc-scratch", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0scratch"},
+				"claimRef": map[string]any{"namespace": "shop", "name": "scratch-1-tmp"}}),
 			obj("pvc-efs", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 				"csi":      map[string]any{"driver": "efs.csi.aws.com", "volumeHandle": "fs-1"},
 				"claimRef": map[string]any{"namespace": "shop", "name": "shared"}}),
 		},
-		Claims: {obj("data-db-0", "shop", nil, nil), obj("archive", "shop", nil, nil), obj("shared", "shop", nil, nil)},
+		Claims: {obj("data-db-0", "shop", nil, nil), obj("scratch-1-tmp", "shop", nil, nil), obj("archive", "shop", nil, nil), obj("shared", "shop", nil, nil)},
 		Pods: {
-			obj("db-0", "shop", nil, map[string]any{"nodeName": "ip-10-0-1-1",
-				"volumes": []any{map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": "data-db-0"}}}}),
+			dbPod("ip-10-0-1-1"),
+			obj("scratch-1", "shop", nil, map[string]any{"nodeName": "ip-10-0-1-1",
+				"volumes": []any{map[string]any{"name": "tmp", "ephemeral": map[string]any{"volumeClaimTemplate": map[string]any{}}}}}),
 			obj("web-1", "shop", nil, map[string]any{"nodeName": "ip-10-0-1-1"}),
+			obj("batch-job-1", "batch", nil, map[string]any{"nodeName": "ip-10-0-9-9"}),
+			withOwner(obj("node-agent-x", "kube-system", nil, map[string]any{"nodeName": "ip-10-0-9-9"}), "DaemonSet"),
 		},
 		NodePools: {
 			obj("general", "", own, map[string]any{}),
@@ -86,11 +109,30 @@ func workloadsLeftBehind() *fakeCluster {
 		},
 		NodeClaims: {
 			obj("general-abc", "", map[string]any{"karpenter.sh/nodepool": "general"}, map[string]any{"nodeClassRef": map[string]any{"name": "default"}}),
-			obj("argocd-batch-xyz", "", map[string]any{"karpenter.sh/nodepool": "argocd-batch"}, map[string]any{"nodeClassRef": map[string]any{"name": "batch"}}),
+			withNode(obj("argocd-batch-xyz", "", map[string]any{"karpenter.sh/nodepool": "argocd-batch"}, map[string]any{"nodeClassRef": map[string]any{"name": "batch"}}), "ip-10-0-9-9"),
 		},
 		EC2NodeClasses: {obj("default", "", own, nil), obj("batch", "", nil, nil)},
 	}
 	return f
+}
+
+// dbPod is the StatefulSet's pod, scheduled on node ("" while pending).
+func dbPod(node string) kubeapi.Object {
+	spec := map[string]any{"volumes": []any{map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": "data-db-0"}}}}
+	if node != "" {
+		spec["nodeName"] = node
+	}
+	return withOwner(obj("db-0", "shop", nil, spec), "StatefulSet")
+}
+
+func withOwner(o kubeapi.Object, kind string) kubeapi.Object {
+	o["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{"kind": kind, "name": "x"}}
+	return o
+}
+
+func withNode(o kubeapi.Object, node string) kubeapi.Object {
+	o["status"] = map[string]any{"nodeName": node}
+	return o
 }
 
 func (f *fakeCluster) Ping(context.Context) error {
@@ -126,13 +168,11 @@ func (f *fakeCluster) Delete(_ context.Context, r kubeapi.Resource, namespace, n
 		if o.Name() == name && o.Namespace() == namespace {
 			o["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T00:00:00Z"
 			if r == Pods {
-				// The StatefulSet recreates its pod, which the scheduler
-				// keeps pending while its claim is being deleted.
 				f.objs[r] = slices.Delete(f.objs[r], i, i+1)
-				if name == "db-0" {
-					f.objs[r] = append(f.objs[r], obj("db-0", namespace, nil, map[string]any{
-						"volumes": []any{map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": "data-db-0"}}}}))
-				}
+			}
+			if r == Services && name == f.recreate {
+				f.recreate = ""
+				f.objs[r] = append(f.objs[r], withUID(obj(name, namespace, nil, map[string]any{"type": "LoadBalancer"}), "u-again"))
 			}
 			return nil
 		}
@@ -148,15 +188,49 @@ func (f *fakeCluster) tick() {
 	if f.lbController {
 		remove(Ingresses, kubeapi.Object.Deleting)
 		remove(Services, kubeapi.Object.Deleting)
+		remove(Gateways, kubeapi.Object.Deleting)
 	}
-	// Claim protection: a claim goes once no scheduled pod mounts it.
+	// The StatefulSet controller: a deleted set takes its pod with it; a
+	// live one recreates its pod, which the scheduler keeps pending while
+	// its claim is being deleted, and, once the claim is gone, a new claim
+	// from its template, which the driver binds to a new volume.
+	set := slices.IndexFunc(f.objs[StatefulSets], func(o kubeapi.Object) bool { return o.Name() == "db" })
+	switch {
+	case set >= 0 && f.objs[StatefulSets][set].Deleting():
+		remove(StatefulSets, kubeapi.Object.Deleting)
+		remove(Pods, func(p kubeapi.Object) bool { return p.Name() == "db-0" })
+	case set >= 0:
+		claim := slices.IndexFunc(f.objs[Claims], func(o kubeapi.Object) bool { return o.Name() == "data-db-0" })
+		if claim < 0 {
+			f.objs[Claims] = append(f.objs[Claims], obj("data-db-0", "shop", nil, nil))
+			f.objs[Volumes] = append(f.objs[Volumes], obj(fmt.Sprintf("pvc-data-%d", len(f.deletes)), "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0new"},
+				"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0"}}))
+		}
+		if !slices.ContainsFunc(f.objs[Pods], func(o kubeapi.Object) bool { return o.Name() == "db-0" }) {
+			node := ""
+			if claim < 0 || !f.objs[Claims][claim].Deleting() {
+				node = "ip-10-0-1-1"
+			}
+			f.objs[Pods] = append(f.objs[Pods], dbPod(node))
+		}
+	}
+	// Claim protection: a claim goes once no scheduled pod mounts it, by
+	// name or as the pod's generic ephemeral volume.
 	remove(Claims, func(c kubeapi.Object) bool {
 		if !c.Deleting() {
 			return false
 		}
 		for _, p := range f.objs[Pods] {
-			if p.Str("spec", "nodeName") != "" && strings.Contains(fmt.Sprint(p.Get("spec", "volumes")), "claimName:"+c.Name()) {
-				return false
+			if p.Str("spec", "nodeName") == "" {
+				continue
+			}
+			vols, _ := p.Get("spec", "volumes").([]any)
+			for _, v := range vols {
+				v := kubeapi.Object(v.(map[string]any))
+				if v.Str("persistentVolumeClaim", "claimName") == c.Name() || (v.Get("ephemeral") != nil && p.Name()+"-"+v.Str("name") == c.Name()) {
+					return false
+				}
 			}
 		}
 		return true
@@ -181,8 +255,21 @@ func (f *fakeCluster) tick() {
 				deletedPools = append(deletedPools, p.Name())
 			}
 		}
-		remove(NodeClaims, func(nc kubeapi.Object) bool { return slices.Contains(deletedPools, nc.Label("karpenter.sh/nodepool")) })
-		remove(NodePools, kubeapi.Object.Deleting)
+		remove(NodeClaims, func(nc kubeapi.Object) bool {
+			if !slices.Contains(deletedPools, nc.Label("karpenter.sh/nodepool")) {
+				return false
+			}
+			for _, p := range f.objs[Pods] {
+				if f.pdbBlocks && p.Str("spec", "nodeName") == nc.Str("status", "nodeName") && !ownedBy(p, "DaemonSet") {
+					return false // the drain waits for the budget
+				}
+			}
+			return true
+		})
+		// A deleted pool's finalizer waits for its nodes.
+		remove(NodePools, func(p kubeapi.Object) bool {
+			return p.Deleting() && !slices.ContainsFunc(f.objs[NodeClaims], func(nc kubeapi.Object) bool { return nc.Label("karpenter.sh/nodepool") == p.Name() })
+		})
 		remove(EC2NodeClasses, func(class kubeapi.Object) bool {
 			if !class.Deleting() {
 				return false
@@ -217,14 +304,23 @@ func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 	var log bytes.Buffer
 	require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
 
-	t.Run("load balancers of Ingresses and LoadBalancer Services are gone, a ClusterIP Service stays", func(t *testing.T) {
+	t.Run("load balancers of Ingresses, Gateways and LoadBalancer Services are gone, a ClusterIP Service stays", func(t *testing.T) {
 		assert.Empty(t, f.objs[Ingresses])
+		assert.Empty(t, f.objs[Gateways])
 		assert.Equal(t, []string{"shop/internal"}, names(f.objs[Services]))
 	})
-	t.Run("the EBS volume with reclaim policy Delete is deleted through its claim", func(t *testing.T) {
-		assert.NotContains(t, names(f.objs[Volumes]), "pvc-data")
-		assert.Contains(t, f.deletes, "PersistentVolumeClaim shop/data-db-0")
-		assert.Contains(t, f.deletes, "Pod shop/db-0", "the pod that held the claim is deleted")
+	t.Run("EBS volumes with reclaim policy Delete are deleted through their claims, and none comes back", func(t *testing.T) {
+		var ebsDelete []string
+		for _, pv := range f.objs[Volumes] {
+			if pv.Str("spec", "csi", "driver") == EBSCSIDriver && pv.Str("spec", "persistentVolumeReclaimPolicy") == "Delete" {
+				ebsDelete = append(ebsDelete, pv.Name())
+			}
+		}
+		assert.Empty(t, ebsDelete, "deletes: %v", f.deletes)
+		set, claim := slices.Index(f.deletes, "StatefulSet shop/db"), slices.Index(f.deletes, "PersistentVolumeClaim shop/data-db-0")
+		assert.True(t, set >= 0 && set < claim, "the StatefulSet goes before its claim, or it recreates it with a new volume: %v", f.deletes)
+		assert.Contains(t, f.deletes, "PersistentVolumeClaim shop/scratch-1-tmp")
+		assert.Contains(t, f.deletes, "Pod shop/scratch-1", "the pod that holds an ephemeral claim is deleted")
 		assert.NotContains(t, f.deletes, "Pod shop/web-1", "pods without the claim are left alone")
 	})
 	t.Run("a Retain volume is kept and listed with the command that deletes it", func(t *testing.T) {
@@ -335,9 +431,9 @@ func TestRunFailsAtTheStepThatDoesNotFinish(t *testing.T) {
 		wantErr string
 	}{
 		{"no LB controller", func(f *fakeCluster) { f.lbController = false },
-			"removing load balancers: timed out after 200ms waiting for Ingresses and LoadBalancer Services (the LB controller deletes their load balancers): 2 left (Ingress shop/web, Service shop/public)"},
+			"removing load balancers: timed out after 200ms waiting for Ingresses, LoadBalancer Services and Gateways (the LB controller deletes their load balancers): 3 left (Gateway shop/web-gw, Ingress shop/web, Service shop/public)"},
 		{"no EBS CSI driver", func(f *fakeCluster) { f.csiDriver = false },
-			"removing EBS volumes: timed out after 200ms waiting for EBS volumes (the EBS CSI driver deletes them once their claims are gone): 1 left (PersistentVolume pvc-data (vol-0data))"},
+			"removing EBS volumes: timed out after 200ms waiting for EBS volumes (the EBS CSI driver deletes them once their claims are gone): 2 left (PersistentVolume pvc-data (vol-0data), PersistentVolume pvc-scratch (vol-0scratch))"},
 		{"no Karpenter", func(f *fakeCluster) { f.karpenter = false },
 			"removing node pools and node classes the stack did not create: timed out after 200ms waiting for nodes of the deleted NodePools (Karpenter drains and terminates them): 2 left (NodeClaim argocd-batch-xyz of NodePool argocd-batch, NodePool argocd-batch)"},
 	}
@@ -354,6 +450,32 @@ func TestRunFailsAtTheStepThatDoesNotFinish(t *testing.T) {
 	}
 }
 
+func TestRunDoesNotWaitForeverOnAReconciler(t *testing.T) {
+	t.Run("a Service recreated by a controller is reported, not waited for", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		f.recreate = "public"
+		var log bytes.Buffer
+		require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
+		assert.Contains(t, log.String(), "recreated since the cleanup deleted them, by a controller that still runs: Service shop/public")
+	})
+	t.Run("a drain a budget blocks is forced halfway through the bound", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		f.pdbBlocks = true
+		var log bytes.Buffer
+		require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
+		assert.Contains(t, f.deletes, "Pod batch/batch-job-1")
+		assert.NotContains(t, f.deletes, "Pod kube-system/node-agent-x", "a drain does not wait for DaemonSet pods")
+		assert.Contains(t, log.String(), "its node ip-10-0-9-9 of deleted NodePool argocd-batch is still not drained")
+		assert.Empty(t, f.objs[NodeClaims][1:], "the foreign node is gone")
+	})
+	t.Run("without a blocked drain no pod is forced", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		var log bytes.Buffer
+		require.NoError(t, Run(context.Background(), f, options(&log)))
+		assert.NotContains(t, f.deletes, "Pod batch/batch-job-1")
+	})
+}
+
 func TestRunReportsWhileItWaits(t *testing.T) {
 	f := workloadsLeftBehind()
 	f.lbController = false
@@ -367,7 +489,7 @@ func TestRunReportsWhileItWaits(t *testing.T) {
 		f.mu.Unlock()
 	}()
 	require.NoError(t, Run(context.Background(), f, o))
-	reports := strings.Count(log.String(), "waiting for Ingresses and LoadBalancer Services (the LB controller deletes their load balancers): 2 left (Ingress shop/web, Service shop/public)")
+	reports := strings.Count(log.String(), "waiting for Ingresses, LoadBalancer Services and Gateways (the LB controller deletes their load balancers): 3 left (Gateway shop/web-gw, Ingress shop/web, Service shop/public)")
 	assert.GreaterOrEqual(t, reports, 3, "while nothing changes, the same status is repeated every ReportEvery:\n%s", log.String())
 }
 

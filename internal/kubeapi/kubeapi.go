@@ -122,14 +122,30 @@ func IsTransient(err error) bool {
 	if errors.As(err, &s) {
 		return s.Code == http.StatusTooManyRequests || s.Code >= 500
 	}
-	return errors.Is(err, context.DeadlineExceeded) || IsUnreachable(err) || errors.Is(err, io.ErrUnexpectedEOF)
+	// A connection that broke mid-request (*net.OpError "read") may work
+	// next time; a TLS or protocol error will not.
+	var opErr *net.OpError
+	return errors.Is(err, context.DeadlineExceeded) || IsUnreachable(err) || errors.As(err, &opErr) ||
+		errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// IsUnreachable reports an API server that could not be reached at all.
+// IsUnreachable reports an API server that could not be reached at all: a
+// connection refused or never made, a name that does not resolve, or no
+// answer in time. Not an answer it could not trust: every error of
+// http.Client.Do is a *url.Error, itself a net.Error, so a certificate the
+// CA does not sign, or a proxy that speaks plain HTTP, would otherwise pass
+// for an absent cluster, and the cleanup would skip instead of failing.
 func IsUnreachable(err error) bool {
-	var netErr net.Error
 	var opErr *net.OpError
-	return errors.As(err, &opErr) || errors.As(err, &netErr) || IsGone(err)
+	if errors.As(err, &opErr) && opErr.Op == "dial" {
+		return true
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return true
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout()
 }
 
 // IsGone reports an endpoint whose name no longer resolves: EKS removes a

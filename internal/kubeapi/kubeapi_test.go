@@ -2,17 +2,24 @@ package kubeapi
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,6 +145,41 @@ func TestClientFailures(t *testing.T) {
 		assert.True(t, IsUnreachable(err), "%v", err)
 		assert.True(t, IsTransient(err), "%v", err)
 		assert.False(t, IsGone(err))
+	})
+	t.Run("a server it cannot trust is an error, not an absent cluster", func(t *testing.T) {
+		srv := httptest.NewTLSServer(&fakeAPIServer{})
+		defer srv.Close()
+		// A CA that did not sign srv's certificate (every httptest server
+		// shares one certificate, so make another).
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		require.NoError(t, err)
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "someone else's CA"},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+			KeyUsage: x509.KeyUsageCertSign}
+		other, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+		require.NoError(t, err)
+		cfg := strings.Replace(kubeconfigFor(t, srv, "t"),
+			base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})),
+			base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: other})), 1)
+		c, err := New(cfg)
+		require.NoError(t, err)
+		err = c.Ping(context.Background())
+		require.ErrorContains(t, err, "certificate signed by unknown authority")
+		assert.False(t, IsUnreachable(err), "%v", err)
+		assert.False(t, IsTransient(err), "%v", err)
+	})
+	t.Run("plain HTTP where HTTPS was expected is an error, not an absent cluster", func(t *testing.T) {
+		srv := httptest.NewServer(&fakeAPIServer{})
+		defer srv.Close()
+		tlsSrv := httptest.NewTLSServer(&fakeAPIServer{})
+		defer tlsSrv.Close()
+		cfg := strings.Replace(kubeconfigFor(t, tlsSrv, "t"), tlsSrv.URL, strings.Replace(srv.URL, "http://", "https://", 1), 1)
+		c, err := New(cfg)
+		require.NoError(t, err)
+		err = c.Ping(context.Background())
+		require.Error(t, err)
+		assert.False(t, IsUnreachable(err), "%v", err)
+		assert.False(t, IsTransient(err), "%v", err)
 	})
 	t.Run("a name that no longer resolves means the cluster is gone", func(t *testing.T) {
 		err := fmt.Errorf("listing: %w", &net.DNSError{Err: "no such host", Name: "x.eks.amazonaws.com", IsNotFound: true})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"nodeless-eks/internal/iampolicy"
 	"regexp"
 	"slices"
 	"strconv"
@@ -197,6 +198,23 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		}
 		c.Stacks[name] = s
 	}
+	// A role's IAM reach is its clusters' names followed by '-' (roles,
+	// policies, queues, rules) or '_' (Karpenter's instance profiles): one
+	// stack's name followed by either may not begin another stack's name
+	// unless both share the non-production role anyway.
+	for _, a := range sortedKeys(c.Stacks) {
+		for _, b := range sortedKeys(c.Stacks) {
+			ca, cb := c.Stacks[a].ClusterName, c.Stacks[b].ClusterName
+			sameRole := !c.Stacks[a].Production && !c.Stacks[b].Production
+			if a == b || sameRole {
+				continue
+			}
+			if ca == cb || strings.HasPrefix(cb, ca+"-") || strings.HasPrefix(cb, ca+"_") {
+				bad("stacks.%s.clusterName %q: stack %s's cluster %q starts with it, so %s's deploy role could change %s's roles, "+
+					"queue and instance profiles; give one of them another clusterName", a, ca, b, cb, a, b)
+			}
+		}
+	}
 	if c.ReviewStacks && !stackRe.MatchString(c.ReviewTemplate) {
 		bad("reviewTemplateStack %q: want a stack name", c.ReviewTemplate)
 	}
@@ -218,8 +236,9 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 }
 
 // checkTrustSizes refuses a configuration whose deploy role would have a
-// trust policy longer than IAM accepts: each named non-production stack
-// adds its subjects to the shared role's trust.
+// trust policy longer than IAM accepts (each named non-production stack
+// adds its subjects to the shared role's trust), a deployer policy in more
+// parts than IAM attaches, or a boundary over a managed policy's size.
 func checkTrustSizes(c *Config) []error {
 	var errs []error
 	// The longest provider ARN any partition gives.
@@ -232,6 +251,28 @@ func checkTrustSizes(c *Config) []error {
 			errs = append(errs, fmt.Errorf("stacks: the trust policy of %s%s would be %d characters, and IAM accepts %d by default: "+
 				"give some of its stacks (%s) their own role with production: true, or fewer stacks per project",
 				deployRoleName, r.Key, len(doc), maxTrustPolicyLength, strings.Join(r.Stacks, ", ")))
+		}
+		if len(c.DeployPolicyArns) == 0 {
+			parts, err := iampolicy.Split(DeployerPolicy(scope{partition: "aws-us-gov", region: c.Region, account: "123456789012",
+				clusters: r.Clusters, prefix: r.ClusterPrefix, boundaryArns: boundaryArnsOf(c, r, "aws-us-gov", "123456789012")}),
+				iampolicy.MaxManagedPolicySize)
+			if err != nil {
+				errs = append(errs, err)
+			} else if len(parts) > maxPoliciesPerRole {
+				errs = append(errs, fmt.Errorf("stacks: the deployer policy of %s%s would need %d managed policies, and IAM attaches %d "+
+					"to a role by default: give some of its stacks (%s) their own role with production: true",
+					deployRoleName, r.Key, len(parts), maxPoliciesPerRole, strings.Join(r.Stacks, ", ")))
+			}
+		}
+	}
+	// A boundary reaches one cluster; only a very long name or prefix
+	// could outgrow a managed policy.
+	for _, b := range Boundaries(c) {
+		size := WorkloadBoundary(scope{partition: "aws-us-gov", region: c.Region, account: "123456789012",
+			clusters: b.Clusters, prefix: b.Prefix}).Size()
+		if size > iampolicy.MaxManagedPolicySize {
+			errs = append(errs, fmt.Errorf("stacks: the permissions boundary %s would be %d characters, and IAM accepts %d: shorten its cluster name",
+				BoundaryName(c, b.Key), size, iampolicy.MaxManagedPolicySize))
 		}
 	}
 	return errs

@@ -10,6 +10,7 @@ package main
 
 import (
 	"fmt"
+	"nodeless-eks/internal/iampolicy"
 	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
@@ -50,19 +51,21 @@ func program(ctx *pulumi.Context) error {
 		}
 		providerArn = provider.Arn
 	}
-	// The permissions boundary every role a deploy run creates must carry;
-	// its name starts with deployRoleName, which no deployer policy reaches.
-	boundaryDoc, err := WorkloadBoundary(partition.Partition, caller.AccountId).JSON()
-	if err != nil {
-		return err
-	}
-	boundary, err := iam.NewPolicy(ctx, "workload-boundary", &iam.PolicyArgs{
-		Name:        pulumi.String(BoundaryName(c)),
-		Description: pulumi.Sprintf("Permissions boundary of every role the %s stacks create", c.Project),
-		Policy:      pulumi.String(boundaryDoc),
-	})
-	if err != nil {
-		return fmt.Errorf("creating the workload permissions boundary: %w", err)
+	// The permissions boundaries every role a run creates must carry; their
+	// names start with deployRoleName, which no deployer policy reaches.
+	for _, b := range Boundaries(c) {
+		doc, err := WorkloadBoundary(scope{partition: partition.Partition, region: c.Region, account: caller.AccountId,
+			clusters: b.Clusters, prefix: b.Prefix}).JSON()
+		if err != nil {
+			return err
+		}
+		if _, err := iam.NewPolicy(ctx, "boundary-"+b.Key, &iam.PolicyArgs{
+			Name:        pulumi.String(BoundaryName(c, b.Key)),
+			Description: pulumi.Sprintf("Permissions boundary of every role the runs of %s create", b.Key),
+			Policy:      pulumi.String(doc),
+		}); err != nil {
+			return fmt.Errorf("creating the permissions boundary of %s: %w", b.Key, err)
+		}
 	}
 
 	roleArns := map[string]pulumi.StringOutput{}
@@ -80,19 +83,30 @@ func program(ctx *pulumi.Context) error {
 		}
 		roleArns[r.Key] = role.Arn
 		if len(c.DeployPolicyArns) == 0 {
-			doc := boundary.Arn.ApplyT(func(boundaryArn string) (string, error) {
-				return DeployerPolicy(scope{partition: partition.Partition, region: c.Region, account: caller.AccountId,
-					clusters: r.Clusters, prefix: r.ClusterPrefix, boundaryArn: boundaryArn}).JSON()
-			}).(pulumi.StringOutput)
-			policy, err := iam.NewPolicy(ctx, deployRoleName+r.Key, &iam.PolicyArgs{
-				Description: pulumi.Sprintf("What the %s program creates, for %s", c.Project, describe(r)),
-				Policy:      doc,
-			})
+			// The deployer policy outgrows one managed policy (6,144
+			// characters): attach it in parts.
+			parts, err := iampolicy.Split(DeployerPolicy(scope{partition: partition.Partition, region: c.Region, account: caller.AccountId,
+				clusters: r.Clusters, prefix: r.ClusterPrefix, boundaryArns: boundaryArnsOf(c, r, partition.Partition, caller.AccountId)}),
+				iampolicy.MaxManagedPolicySize)
 			if err != nil {
-				return fmt.Errorf("creating the deployer policy of %s: %w", r.Key, err)
+				return fmt.Errorf("the deployer policy of %s: %w", r.Key, err)
 			}
-			if _, err := iam.NewRolePolicyAttachment(ctx, deployRoleName+r.Key, &iam.RolePolicyAttachmentArgs{Role: role.Name, PolicyArn: policy.Arn}); err != nil {
-				return fmt.Errorf("attaching the deployer policy of %s: %w", r.Key, err)
+			for i, part := range parts {
+				doc, err := part.JSON()
+				if err != nil {
+					return err
+				}
+				name := fmt.Sprintf("%s%s-%d", deployRoleName, r.Key, i+1)
+				policy, err := iam.NewPolicy(ctx, name, &iam.PolicyArgs{
+					Description: pulumi.Sprintf("What the %s program creates, for %s (part %d of %d)", c.Project, describe(r), i+1, len(parts)),
+					Policy:      pulumi.String(doc),
+				})
+				if err != nil {
+					return fmt.Errorf("creating the deployer policy of %s: %w", r.Key, err)
+				}
+				if _, err := iam.NewRolePolicyAttachment(ctx, name, &iam.RolePolicyAttachmentArgs{Role: role.Name, PolicyArn: policy.Arn}); err != nil {
+					return fmt.Errorf("attaching the deployer policy of %s: %w", r.Key, err)
+				}
 			}
 		}
 		for i, arn := range c.DeployPolicyArns {
@@ -122,7 +136,7 @@ func program(ctx *pulumi.Context) error {
 		}); err != nil {
 			return fmt.Errorf("creating the ESC environment of %s: %w", stack, err)
 		}
-		settings, err := newSettings(ctx, c, stack, s.Previews(), roleArn, boundary.Arn, false, stackRes)
+		settings, err := newSettings(ctx, c, stack, s.Previews(), roleArn, BoundaryArn(c, partition.Partition, caller.AccountId, stack), false, stackRes)
 		if err != nil {
 			return err
 		}
@@ -143,17 +157,17 @@ func program(ctx *pulumi.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := newSettings(ctx, c, c.ReviewTemplate, true, roleArns["review"], boundary.Arn, true, template); err != nil {
+		if _, err := newSettings(ctx, c, c.ReviewTemplate, true, roleArns["review"], BoundaryArn(c, partition.Partition, caller.AccountId, c.ReviewTemplate), true, template); err != nil {
 			return err
 		}
 	}
 
-	exported := pulumi.StringMap{}
-	for key, arn := range roleArns {
-		exported[key] = arn
+	ctx.Export("deployRoleArns", pulumi.ToStringMapOutput(roleArns))
+	boundaryArns := map[string]string{}
+	for _, b := range Boundaries(c) {
+		boundaryArns[b.Key] = BoundaryArn(c, partition.Partition, caller.AccountId, b.Key)
 	}
-	ctx.Export("deployRoleArns", exported)
-	ctx.Export("permissionsBoundaryArn", boundary.Arn)
+	ctx.Export("permissionsBoundaryArns", pulumi.ToStringMap(boundaryArns))
 	ctx.Export("oidcProviderArn", providerArn)
 	ctx.Export("stacks", pulumi.ToStringArray(sortedKeys(c.Stacks)))
 	return nil
@@ -180,9 +194,9 @@ func newStack(ctx *pulumi.Context, c *Config, stack string) (*pulumiservice.Stac
 
 // newSettings configures Deployments for one stack, or for the review-stack
 // template whose settings every review stack copies.
-func newSettings(ctx *pulumi.Context, c *Config, stack string, previews bool, roleArn, boundaryArn pulumi.StringOutput,
+func newSettings(ctx *pulumi.Context, c *Config, stack string, previews bool, roleArn pulumi.StringOutput, boundaryArn string,
 	template bool, stackRes pulumi.Resource) (*pulumiservice.DeploymentSettings, error) {
-	preRun := boundaryArn.ApplyT(func(arn string) []string { return PreRunCommands(c, arn, template) }).(pulumi.StringArrayOutput)
+	preRun := pulumi.ToStringArray(PreRunCommands(c, boundaryArn, template))
 	settings, err := pulumiservice.NewDeploymentSettings(ctx, "settings-"+stack, &pulumiservice.DeploymentSettingsArgs{
 		Organization: pulumi.String(c.Organization),
 		Project:      pulumi.String(c.Project),
@@ -261,7 +275,7 @@ func PreRunCommands(c *Config, boundaryArn string, template bool) []string {
 }
 
 // BoundaryCheckCommand stops a run whose stack does not give every role
-// the workload boundary (iamPermissionsBoundary): its deploy role may
+// its own permissions boundary (iamPermissionsBoundary): its deploy role may
 // create no role without it, so `pulumi up` would fail at the first role
 // with an AccessDenied that does not say why.
 func BoundaryCheckCommand(project, boundaryArn string) string {
@@ -309,10 +323,11 @@ func EnvironmentYAML(roleArn, stack string, hours int) string {
 `, roleArn, stack, hours)
 }
 
-// BoundaryName is the workload boundary's name, which the root stacks'
+// BoundaryName is the name of the permissions boundary of a stack (key is
+// its name, or the review template's for review stacks), which the stack's
 // iamPermissionsBoundary names.
-func BoundaryName(c *Config) string {
-	return deployRoleName + c.Project + "-workload-boundary"
+func BoundaryName(c *Config, key string) string {
+	return deployRoleName + c.Project + "-" + key + "-boundary"
 }
 
 // describe says what a deploy role deploys.

@@ -92,6 +92,48 @@ func Roles(c *Config) []deployRole {
 	return roles
 }
 
+// boundaryScope is a permissions boundary to create: one per named stack,
+// for its cluster, and one for review stacks, for the review prefix. Each
+// reaches one cluster (or the prefix), which keeps it within IAM's 6,144
+// characters whatever the number of stacks.
+type boundaryScope struct {
+	// Key names it: the stack, or the review template for review stacks.
+	Key      string
+	Clusters []string
+	Prefix   string
+}
+
+// Boundaries lists the permissions boundaries of the configuration.
+func Boundaries(c *Config) []boundaryScope {
+	var out []boundaryScope
+	for _, name := range sortedKeys(c.Stacks) {
+		out = append(out, boundaryScope{Key: name, Clusters: []string{c.Stacks[name].ClusterName}})
+	}
+	if c.ReviewStacks {
+		out = append(out, boundaryScope{Key: c.ReviewTemplate, Prefix: c.ReviewClusterNamePrefix})
+	}
+	return out
+}
+
+// BoundaryArn is the ARN IAM gives the boundary of key (a policy without a
+// path).
+func BoundaryArn(c *Config, partition, account, key string) string {
+	return fmt.Sprintf("arn:%s:iam::%s:policy/%s", partition, account, BoundaryName(c, key))
+}
+
+// boundaryArnsOf are the boundaries a role's runs may give the roles they
+// create: its stacks', or the review stacks'.
+func boundaryArnsOf(c *Config, r deployRole, partition, account string) []string {
+	if r.ReviewStackPrefix != "" {
+		return []string{BoundaryArn(c, partition, account, c.ReviewTemplate)}
+	}
+	var out []string
+	for _, stack := range r.Stacks {
+		out = append(out, BoundaryArn(c, partition, account, stack))
+	}
+	return out
+}
+
 // RoleOf is the key of the role a stack's runs assume.
 func RoleOf(c *Config, stack string) string {
 	for _, r := range Roles(c) {
@@ -105,6 +147,10 @@ func RoleOf(c *Config, stack string) string {
 // maxTrustPolicyLength is IAM's default quota for a role's trust policy
 // (2,048 characters, whitespace excluded; it can be raised to 4,096).
 const maxTrustPolicyLength = 2048
+
+// maxPoliciesPerRole is IAM's default quota of managed policies attached to
+// a role (it can be raised to 20).
+const maxPoliciesPerRole = 10
 
 // TrustPolicy lets a deploy role be assumed through the Pulumi Cloud OIDC
 // provider by Deployments runs of its stacks (every operation when they
@@ -154,9 +200,10 @@ type scope struct {
 	// cluster name that starts with it.
 	clusters []string
 	prefix   string
-	// boundaryArn is the permissions boundary every role a run creates
-	// must carry.
-	boundaryArn string
+	// boundaryArns are the permissions boundaries a role a run creates
+	// must carry one of: one per cluster of the scope (or the review
+	// prefix's), each reaching only its own cluster.
+	boundaryArns []string
 }
 
 func (s scope) arn(service, resource string) string {
@@ -207,7 +254,7 @@ var workloadManagedPolicies = []string{
 
 // DeployerPolicy allows what the root program creates, updates and deletes
 // for the scope's clusters, and nothing that would let a run escalate: every
-// role it creates or changes must carry the workload boundary, only the
+// role it creates or changes must carry one of its stacks' boundaries, only the
 // program's AWS managed policies and policies of its own clusters may be
 // attached, the boundary can be neither removed nor rewritten, and KMS keys
 // and security groups are reached through the tags the program puts on
@@ -221,7 +268,7 @@ func DeployerPolicy(s scope) iampolicy.Document {
 	for _, p := range workloadManagedPolicies {
 		attachable = append(attachable, fmt.Sprintf("arn:%s:iam::aws:policy/%s", s.partition, p))
 	}
-	withBoundary := map[string]any{"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArn}}
+	withBoundary := map[string]any{"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArns}}
 	inRegion := map[string]any{"StringEquals": map[string]any{"aws:RequestedRegion": s.region}}
 	return iampolicy.New(
 		iampolicy.Statement{Sid: "ReadForLookupsAndPlans", Effect: "Allow", Resource: "*",
@@ -253,7 +300,7 @@ func DeployerPolicy(s scope) iampolicy.Document {
 			Action:   []string{"iam:AttachRolePolicy", "iam:DetachRolePolicy"},
 			Resource: roles,
 			Condition: map[string]any{
-				"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArn},
+				"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArns},
 				"ArnLike":      map[string]any{"iam:PolicyARN": attachable},
 			}},
 		iampolicy.Statement{Sid: "ManageRolesOfTheClusters", Effect: "Allow",
@@ -309,11 +356,31 @@ func DeployerPolicy(s scope) iampolicy.Document {
 				"StringEquals": map[string]any{"aws:RequestedRegion": s.region},
 				"StringLike":   map[string]any{"aws:RequestTag/" + names.ClusterTagKey: clusters},
 			}},
+		// KMS has no condition that limits kms:TagResource to the key being
+		// created, so a run can tag any key whose policy delegates to IAM
+		// as its cluster's. What that tag opens must therefore be harmless
+		// on someone else's key: reading it, turning its rotation on,
+		// grants only to AWS services (EKS, for the cluster's envelope
+		// encryption), and a deletion only with KMS's longest window, which
+		// the key's owner can cancel for 30 days (and CloudTrail shows).
+		// No key policy is ever written: the program leaves the default.
 		iampolicy.Statement{Sid: "ManageSecretsKeys", Effect: "Allow",
-			Action: []string{"kms:DescribeKey", "kms:GetKeyPolicy", "kms:PutKeyPolicy", "kms:GetKeyRotationStatus", "kms:EnableKeyRotation",
-				"kms:ListResourceTags", "kms:TagResource", "kms:UntagResource", "kms:ScheduleKeyDeletion", "kms:CreateGrant"},
+			Action: []string{"kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:EnableKeyRotation",
+				"kms:ListResourceTags", "kms:TagResource"},
 			Resource:  s.arn("kms", "key/*"),
 			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters}}},
+		iampolicy.Statement{Sid: "GrantSecretsKeysToEKS", Effect: "Allow", Action: "kms:CreateGrant",
+			Resource: s.arn("kms", "key/*"),
+			Condition: map[string]any{
+				"StringLike": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters},
+				"Bool":       map[string]any{"kms:GrantIsForAWSResource": "true"},
+			}},
+		iampolicy.Statement{Sid: "DeleteSecretsKeys", Effect: "Allow", Action: "kms:ScheduleKeyDeletion",
+			Resource: s.arn("kms", "key/*"),
+			Condition: map[string]any{
+				"StringLike":               map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters},
+				"NumericGreaterThanEquals": map[string]any{"kms:ScheduleKeyDeletionPendingWindowInDays": "30"},
+			}},
 		iampolicy.Statement{Sid: "ControlPlaneLogs", Effect: "Allow",
 			Action: []string{"logs:CreateLogGroup", "logs:DeleteLogGroup", "logs:PutRetentionPolicy", "logs:DeleteRetentionPolicy",
 				"logs:TagResource", "logs:UntagResource", "logs:ListTagsForResource", "logs:TagLogGroup", "logs:ListTagsLogGroup"},
@@ -326,7 +393,7 @@ func DeployerPolicy(s scope) iampolicy.Document {
 		iampolicy.Statement{Sid: "KeepBoundaries", Effect: "Deny", Action: "iam:DeleteRolePermissionsBoundary", Resource: "*"},
 		iampolicy.Statement{Sid: "KeepTheBoundaryPolicy", Effect: "Deny",
 			Action:   []string{"iam:CreatePolicyVersion", "iam:DeletePolicy", "iam:DeletePolicyVersion", "iam:SetDefaultPolicyVersion", "iam:TagPolicy", "iam:UntagPolicy"},
-			Resource: s.boundaryArn},
+			Resource: s.boundaryArns},
 		iampolicy.Statement{Sid: "KeepTheDeployRoles", Effect: "Deny", NotAction: []string{"iam:Get*", "iam:List*"},
 			Resource: []string{s.iam("role/" + deployRoleName + "*"), s.iam("role/*/" + deployRoleName + "*"),
 				s.iam("policy/" + deployRoleName + "*"), s.iam("policy/*/" + deployRoleName + "*")}},
@@ -339,40 +406,108 @@ var securityGroupWrites = []string{"ec2:DeleteSecurityGroup", "ec2:AuthorizeSecu
 	"ec2:UpdateSecurityGroupRuleDescriptionsEgress", "ec2:CreateTags", "ec2:DeleteTags"}
 
 // WorkloadBoundary is the permissions boundary of every role a deploy run
-// creates: what the cluster, Fargate, node, Karpenter, LB controller and EBS
-// CSI roles need, and in IAM nothing but Karpenter's instance profiles,
-// passing node roles to EC2 and the load balancers' service-linked role. A
-// role with this boundary cannot create, change or pass other roles, so
-// attaching a wider policy to it grants nothing beyond this list.
-func WorkloadBoundary(partition, account string) iampolicy.Document {
-	iam := func(resource string) string { return fmt.Sprintf("arn:%s:iam::%s:%s", partition, account, resource) }
+// of the scope creates: exactly the actions of the policies the program
+// gives its roles (the cluster, Fargate, node, Karpenter, LB controller
+// and EBS CSI roles, AWS's managed policies included), and nothing else.
+// A role with it cannot create, change or pass other roles, so attaching
+// a wider policy to it grants nothing beyond this list.
+//
+// Only resource ARNs scope reliably here: AmazonEKSClusterPolicy grants
+// ec2:CreateTags and elasticloadbalancing:AddTags on every resource, so a
+// tag condition limits a role minted by a run no more than the tags it can
+// set. What is scoped by ARN is scoped to the scope's clusters: the node
+// roles it may pass to EC2, Karpenter's instance profiles (path
+// /karpenter/<region>/<cluster>/ since Karpenter v1.7,
+// pkg/providers/instanceprofile), the interruption queues and the
+// clusters. What upstream policies grant on every resource (the VPC CNI's
+// network interfaces, the EBS CSI driver's volumes, the LB controller's
+// load balancers) the boundary must grant as widely; what no policy needs
+// (sharing a snapshot or an image, peering a VPC, decrypting with a key)
+// it does not grant at all. The list follows the managed policies at
+// zoph-io/IAMTrail 7fc15059 (2026-08-22), Karpenter v1.14 and the LB
+// controller v3.5.0; TestBoundaryCoversTheProgramsPolicies fails when one
+// of them needs more.
+func WorkloadBoundary(s scope) iampolicy.Document {
+	clusters := s.clusterNames()
 	return iampolicy.New(
-		iampolicy.Statement{Sid: "WorkloadServices", Effect: "Allow", Resource: "*", Action: []string{
-			"ec2:*", "elasticloadbalancing:*", "autoscaling:Describe*", "ecr:GetAuthorizationToken", "ecr:BatchGetImage",
-			"ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability", "ecr-public:GetAuthorizationToken",
-			"sts:GetServiceBearerToken", "ssm:GetParameter", "ssm:GetParameters", "ssm:DescribeAssociation",
-			"ssm:GetDeployablePatchSnapshotForInstance", "ssm:GetDocument", "ssm:DescribeDocument", "ssm:GetManifest",
-			"ssm:ListAssociations", "ssm:ListInstanceAssociations", "ssm:PutInventory", "ssm:PutComplianceItems",
-			"ssm:PutConfigurePackageResult", "ssm:UpdateAssociationStatus", "ssm:UpdateInstanceAssociationStatus",
-			"ssm:UpdateInstanceInformation", "ssmmessages:*", "ec2messages:*", "sqs:DeleteMessage", "sqs:GetQueueUrl",
-			"sqs:ReceiveMessage", "sqs:GetQueueAttributes", "eks:DescribeCluster", "eks:ListClusters", "pricing:GetProducts",
-			"kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant", "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey*",
-			"kms:ReEncrypt*", "kms:DescribeKey", "acm:DescribeCertificate", "acm:ListCertificates", "acm:GetCertificate",
-			"iam:ListServerCertificates", "iam:GetServerCertificate", "iam:GetInstanceProfile", "iam:ListInstanceProfiles",
-			"cognito-idp:DescribeUserPoolClient", "waf-regional:*", "wafv2:*", "shield:*", "logs:CreateLogGroup",
-			"logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams", "logs:PutRetentionPolicy",
-			"cloudwatch:PutMetricData", "arc-zonal-shift:GetManagedResource",
+		iampolicy.Statement{Effect: "Allow", Resource: "*", Action: []string{
+			"acm:DescribeCertificate", "acm:ListCertificates", "arc-zonal-shift:GetManagedResource",
+			"autoscaling:DescribeAutoScalingGroups", "autoscaling:UpdateAutoScalingGroup", "cognito-idp:DescribeUserPoolClient",
+			"ec2:AttachVolume", "ec2:CreateRoute", "ec2:CreateSecurityGroup", "ec2:CreateTags", "ec2:CreateVolume", "ec2:DeleteRoute",
+			"ec2:DeleteSecurityGroup", "ec2:DeleteVolume", "ec2:Describe*", "ec2:DetachVolume", "ec2:GetCoipPoolUsage",
+			"ec2:GetSecurityGroupsForVpc", "ec2:ModifyInstanceAttribute", "ec2:ModifyNetworkInterfaceAttribute", "ec2:ModifyVolume",
+			"ec2:*NetworkInterface", "ec2:*PrivateIpAddresses", "ec2:*SecurityGroupIngress", "ec2messages:*",
+			"ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:BatchImportUpstreamImage", "ecr:GetAuthorizationToken",
+			"ecr:GetDownloadUrlForLayer", "eks-auth:AssumeRoleForPodIdentity",
+			"elasticloadbalancing:AddTags", "elasticloadbalancing:ApplySecurityGroupsToLoadBalancer",
+			"elasticloadbalancing:AttachLoadBalancerToSubnets", "elasticloadbalancing:ConfigureHealthCheck",
+			"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateLoadBalancerPolicy", "elasticloadbalancing:DeleteLoadBalancer",
+			"elasticloadbalancing:DeregisterInstancesFromLoadBalancer", "elasticloadbalancing:Describe*",
+			"elasticloadbalancing:DetachLoadBalancerFromSubnets", "elasticloadbalancing:*Listener", "elasticloadbalancing:*ListenerCertificates",
+			"elasticloadbalancing:*LoadBalancerListeners", "elasticloadbalancing:ModifyLoadBalancerAttributes",
+			"elasticloadbalancing:ModifyTargetGroupAttributes", "elasticloadbalancing:RegisterInstancesWithLoadBalancer",
+			"elasticloadbalancing:*Rule", "elasticloadbalancing:SetLoadBalancerPoliciesForBackendServer", "elasticloadbalancing:SetRulePriorities",
+			"elasticloadbalancing:SetWebAcl", "elasticloadbalancing:*TargetGroup", "elasticloadbalancing:*Targets",
+			"iam:GetInstanceProfile", "iam:GetServerCertificate", "iam:ListInstanceProfiles", "iam:ListServerCertificates",
+			"kms:DescribeKey", "pricing:GetProducts", "shield:GetSubscriptionState", "shield:*Protection",
+			"ssm:DescribeAssociation", "ssm:DescribeDocument", "ssm:GetDeployablePatchSnapshotForInstance", "ssm:GetDocument",
+			"ssm:GetManifest", "ssm:List*Associations", "ssm:PutComplianceItems", "ssm:PutConfigurePackageResult",
+			"ssm:PutInventory", "ssm:Update*Status", "ssm:UpdateInstanceInformation", "ssmmessages:*",
+			"waf-regional:*AssociateWebACL", "waf-regional:GetWebACL*", "wafv2:*AssociateWebACL", "wafv2:GetWebACL*",
+			// The EBS CSI driver's snapshots, in the account only: sharing
+			// one (ec2:ModifySnapshotAttribute) is not granted.
+			"ec2:CopyVolumes", "ec2:CreateSnapshot", "ec2:DeleteSnapshot", "ec2:DeleteTags", "ec2:EnableFastSnapshotRestores", "ec2:LockSnapshot",
+			"elasticloadbalancing:RemoveTags", "elasticloadbalancing:ModifyCapacityReservation", "elasticloadbalancing:ModifyIpPools",
+			"elasticloadbalancing:ModifyListenerAttributes", "elasticloadbalancing:SetIpAddressType", "elasticloadbalancing:SetSecurityGroups",
+			"elasticloadbalancing:SetSubnets",
 		}},
-		iampolicy.Statement{Sid: "KarpenterInstanceProfiles", Effect: "Allow", Resource: iam("instance-profile/*"), Action: []string{
-			"iam:CreateInstanceProfile", "iam:DeleteInstanceProfile", "iam:AddRoleToInstanceProfile",
-			"iam:RemoveRoleFromInstanceProfile", "iam:TagInstanceProfile",
+		// ec2:Describe* would include the few describes that return secrets.
+		iampolicy.Statement{Effect: "Deny", Resource: "*", Action: []string{
+			"ec2:DescribeBundleTasks", "ec2:DescribeInstanceAttribute", "ec2:DescribeLaunchTemplateVersions",
+			"ec2:DescribeSpotFleetRequests", "ec2:DescribeSpotInstanceRequests", "ec2:DescribeVpnConnections",
 		}},
+		// Bottlerocket and EKS AMIs, for the nodes Karpenter launches.
+		iampolicy.Statement{Effect: "Allow", Action: []string{"ssm:GetParameter", "ssm:GetParameters"},
+			Resource: s.arnIn("ssm", "*", "*", "parameter/aws/service/*")},
+		iampolicy.Statement{Effect: "Allow", Action: []string{"ec2:RunInstances", "ec2:CreateFleet"},
+			Resource: []string{s.arnIn("ec2", s.region, "", "image/*"), s.arnIn("ec2", s.region, "", "snapshot/*"),
+				s.arnIn("ec2", s.region, "*", "security-group/*"), s.arnIn("ec2", s.region, "*", "subnet/*"),
+				s.arnIn("ec2", s.region, "*", "capacity-reservation/*"), s.arnIn("ec2", s.region, "*", "placement-group/*")}},
+		iampolicy.Statement{Effect: "Allow",
+			Action: []string{"ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate", "ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"},
+			Resource: []string{s.arnIn("ec2", s.region, "*", "fleet/*"), s.arnIn("ec2", s.region, "*", "instance/*"),
+				s.arnIn("ec2", s.region, "*", "volume/*"), s.arnIn("ec2", s.region, "*", "network-interface/*"),
+				s.arnIn("ec2", s.region, "*", "launch-template/*"), s.arnIn("ec2", s.region, "*", "spot-instances-request/*")}},
+		iampolicy.Statement{Effect: "Allow", Action: []string{
+			"iam:CreateInstanceProfile", "iam:TagInstanceProfile", "iam:AddRoleToInstanceProfile",
+			"iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile",
+		}, Resource: each(clusters, func(c string) []string {
+			return []string{s.iam("instance-profile/karpenter/" + s.region + "/" + c + "/*")}
+		})},
 		iampolicy.Statement{Sid: "PassNodeRolesToEC2", Effect: "Allow", Action: "iam:PassRole",
-			Resource:  []string{iam("role/*-karpenter-node"), iam("role/*/*-karpenter-node")},
+			Resource: each(clusters, func(c string) []string {
+				return []string{s.iam("role/" + c + "-karpenter-node"), s.iam("role/*/" + c + "-karpenter-node")}
+			}),
 			Condition: map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "ec2.amazonaws.com"}}},
-		iampolicy.Statement{Sid: "LoadBalancerServiceLinkedRole", Effect: "Allow", Action: "iam:CreateServiceLinkedRole", Resource: "*",
+		iampolicy.Statement{Effect: "Allow", Action: []string{"sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"},
+			Resource: each(clusters, func(c string) []string { return []string{s.arn("sqs", c+"-karpenter-interruption-queue-*")} })},
+		iampolicy.Statement{Effect: "Allow", Action: "eks:DescribeCluster",
+			Resource: each(clusters, func(c string) []string { return []string{s.arn("eks", "cluster/"+c)} })},
+		iampolicy.Statement{Effect: "Allow", Action: "iam:CreateServiceLinkedRole", Resource: "*",
 			Condition: map[string]any{"StringEquals": map[string]any{"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}}},
+		// Encrypted EBS volumes: EC2 uses the key on the caller's behalf
+		// when Karpenter launches a node or the driver creates a volume. Not
+		// granted directly: no minted role decrypts anything itself.
+		iampolicy.Statement{Effect: "Allow", Resource: "*",
+			Action:    []string{"kms:CreateGrant", "kms:Decrypt", "kms:GenerateDataKeyWithoutPlaintext", "kms:ReEncrypt*"},
+			Condition: map[string]any{"StringLike": map[string]any{"kms:ViaService": "ec2.*.amazonaws.com"}}},
 	)
+}
+
+// arnIn is an ARN in region and account ("" where the resource type has
+// none, "*" for any).
+func (s scope) arnIn(service, region, account, resource string) string {
+	return fmt.Sprintf("arn:%s:%s:%s:%s:%s", s.partition, service, region, account, resource)
 }
 
 // exemptTypes need no AWS permission of the deploy role: components, the

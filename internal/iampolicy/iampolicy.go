@@ -12,8 +12,8 @@ package iampolicy
 import (
 	"encoding/json"
 	"fmt"
-	"path"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -48,6 +48,44 @@ func (d Document) JSON() (string, error) {
 		return "", fmt.Errorf("encoding IAM policy: %w", err)
 	}
 	return string(b), nil
+}
+
+// MaxManagedPolicySize is IAM's limit for a managed policy document,
+// whitespace excluded.
+const MaxManagedPolicySize = 6144
+
+// Size is the length IAM counts against its limits: the document's JSON
+// without whitespace.
+func (d Document) Size() int {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// Split packs the statements of d, in order, into as few documents as
+// keep each within max characters. A statement too long for a document of
+// its own is an error.
+func Split(d Document, max int) ([]Document, error) {
+	var out []Document
+	current := New()
+	for _, st := range d.Statement {
+		next := New(append(slices.Clone(current.Statement), st)...)
+		if next.Size() <= max {
+			current = next
+			continue
+		}
+		if len(current.Statement) == 0 || New(st).Size() > max {
+			return nil, fmt.Errorf("IAM policy statement %q alone is %d characters, over %d", st.Sid, New(st).Size(), max)
+		}
+		out = append(out, current)
+		current = New(st)
+	}
+	if len(current.Statement) > 0 {
+		out = append(out, current)
+	}
+	return out, nil
 }
 
 // Parse reads a policy document.
@@ -163,12 +201,35 @@ func anyMatch(patterns []string, value string, foldCase bool) bool {
 	return false
 }
 
-// wildcard is IAM's matching: '*' any run of characters ('/' included),
-// '?' one character.
+// wildcard is IAM's matching: '*' any run of characters ('/' and ':'
+// included), '?' one character, everything else itself ('[' and '\\' too,
+// unlike path.Match). IAM is stricter in one case, a '*' inside an ARN
+// segment never reaching into the next, so this evaluator may match more
+// than IAM, never less.
 func wildcard(pattern, value string) bool {
-	escaped := strings.NewReplacer("/", "\x00").Replace
-	ok, err := path.Match(escaped(pattern), escaped(value))
-	return err == nil && ok
+	// p and v index pattern and value; star and mark remember the last '*'
+	// and where in value it began matching, to backtrack to.
+	p, v, star, mark := 0, 0, -1, 0
+	for v < len(value) {
+		switch {
+		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == value[v]):
+			p++
+			v++
+		case p < len(pattern) && pattern[p] == '*':
+			star, mark = p, v
+			p++
+		case star >= 0:
+			p = star + 1
+			mark++
+			v = mark
+		default:
+			return false
+		}
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
 }
 
 // condition evaluates one operator on one key. A key the request does not
@@ -177,7 +238,7 @@ func wildcard(pattern, value string) bool {
 func condition(op, key string, want []string, ctx map[string][]string) bool {
 	got, present := lookup(ctx, key)
 	if op == "Null" {
-		return (want[0] == "true") == !present
+		return len(want) == 1 && (want[0] == "true") == !present
 	}
 	set := ""
 	if i := strings.Index(op, ":"); i > 0 {
@@ -187,7 +248,13 @@ func condition(op, key string, want []string, ctx map[string][]string) bool {
 	op = strings.TrimSuffix(op, "IfExists")
 	negated := strings.Contains(op, "Not")
 	if !present {
-		return ifExists || negated || set == "ForAllValues"
+		switch set {
+		case "ForAllValues":
+			return true
+		case "ForAnyValue": // false for any operator, negated or not
+			return ifExists
+		}
+		return ifExists || negated
 	}
 	match := func(v string) bool {
 		var hit bool
@@ -200,8 +267,12 @@ func condition(op, key string, want []string, ctx map[string][]string) bool {
 			hit = slices.ContainsFunc(want, func(w string) bool { return wildcard(w, v) })
 		case "Bool":
 			hit = slices.Contains(want, strings.ToLower(v))
+		case "NumericEquals", "NumericLessThan", "NumericLessThanEquals", "NumericGreaterThan", "NumericGreaterThanEquals":
+			hit = slices.ContainsFunc(want, func(w string) bool { return numeric(strings.Replace(op, "Not", "", 1), v, w) })
 		default:
-			return false // an operator this evaluator does not know never matches
+			// A statement this evaluator cannot read would silently allow
+			// or deny what IAM does not: fail the test that relies on it.
+			panic(fmt.Sprintf("iampolicy: condition operator %q is not supported", op))
 		}
 		return hit != negated
 	}
@@ -221,4 +292,25 @@ func lookup(ctx map[string][]string, key string) ([]string, bool) {
 		}
 	}
 	return nil, false
+}
+
+// numeric compares a request value with a policy value as IAM's Numeric
+// operators do; a value that is not a number matches nothing.
+func numeric(op, got, want string) bool {
+	g, err1 := strconv.ParseFloat(got, 64)
+	w, err2 := strconv.ParseFloat(want, 64)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	switch op {
+	case "NumericEquals":
+		return g == w
+	case "NumericLessThan":
+		return g < w
+	case "NumericLessThanEquals":
+		return g <= w
+	case "NumericGreaterThan":
+		return g > w
+	}
+	return g >= w
 }

@@ -1,6 +1,8 @@
 package iampolicy
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,6 +66,39 @@ func TestEvaluate(t *testing.T) {
 		assert.Equal(t, Allowed, Evaluate(doc, nil, Request{"kms:UntagResource", "k", map[string][]string{"aws:TagKeys": {"team", "env"}}}))
 		assert.Equal(t, ImplicitDeny, Evaluate(doc, nil, Request{"kms:UntagResource", "k", map[string][]string{"aws:TagKeys": {"team", "app"}}}))
 	})
+	t.Run("ForAnyValue with an absent key fails, even negated", func(t *testing.T) {
+		doc := New(Statement{Effect: "Allow", Action: "kms:TagResource", Resource: "*",
+			Condition: map[string]any{"ForAnyValue:StringNotEquals": map[string]any{"aws:TagKeys": "app"}}})
+		assert.Equal(t, ImplicitDeny, Evaluate(doc, nil, Request{"kms:TagResource", "k", nil}))
+		assert.Equal(t, Allowed, Evaluate(doc, nil, Request{"kms:TagResource", "k", map[string][]string{"aws:TagKeys": {"team"}}}))
+	})
+	t.Run("wildcards: '*' spans '/' and ':', '[' and '\\' are themselves", func(t *testing.T) {
+		assert.True(t, wildcard("arn:aws:iam::*:role/*app-*", "arn:aws:iam::111122223333:role/path/app-x"))
+		assert.False(t, wildcard("arn:aws:iam::*:role/app-*", "arn:aws:iam::111122223333:role/path/app-x"))
+		assert.True(t, wildcard("a?c", "abc"))
+		assert.False(t, wildcard("a?c", "ac"))
+		assert.True(t, wildcard("role/[x]", "role/[x]"))
+		assert.False(t, wildcard("role/[x]", "role/x"))
+		assert.True(t, wildcard(`a\*`, `a\bc`))
+		assert.True(t, wildcard("*", ""))
+		assert.False(t, wildcard("a*b*c", "a-b-d"))
+	})
+	t.Run("numeric conditions", func(t *testing.T) {
+		doc := New(Statement{Effect: "Allow", Action: "kms:ScheduleKeyDeletion", Resource: "*",
+			Condition: map[string]any{"NumericGreaterThanEquals": map[string]any{"kms:ScheduleKeyDeletionPendingWindowInDays": "30"}}})
+		days := func(d string) map[string][]string {
+			return map[string][]string{"kms:ScheduleKeyDeletionPendingWindowInDays": {d}}
+		}
+		assert.Equal(t, Allowed, Evaluate(doc, nil, Request{"kms:ScheduleKeyDeletion", "k", days("30")}))
+		assert.Equal(t, ImplicitDeny, Evaluate(doc, nil, Request{"kms:ScheduleKeyDeletion", "k", days("7")}))
+	})
+	t.Run("an operator it cannot read fails loudly instead of deciding", func(t *testing.T) {
+		doc := New(Statement{Effect: "Deny", Action: "*", Resource: "*",
+			Condition: map[string]any{"IpAddress": map[string]any{"aws:SourceIp": "203.0.113.0/24"}}})
+		assert.PanicsWithValue(t, `iampolicy: condition operator "IpAddress" is not supported`, func() {
+			Evaluate(doc, nil, Request{"s3:GetObject", "x", map[string][]string{"aws:SourceIp": {"203.0.113.7"}}})
+		})
+	})
 	t.Run("documents round-trip through JSON", func(t *testing.T) {
 		doc, err := identity.JSON()
 		require.NoError(t, err)
@@ -72,4 +107,25 @@ func TestEvaluate(t *testing.T) {
 		assert.Equal(t, Allowed, Evaluate(back, nil, Request{"ec2:DescribeVpcs", "*", nil}))
 		assert.Equal(t, []string{"iam:CreateRole", "iam:AttachRolePolicy"}, Strings(back.Statement[0].Action))
 	})
+}
+
+func TestSplit(t *testing.T) {
+	var statements []Statement
+	for i := range 40 {
+		statements = append(statements, Statement{Sid: fmt.Sprintf("S%d", i), Effect: "Allow", Action: "ec2:DescribeInstances",
+			Resource: strings.Repeat("x", 200)})
+	}
+	doc := New(statements...)
+	parts, err := Split(doc, 1000)
+	require.NoError(t, err)
+	require.Greater(t, len(parts), 1)
+	var back []Statement
+	for _, p := range parts {
+		assert.LessOrEqual(t, p.Size(), 1000)
+		back = append(back, p.Statement...)
+	}
+	assert.Equal(t, doc.Statement, back, "every statement, once, in order")
+
+	_, err = Split(New(Statement{Sid: "Huge", Effect: "Allow", Action: "*", Resource: strings.Repeat("x", 2000)}), 1000)
+	assert.ErrorContains(t, err, `statement "Huge" alone is`)
 }

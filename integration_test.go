@@ -135,26 +135,32 @@ func randomSuffix(t *testing.T) string {
 	return string(b)
 }
 
-func TestAccNodelessStack(t *testing.T) {
+// accStack is a new stack of the program for an acceptance test, or a
+// skip when the test cannot run here. Its context ends a reserve below go
+// test -timeout, so that a slow run still reaches destroy (in t.Cleanup,
+// on a context of its own) and leaks no cluster.
+func accStack(t *testing.T) (ctx context.Context, stack auto.Stack, name, region string, awsCfg aws.Config) {
+	t.Helper()
 	if reason := accSkipReason(os.Getenv, exec.LookPath, awsCredentials); reason != "" {
 		t.Skip(reason)
 	}
-	// Keep a reserve below go test -timeout, so that a slow run still
-	// reaches destroy (in t.Cleanup, on a context of its own) and leaks no
-	// cluster.
 	ctx, cancel := context.WithCancel(context.Background())
 	if deadline, ok := t.Deadline(); ok {
 		ctx, cancel = context.WithDeadline(context.Background(), deadline.Add(-accDestroyReserve))
 	}
-	defer cancel()
+	t.Cleanup(cancel)
 	// The stack file auto writes (Pulumi.acc-*.yaml) is git-ignored.
-	name := "acc-" + randomSuffix(t)
-	region := os.Getenv("NODELESS_EKS_REGION")
-
+	name = "acc-" + randomSuffix(t)
+	region = os.Getenv("NODELESS_EKS_REGION")
 	stack, err := auto.UpsertStackLocalSource(ctx, name, ".")
 	require.NoError(t, err, "creating stack %s", name)
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region))
+	awsCfg, err = awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region))
 	require.NoError(t, err)
+	return ctx, stack, name, region, awsCfg
+}
+
+func TestAccNodelessStack(t *testing.T) {
+	ctx, stack, name, region, awsCfg := accStack(t)
 
 	// What the run leaves for destroy to clean: the PersistentVolumes of
 	// the claims it binds (a Delete one must go, a Retain one must stay and
@@ -204,7 +210,7 @@ func TestAccNodelessStack(t *testing.T) {
 	}
 	require.NoError(t, stack.SetAllConfig(ctx, cfg))
 
-	_, err = stack.Up(ctx, optup.ProgressStreams(os.Stdout))
+	_, err := stack.Up(ctx, optup.ProgressStreams(os.Stdout))
 	require.NoError(t, err, "one pulumi up must converge")
 
 	outputs, err := stack.Outputs(ctx)
@@ -351,20 +357,7 @@ func TestAccNodelessStack(t *testing.T) {
 // bound, after the bootstrap watch said why on that add-on within 3 minutes
 // of CoreDNS asking for a node; destroy must then remove everything.
 func TestAccBootstrapFailsAtTheFault(t *testing.T) {
-	if reason := accSkipReason(os.Getenv, exec.LookPath, awsCredentials); reason != "" {
-		t.Skip(reason)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if deadline, ok := t.Deadline(); ok {
-		ctx, cancel = context.WithDeadline(context.Background(), deadline.Add(-accDestroyReserve))
-	}
-	defer cancel()
-	name := "acc-" + randomSuffix(t)
-	region := os.Getenv("NODELESS_EKS_REGION")
-	stack, err := auto.UpsertStackLocalSource(ctx, name, ".")
-	require.NoError(t, err, "creating stack %s", name)
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region))
-	require.NoError(t, err)
+	ctx, stack, name, region, awsCfg := accStack(t)
 	t.Cleanup(func() {
 		ctx := context.Background()
 		if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(os.Stdout)); err != nil {
@@ -405,7 +398,7 @@ func TestAccBootstrapFailsAtTheFault(t *testing.T) {
 		}
 		close(collected)
 	}()
-	_, err = stack.Up(ctx, optup.ProgressStreams(os.Stdout), optup.EventStreams(stream))
+	_, err := stack.Up(ctx, optup.ProgressStreams(os.Stdout), optup.EventStreams(stream))
 	<-collected
 	require.Error(t, err, "up must fail: Karpenter can launch no node")
 

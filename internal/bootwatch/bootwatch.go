@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"nodeless-eks/internal/kubeapi"
+	"nodeless-eks/internal/poll"
 )
 
 // API is what the watch reads of the cluster; *kubeapi.Client is one.
@@ -97,14 +98,7 @@ func (o Options) sleep(ctx context.Context, d time.Duration) error {
 	if o.Sleep != nil {
 		return o.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return poll.Sleep(ctx, d)
 }
 
 // watch runs step every Interval until step reports done, ctx ends or

@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"nodeless-eks/internal/kubeapi"
+	"nodeless-eks/internal/poll"
 )
 
 // The kinds the cleanup reads and deletes.
@@ -147,7 +148,7 @@ func (c *cleaner) reach(ctx context.Context) error {
 			return errNothingToClean
 		}
 		c.logf("the API server does not answer yet (%v); retrying", err)
-		if err := sleep(ctx, c.o.Interval); err != nil {
+		if err := poll.Sleep(ctx, c.o.Interval); err != nil {
 			return err
 		}
 	}
@@ -161,7 +162,7 @@ func (c *cleaner) list(ctx context.Context, r kubeapi.Resource) ([]kubeapi.Objec
 			return objs, err
 		}
 		c.logf("listing %s failed for now (%v); retrying", r, err)
-		if err := sleep(ctx, c.o.Interval); err != nil {
+		if err := poll.Sleep(ctx, c.o.Interval); err != nil {
 			return nil, err
 		}
 	}
@@ -176,7 +177,7 @@ func (c *cleaner) remove(ctx context.Context, r kubeapi.Resource, namespace, nam
 			return err
 		}
 		c.logf("deleting %s %s failed for now (%v); retrying", kind(r), qualified(namespace, name), err)
-		if err := sleep(ctx, c.o.Interval); err != nil {
+		if err := poll.Sleep(ctx, c.o.Interval); err != nil {
 			return err
 		}
 	}
@@ -209,7 +210,7 @@ func (c *cleaner) waitFor(ctx context.Context, bound time.Duration, what string,
 		if ctx.Err() != nil {
 			return fmt.Errorf("timed out after %s waiting for %s: %d left (%s)", bound, what, len(last), brief(last))
 		}
-		if err := sleep(ctx, c.o.Interval); err != nil && ctx.Err() == nil {
+		if err := poll.Sleep(ctx, c.o.Interval); err != nil && ctx.Err() == nil {
 			return err
 		}
 	}
@@ -602,15 +603,4 @@ func sortedKeys[V any](m map[string]V) []string {
 func asMap(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

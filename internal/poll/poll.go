@@ -1,5 +1,5 @@
-// Package poll waits for a condition, for the acceptance checks and for
-// the destroy cleanup alike.
+// Package poll waits for a condition, for the acceptance checks, the
+// destroy cleanup and the bootstrap watch alike.
 package poll
 
 import (
@@ -30,5 +30,17 @@ func Until(ctx context.Context, timeout, interval time.Duration, cond func(conte
 			return fmt.Errorf("timed out after %s: %s", timeout, status)
 		case <-ticker.C:
 		}
+	}
+}
+
+// Sleep waits d, or less if ctx ends first, which it reports.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

@@ -61,6 +61,14 @@ func TestRegisteredTypesForTheDeployRole(t *testing.T) {
 // deleteTimeModel is how long deleting one resource may take: its custom
 // delete timeout, else the wait its provider applies by default.
 func deleteTimeModel(reg *registration) time.Duration {
+	// A release's uninstall takes Helm's timeout, whatever custom timeout
+	// it has (pulumi-kubernetes provider/pkg/provider/helm_release.go).
+	if reg.Type == "kubernetes:helm.sh/v3:Release" {
+		if v, ok := reg.Inputs["timeout"]; ok && v.IsNumber() {
+			return time.Duration(v.NumberValue()) * time.Second
+		}
+		return 5 * time.Minute // Helm's default operation timeout
+	}
 	if reg.DeleteTimeout != "" {
 		d, err := time.ParseDuration(reg.DeleteTimeout)
 		if err == nil {
@@ -68,11 +76,6 @@ func deleteTimeModel(reg *registration) time.Duration {
 		}
 	}
 	switch {
-	case reg.Type == "kubernetes:helm.sh/v3:Release":
-		if v, ok := reg.Inputs["timeout"]; ok && v.IsNumber() {
-			return time.Duration(v.NumberValue()) * time.Second
-		}
-		return 5 * time.Minute // Helm's default operation timeout
 	case strings.HasPrefix(reg.Type, "kubernetes:"):
 		return 10 * time.Minute // pulumi-kubernetes' default delete await
 	case reg.Type == "aws:eks/addon:Addon":

@@ -354,8 +354,9 @@ func TestAccNodelessStack(t *testing.T) {
 // TestAccBootstrapFailsAtTheFault injects a fault a team can make: a pool
 // allowed only an instance type that no region offers. Karpenter can then
 // launch nothing, so `pulumi up` must fail at the CoreDNS add-on within its
-// bound, after the bootstrap watch said why on that add-on within 3 minutes
-// of CoreDNS asking for a node; destroy must then remove everything.
+// bound, after the bootstrap watch said why, on the add-ons' component,
+// within 3 minutes of CoreDNS asking for a node; destroy must then remove
+// everything.
 func TestAccBootstrapFailsAtTheFault(t *testing.T) {
 	ctx, stack, name, region, awsCfg := accStack(t)
 	t.Cleanup(func() {
@@ -402,7 +403,9 @@ func TestAccBootstrapFailsAtTheFault(t *testing.T) {
 	<-collected
 	require.Error(t, err, "up must fail: Karpenter can launch no node")
 
-	coreDNS := "::" + name + "-addons-coredns"
+	// The cause goes on the add-ons' component: the add-on itself has no
+	// URN to log on until it is created.
+	coreDNS, addons := "::"+name+"-addons-coredns", "nodeless-eks:addons:Addons::"+name+"-addons"
 	var started, failed int
 	var cause string
 	var causeAt int
@@ -412,7 +415,7 @@ func TestAccBootstrapFailsAtTheFault(t *testing.T) {
 			started = e.Timestamp
 		case e.ResOpFailedEvent != nil && strings.HasSuffix(e.ResOpFailedEvent.Metadata.URN, coreDNS):
 			failed = e.Timestamp
-		case e.DiagnosticEvent != nil && strings.HasSuffix(e.DiagnosticEvent.URN, coreDNS) && e.DiagnosticEvent.Severity == "warning" &&
+		case e.DiagnosticEvent != nil && strings.HasSuffix(e.DiagnosticEvent.URN, addons) && e.DiagnosticEvent.Severity == "warning" &&
 			strings.Contains(e.DiagnosticEvent.Message, "has no node") && cause == "":
 			cause, causeAt = e.DiagnosticEvent.Message, e.Timestamp
 		}
@@ -420,7 +423,7 @@ func TestAccBootstrapFailsAtTheFault(t *testing.T) {
 	require.NotZero(t, started, "the CoreDNS add-on was created: the class and pool were Ready")
 	require.NotZero(t, failed, "up fails at the CoreDNS add-on")
 	assert.LessOrEqual(t, time.Duration(failed-started)*time.Second, bounds.FirstNode+2*time.Minute, "within its bound")
-	require.NotEmpty(t, cause, "the watch says why CoreDNS has no node, on the add-on")
+	require.NotEmpty(t, cause, "the watch says why CoreDNS has no node, on the add-ons")
 	assert.Contains(t, cause, "no instance type", "Karpenter's reason, not the scheduler's")
 	assert.LessOrEqual(t, time.Duration(causeAt-started)*time.Second, 3*time.Minute, "within 3 minutes of the first sign")
 	assert.Contains(t, err.Error(), name+"-addons-coredns", "the failure names the resource")

@@ -142,8 +142,8 @@ func program(ctx *pulumi.Context) error {
 	}
 
 	watchBootstrap(ctx, bootstrap{
-		kubeconfig: eks.Kubeconfig, fargateProfile: eks.FargateProfile, controller: ctl.Release,
-		coreDNS: addOns.CoreDNS, classes: pools.ClassByName, pools: pools.PoolByName,
+		kubeconfig: eks.Kubeconfig, fargateProfile: eks.FargateProfile, controller: ctl.Release, coreDNS: addOns.CoreDNS,
+		karpenter: ctl, nodePools: pools, addons: addOns,
 		ownLabel: names.StackLabelKey + "=" + names.StackLabel(ctx.Project(), ctx.Stack()),
 	})
 

@@ -17,9 +17,10 @@ import (
 // The bootstrap watch reads the cluster every bootWatchInterval and says
 // why a pod, class or pool is stuck once it has been for bootWatchStuckAfter:
 // a Fargate pod normally has its node within 2 minutes, so a cause is said
-// within 3 minutes of its first sign; a False condition, a failed launch, an
-// image that cannot be pulled or a crash is said at the next read.
-const (
+// within 3 minutes of its first sign; a False condition, a failed launch,
+// Karpenter's FailedScheduling, an image that cannot be pulled or a crash
+// is said at the next read. Variables so that tests can read faster.
+var (
 	bootWatchInterval   = 10 * time.Second
 	bootWatchStuckAfter = 2 * time.Minute
 )
@@ -42,9 +43,15 @@ type bootstrap struct {
 	fargateProfile, controller pulumi.CustomResource
 	// The node step starts with the controller and ends when the CoreDNS
 	// add-on is created.
-	coreDNS        pulumi.CustomResource
-	classes, pools map[string]pulumi.Resource
-	ownLabel       string
+	coreDNS pulumi.CustomResource
+	// Lines go on the component that holds what they concern: Karpenter's
+	// (the controller), the node pools' (classes, pools, NodeClaims) or the
+	// add-ons' (CoreDNS). A log line names its resource by URN, which the
+	// SDK learns only when the resource is done (pulumi sdk/go/pulumi/log.go
+	// awaits it); a component's is known at once, a resource still being
+	// created has none to give, and one that fails never will.
+	karpenter, nodePools, addons pulumi.Resource
+	ownLabel                     string
 }
 
 // watchBootstrap starts, during `pulumi up` only (a preview reads no
@@ -118,25 +125,13 @@ func (s resourceSink) Warn(subj bootwatch.Subject, msg string) {
 	_ = s.log.Warn(msg, &pulumi.LogArgs{Resource: s.resourceOf(subj)})
 }
 
-// resourceOf is the Pulumi resource a line is about: the controller's
-// release, the class or pool by name, a NodeClaim's pool, or CoreDNS,
-// which waits on every node.
+// resourceOf is the component a line goes on; the line names the object.
 func (s resourceSink) resourceOf(subj bootwatch.Subject) pulumi.Resource {
 	switch subj.Kind {
 	case bootwatch.KindController:
-		return s.b.controller
-	case bootwatch.KindEC2NodeClass:
-		if r, ok := s.b.classes[subj.Name]; ok {
-			return r
-		}
-	case bootwatch.KindNodePool:
-		if r, ok := s.b.pools[subj.Name]; ok {
-			return r
-		}
-	case bootwatch.KindNodeClaim:
-		if r, ok := s.b.pools[subj.Pool]; ok {
-			return r
-		}
+		return s.b.karpenter
+	case bootwatch.KindEC2NodeClass, bootwatch.KindNodePool, bootwatch.KindNodeClaim:
+		return s.b.nodePools
 	}
-	return s.b.coreDNS
+	return s.b.addons
 }

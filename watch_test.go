@@ -59,7 +59,7 @@ func (l *logCapture) find(severity, prefix string) (logged, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, line := range l.lines {
-		if line.severity == severity && strings.HasPrefix(line.msg, prefix) {
+		if (severity == "" || line.severity == severity) && strings.HasPrefix(line.msg, prefix) {
 			return line, true
 		}
 	}
@@ -112,40 +112,64 @@ func TestBootstrapWatchNeedsNoClusterInPreview(t *testing.T) {
 }
 
 func TestBootstrapWatchSaysWhyOnTheResource(t *testing.T) {
+	interval := bootWatchInterval
+	t.Cleanup(func() { bootWatchInterval = interval })
+	bootWatchInterval = 10 * time.Millisecond
+
 	sgNotFound := bootwatchtest.Cond{Type: "SecurityGroupsReady", Status: "False", Reason: "SecurityGroupsNotFound",
 		Message: "SecurityGroupSelector did not match any SecurityGroups"}
 	label := "nodeless-eks/stack=nodeless-eks.dev"
+	begun := time.Now()
 	cluster := func(time.Duration) []kubeapi.Object {
-		ready := bootwatchtest.PodState{Node: "fargate-ip-10-0-1-5", Ready: true}
+		// The controller's pod is Ready after a moment, as on Fargate.
+		pod := bootwatchtest.PodState{Node: "fargate-ip-10-0-1-5", Ready: time.Since(begun) > 100*time.Millisecond}
 		return []kubeapi.Object{
-			bootwatchtest.Pod("karpenter", "karpenter-a", "app.kubernetes.io/name=karpenter,app.kubernetes.io/instance=karpenter", "controller", ready),
+			bootwatchtest.Pod("karpenter", "karpenter-a", "app.kubernetes.io/name=karpenter,app.kubernetes.io/instance=karpenter", "controller", pod),
 			bootwatchtest.Object("EC2NodeClass", "default", label, time.Now(), sgNotFound),
 			bootwatchtest.Object("NodePool", "general", label, time.Now(),
 				bootwatchtest.Cond{Type: "NodeClassReady", Status: "False", Reason: "SecurityGroupsNotFound", Message: "EC2NodeClass not ready"}),
 		}
 	}
-	// CoreDNS, which ends the node step, is created only once the watch
-	// has spoken about the class, as in a bootstrap where it waits on a
-	// first node; without that line it is created after exportTimeout and
-	// the assertions below fail.
+	// As in a real bootstrap, each step's resources are still being created
+	// while the watch speaks of them: the release until the controller is
+	// Ready, the class, the pool and CoreDNS until the class's and pool's
+	// warnings are out. A line logged on one of those resources would wait
+	// for it (its URN comes only when it is done), and the test would time
+	// out instead.
 	capture := newCapture()
-	release := make(chan struct{})
-	go func() {
-		defer close(release)
-		deadline := time.After(exportTimeout)
-		for {
-			if _, ok := capture.find("warning", "EC2NodeClass default"); ok {
-				return
+	releaseWhen := func(prefixes ...string) chan struct{} {
+		ch := make(chan struct{})
+		go func() {
+			defer close(ch)
+			deadline := time.After(exportTimeout)
+			for {
+				all := true
+				for _, p := range prefixes {
+					if _, ok := capture.find("", p); !ok {
+						all = false
+					}
+				}
+				if all {
+					return
+				}
+				select {
+				case <-deadline:
+					return
+				case <-capture.said:
+				case <-time.After(20 * time.Millisecond):
+				}
 			}
-			select {
-			case <-deadline:
-				return
-			case <-capture.said:
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
-	kubeconfigs, run := watchedStack(t, false, capture, cluster, map[string]chan struct{}{"eks-demo-addons-coredns": release})
+		}()
+		return ch
+	}
+	nodes := releaseWhen("EC2NodeClass default is not Ready", "NodePool general is not Ready")
+	hold := map[string]chan struct{}{
+		karpenterName + "-controller":      releaseWhen("Karpenter controller: 1 of 1 pods Ready on Fargate"),
+		"eks-demo-nodepools-class-default": nodes, "eks-demo-nodepools-pool-general": nodes, "eks-demo-addons-coredns": nodes,
+	}
+	start := time.Now()
+	kubeconfigs, run := watchedStack(t, false, capture, cluster, hold)
+	assert.Less(t, time.Since(start), exportTimeout, "no line waited for a resource still being created")
 	rec := run.rec
 
 	require.NotEmpty(t, kubeconfigs)
@@ -155,27 +179,15 @@ func TestBootstrapWatchSaysWhyOnTheResource(t *testing.T) {
 
 	line, ok := capture.find("info", "Karpenter controller: 1 of 1 pods Ready on Fargate")
 	require.True(t, ok, "the controller's progress is said: %v", capture.lines)
-	assert.Equal(t, rec.get(t, typeHelmRelease, karpenterName+"-controller").URN, line.urn, "on the controller's release")
+	assert.Equal(t, rec.get(t, "nodeless-eks:karpenter:Karpenter", karpenterName).URN, line.urn, "on Karpenter's component")
 
 	line, ok = capture.find("warning", "EC2NodeClass default is not Ready: SecurityGroupsReady=False (SecurityGroupsNotFound: SecurityGroupSelector did not match any SecurityGroups)")
 	require.True(t, ok, "the class's failing condition is said with its reason and message: %v", capture.lines)
-	assert.Equal(t, crURN(t, rec, typeEC2NodeClass, "default"), line.urn, "on the class it concerns")
+	assert.Equal(t, rec.get(t, "nodeless-eks:nodepool:NodePools", "eks-demo-nodepools").URN, line.urn, "on the node pools' component")
 
 	line, ok = capture.find("warning", "NodePool general is not Ready: NodeClassReady=False (SecurityGroupsNotFound: EC2NodeClass not ready)")
 	require.True(t, ok, "%v", capture.lines)
-	assert.Equal(t, crURN(t, rec, typeNodePool, "general"), line.urn, "on the pool it concerns")
-}
-
-// crURN is the URN of the custom resource of typ named name in the cluster.
-func crURN(t *testing.T, rec *recorder, typ, name string) string {
-	t.Helper()
-	for _, reg := range rec.ofType(typ) {
-		if reg.Inputs["metadata"].ObjectValue()["name"].StringValue() == name {
-			return reg.URN
-		}
-	}
-	t.Fatalf("no %s %s", typ, name)
-	return ""
+	assert.Equal(t, rec.get(t, "nodeless-eks:nodepool:NodePools", "eks-demo-nodepools").URN, line.urn)
 }
 
 // TestEveryBootstrapWaitIsBounded pins each wait of the bootstrap to its
@@ -207,13 +219,18 @@ func TestEveryBootstrapWaitIsBounded(t *testing.T) {
 				continue
 			}
 			seen[reg.Name] = true
+			if typ == typeHelmRelease {
+				// Helm's timeout is the only bound pulumi-kubernetes applies
+				// to a release; a custom timeout would only mislead.
+				assert.Equal(t, float64(bounds.Seconds(bound)), reg.Inputs["timeout"].NumberValue(), "%s: Helm's timeout", reg.Name)
+				assert.Empty(t, reg.CreateTimeout+reg.UpdateTimeout+reg.DeleteTimeout, "%s: custom timeouts a release ignores", reg.Name)
+				continue
+			}
 			assert.Equal(t, bound.String(), reg.CreateTimeout, "%s: create timeout", reg.Name)
 			if typ != typeFargateProfile { // a profile is replaced, never updated
 				assert.Equal(t, bound.String(), reg.UpdateTimeout, "%s: update timeout", reg.Name)
 			}
 			switch typ {
-			case typeHelmRelease:
-				assert.Equal(t, float64(bounds.Seconds(bound)), reg.Inputs["timeout"].NumberValue(), "%s: Helm's own wait matches", reg.Name)
 			case typeNodePool, typeEC2NodeClass:
 				annotations := reg.Inputs["metadata"].ObjectValue()["annotations"].ObjectValue()
 				assert.Equal(t, "condition=Ready", annotations["pulumi.com/waitFor"].StringValue(),

@@ -47,7 +47,7 @@ func newArgoCD(ctx *pulumi.Context, name string, args *Args, coreDNS, lbControll
 		CreateNamespace: pulumi.Bool(true),
 		Values:          pulumi.ToMap(ArgoCDValues()),
 		Timeout:         pulumi.Int(bounds.Seconds(bounds.ChartOnNodes)),
-	}, parent, pulumi.Provider(args.Provider), pulumi.DependsOn(prerequisites), chartTimeouts,
+	}, parent, pulumi.Provider(args.Provider), pulumi.DependsOn(prerequisites),
 		// Deleted before the cleanup, so protected with it: its
 		// applications are what the stack runs.
 		pulumi.Protect(args.Protect))

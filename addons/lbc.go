@@ -23,12 +23,6 @@ const (
 	eksChartsRepository                  = "https://aws.github.io/eks-charts"
 )
 
-// chartTimeouts bound a release whose pods run on Karpenter's nodes; its
-// uninstall waits for nothing but its own objects.
-var chartTimeouts = pulumi.Timeouts(&pulumi.CustomTimeouts{
-	Create: bounds.Create(bounds.ChartOnNodes), Update: bounds.Create(bounds.ChartOnNodes),
-})
-
 type lbcInputs struct {
 	account                   awsaccount.Account
 	coreDNS, podIdentityAgent *awseks.Addon
@@ -111,7 +105,7 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 		Values:   values,
 		Timeout:  pulumi.Int(bounds.Seconds(bounds.ChartOnNodes)),
 	},
-		parent, pulumi.Provider(args.Provider), chartTimeouts,
+		parent, pulumi.Provider(args.Provider),
 		// Its CRDs must be served at the chart's version before it starts
 		// (the controller's upgrade notes); its pods need nodes (the pools),
 		// DNS (CoreDNS) and credentials (the agent, the association and

@@ -2,7 +2,6 @@ package karpenter
 
 import (
 	"fmt"
-	"time"
 
 	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/helmrelease"
@@ -86,11 +85,6 @@ type releaseInputs struct {
 func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 	parent pulumi.ResourceOption) (*helmrelease.Release, error) {
 	provider := pulumi.Provider(args.Provider)
-	timeouts := func(create time.Duration) pulumi.ResourceOption {
-		return pulumi.Timeouts(&pulumi.CustomTimeouts{
-			Create: bounds.Create(create), Update: bounds.Create(create), Delete: bounds.ReleaseDelete.String(),
-		})
-	}
 
 	// CRDs are API objects: they need the API server, not a node, so this
 	// release does not wait for the Fargate profile.
@@ -100,8 +94,11 @@ func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 		Version:         pulumi.String(args.ChartVersion),
 		Namespace:       pulumi.String(Namespace),
 		CreateNamespace: pulumi.Bool(true),
-		Timeout:         pulumi.Int(bounds.Seconds(bounds.KarpenterCRDs)),
-	}, parent, provider, timeouts(bounds.KarpenterCRDs))
+		// Helm's timeout bounds install, upgrade and uninstall alike;
+		// pulumi-kubernetes reads no custom timeout for a release
+		// (provider/pkg/provider/helm_release.go).
+		Timeout: pulumi.Int(bounds.Seconds(bounds.KarpenterCRDs)),
+	}, parent, provider)
 	if err != nil {
 		return nil, fmt.Errorf("creating karpenter-crd release: %w", err)
 	}
@@ -130,7 +127,7 @@ func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 		Values:          values,
 		Timeout:         pulumi.Int(bounds.Seconds(bounds.KarpenterController)),
 	},
-		parent, provider, timeouts(bounds.KarpenterController),
+		parent, provider,
 		// The CRDs must be served before the controller watches them; the
 		// other prerequisites are the Fargate profile and IAM permissions.
 		pulumi.DependsOn(append([]pulumi.Resource{crds}, in.prerequisites...)),

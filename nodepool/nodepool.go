@@ -73,9 +73,6 @@ type NodePools struct {
 	Pools []pulumi.Resource
 	// Classes are the EC2NodeClass objects.
 	Classes []pulumi.Resource
-	// PoolByName and ClassByName are the same objects by their names in
-	// the cluster, for the bootstrap watch to say which one a line is about.
-	PoolByName, ClassByName map[string]pulumi.Resource
 }
 
 // New creates one EC2NodeClass per class and one NodePool per pool.
@@ -83,7 +80,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err := args.validate(); err != nil {
 		return nil, fmt.Errorf("nodepool %q: %w", name, err)
 	}
-	n := &NodePools{PoolByName: map[string]pulumi.Resource{}, ClassByName: map[string]pulumi.Resource{}}
+	n := &NodePools{}
 	if err := ctx.RegisterComponentResource(typeToken, name, n, opts...); err != nil {
 		return nil, err
 	}
@@ -120,7 +117,6 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		}
 		classes[className] = cr
 		n.Classes = append(n.Classes, cr)
-		n.ClassByName[className] = cr
 	}
 
 	poolNames := spec.SortedNames(args.Pools)
@@ -145,7 +141,6 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			return nil, fmt.Errorf("creating NodePool %s: %w", poolName, err)
 		}
 		n.Pools = append(n.Pools, cr)
-		n.PoolByName[poolName] = cr
 	}
 
 	n.NodePoolNames = pulumi.ToStringArray(poolNames).ToStringArrayOutput()

@@ -77,10 +77,11 @@ type Options struct {
 	OwnLabel string
 	// Interval is how often the cluster is read.
 	Interval time.Duration
-	// StuckAfter is how long a pod may go unscheduled or not Ready, or a
-	// class or pool without a verdict, before the watch says why. A False
-	// condition, a failed launch, an image that cannot be pulled and a
-	// crash are said at once.
+	// StuckAfter is how long a pod may wait (since it was created;
+	// CoreDNS's since the pools were Ready) or a class's or pool's
+	// condition stay Unknown before the watch says why. A False condition,
+	// a failed launch, Karpenter's FailedScheduling, an image that cannot
+	// be pulled and a crash are said at once.
 	StuckAfter time.Duration
 	// Now and Sleep are the clock; time.Now and a timer when nil.
 	Now   func() time.Time
@@ -116,105 +117,166 @@ func watch(ctx context.Context, o Options, start time.Time, bound time.Duration,
 	}
 }
 
-// said remembers the last line said on each topic, so that a line is said
-// once until it changes; a line that can repeat states no clock.
-type said map[string]string
+// said remembers, per topic, the state last reported, so that a line is
+// said once until the state changes: a line that carries log lines or a
+// time says it again only when what it is about changes.
+type said struct {
+	states map[string]string
+	// explained counts the warnings said about the stack's classes, pools
+	// and NodeClaims: each explains why CoreDNS has no node.
+	explained int
+}
 
-func (s said) say(emit func(Subject, string), subj Subject, topic, msg string) {
+func newSaid() *said { return &said{states: map[string]string{}} }
+
+func (s *said) say(emit func(Subject, string), subj Subject, topic, state, msg string) bool {
 	key := subj.Kind + "/" + subj.Name + "/" + topic
-	if s[key] != msg {
-		s[key] = msg
-		emit(subj, msg)
+	if old, ok := s.states[key]; ok && old == state {
+		return false
+	}
+	s.states[key] = state
+	emit(subj, msg)
+	return true
+}
+
+func (s *said) warn(sink Sink, subj Subject, topic, state, msg string) {
+	if s.say(sink.Warn, subj, topic, state, msg) && subj.Kind != KindCoreDNS && subj.Kind != KindController {
+		s.explained++
 	}
 }
 
+func (s *said) info(sink Sink, subj Subject, topic, state, msg string) {
+	s.say(sink.Info, subj, topic, state, msg)
+}
+
+// topic is what was last said on a topic, and whether anything was.
+func (s *said) topic(subj Subject, topic string) (string, bool) {
+	state, ok := s.states[subj.Kind+"/"+subj.Name+"/"+topic]
+	return state, ok
+}
+
+// mark records a topic's state without saying anything.
+func (s *said) mark(subj Subject, topic, state string) {
+	s.states[subj.Kind+"/"+subj.Name+"/"+topic] = state
+}
+
+// fresh reports an object created since the watch started (with a
+// minute's allowance for the cluster's clock): on a `pulumi up` that
+// changes nothing, what already existed is not reported again.
+func fresh(o kubeapi.Object, start time.Time) bool {
+	created := timestamp(o, "metadata", "creationTimestamp")
+	return created.IsZero() || !created.Before(start.Add(-time.Minute))
+}
+
 // Controller watches the Karpenter controller's pods until all run Ready,
-// ctx ends, or bound passes.
+// ctx ends, or bound passes. A controller already Ready at the first read
+// gets no line.
 func Controller(ctx context.Context, api API, sink Sink, o Options, bound time.Duration) {
 	start := o.now()
-	seen := said{}
+	seen := newSaid()
 	whole := Subject{Kind: KindController, Name: o.Namespace}
+	first := true
 	watch(ctx, o, start, bound, func(ctx context.Context) bool {
 		pods, err := api.ListIn(ctx, Pods, o.Namespace, url.Values{"labelSelector": {o.Selector}})
 		if err != nil {
 			if ctx.Err() == nil {
-				seen.say(sink.Warn, whole, "api", fmt.Sprintf("cannot read the Karpenter controller's pods: %v", err))
+				seen.warn(sink, whole, "api", "error", fmt.Sprintf("cannot read the Karpenter controller's pods: %v", err))
 			}
 			return false
 		}
+		wasFirst := first
+		first = false
 		ready := 0
 		for _, p := range pods {
 			if podReady(p) {
 				ready++
-			} else if why := whyControllerNotReady(ctx, api, p, o, start); why != "" {
-				seen.say(sink.Warn, Subject{Kind: KindController, Name: p.Name()}, "pod", why)
+				continue
+			}
+			if state, why := whyControllerNotReady(ctx, api, p, o, start); why != "" {
+				seen.warn(sink, Subject{Kind: KindController, Name: p.Name()}, "pod", state, why)
 			}
 		}
 		if len(pods) > 0 && ready == len(pods) {
-			sink.Info(whole, fmt.Sprintf("Karpenter controller: %d of %d pods Ready on Fargate (%s)", ready, len(pods), elapsed(o, start)))
+			if !wasFirst {
+				sink.Info(whole, fmt.Sprintf("Karpenter controller: %d of %d pods Ready on Fargate (%s)", ready, len(pods), elapsed(o, start)))
+			}
 			return true
 		}
-		if len(pods) == 0 && stuck(o, start) {
-			seen.say(sink.Warn, whole, "none", fmt.Sprintf("no Karpenter controller pod in namespace %s after %s: the release has not created its Deployment's pods", o.Namespace, o.StuckAfter))
+		if len(pods) == 0 && o.now().Sub(start) >= o.StuckAfter {
+			seen.warn(sink, whole, "none", "none", fmt.Sprintf("no Karpenter controller pod in namespace %s after %s: the release has not created its Deployment's pods", o.Namespace, o.StuckAfter))
 		}
 		return false
 	})
 }
 
 // whyControllerNotReady says what keeps a controller pod from running
-// Ready, or "" while it is too early to say.
-func whyControllerNotReady(ctx context.Context, api API, p kubeapi.Object, o Options, start time.Time) string {
-	if why := containerFailure(ctx, api, p); why != "" {
-		return why
+// Ready, with the state it stands for; "" while it is too early to say (a
+// Fargate pod waits 1-2 minutes for its node).
+func whyControllerNotReady(ctx context.Context, api API, p kubeapi.Object, o Options, start time.Time) (state, why string) {
+	if state, why := containerFailure(ctx, api, p); why != "" {
+		return state, why
 	}
-	if !stuck(o, start) {
-		return ""
+	if o.now().Sub(since(p, start)) < o.StuckAfter {
+		return "", ""
 	}
 	if p.Str("spec", "nodeName") == "" {
-		if ev := lastEvent(ctx, api, p.Namespace(), "involvedObject.name="+p.Name(), time.Time{}); ev != "" {
-			return fmt.Sprintf("pod %s is not scheduled after %s: %s", p.Name(), o.StuckAfter, ev)
+		if ev := lastWarning(ctx, api, p.Namespace(), p.Name(), time.Time{}); ev != "" {
+			return "unscheduled: " + ev, fmt.Sprintf("pod %s is not scheduled after %s: %s", p.Name(), o.StuckAfter, ev)
 		}
-		return fmt.Sprintf("pod %s is not scheduled after %s; on Fargate that means no ACTIVE Fargate profile selects namespace %s", p.Name(), o.StuckAfter, p.Namespace())
+		return "unscheduled", fmt.Sprintf("pod %s is not scheduled after %s; on Fargate that means no ACTIVE Fargate profile selects namespace %s", p.Name(), o.StuckAfter, p.Namespace())
 	}
 	logs, _ := api.Logs(ctx, p.Namespace(), p.Name(), o.Container, false, 5)
-	return fmt.Sprintf("pod %s runs on %s but is not Ready after %s; its last log lines:\n%s", p.Name(), p.Str("spec", "nodeName"), o.StuckAfter, indent(logs))
+	return "not ready", fmt.Sprintf("pod %s runs on %s but is not Ready after %s; its last log lines:\n%s", p.Name(), p.Str("spec", "nodeName"), o.StuckAfter, indent(logs))
 }
 
-// containerFailure is a container that cannot start or keeps crashing.
-func containerFailure(ctx context.Context, api API, p kubeapi.Object) string {
+// since is when a pod began to wait: its creation, or the watch's start.
+func since(p kubeapi.Object, start time.Time) time.Time {
+	if created := timestamp(p, "metadata", "creationTimestamp"); !created.IsZero() {
+		return created
+	}
+	return start
+}
+
+// containerFailure is a container that cannot start or keeps crashing,
+// with the state it stands for.
+func containerFailure(ctx context.Context, api API, p kubeapi.Object) (state, why string) {
 	statuses, _ := p.Get("status", "containerStatuses").([]any)
 	for _, raw := range statuses {
 		c := kubeapi.Object(asMap(raw))
 		name := c.Str("name")
 		switch reason := c.Str("state", "waiting", "reason"); reason {
 		case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError":
-			return fmt.Sprintf("pod %s: container %s cannot start: %s: %s", p.Name(), name, reason, c.Str("state", "waiting", "message"))
+			return name + " " + reason, fmt.Sprintf("pod %s: container %s cannot start: %s: %s", p.Name(), name, reason, c.Str("state", "waiting", "message"))
 		case "CrashLoopBackOff":
 			logs, _ := api.Logs(ctx, p.Namespace(), p.Name(), name, true, 5)
-			return fmt.Sprintf("pod %s: container %s keeps crashing (%s, exit code %v); its last log lines:\n%s",
+			return name + " crashing", fmt.Sprintf("pod %s: container %s keeps crashing (%s, exit code %v); its last log lines:\n%s",
 				p.Name(), name, c.Str("lastState", "terminated", "reason"), c.Get("lastState", "terminated", "exitCode"), indent(logs))
 		}
 	}
-	return ""
+	return "", ""
 }
 
-// lastEvent is the newest event in namespace matching fieldSelector and
-// not older than since, as "reason: message", or "". Karpenter's own
-// events come first: for a pod it cannot find a node for, the scheduler's
-// "0/2 nodes are available: … untolerated taint" (the Fargate nodes) says
-// nothing, while Karpenter's says which pool refused it and why.
-func lastEvent(ctx context.Context, api API, namespace, fieldSelector string, since time.Time) string {
-	events := newEvents(ctx, api, namespace, fieldSelector, since)
+// lastWarning is the newest Warning event about a pod not older than
+// since, as "reason: message", or "". Karpenter's come first: for a pod it
+// cannot find a node for, the scheduler's "0/2 nodes are available: …
+// untolerated taint" (the Fargate nodes) says nothing, while Karpenter's
+// says which pool refused it and why.
+func lastWarning(ctx context.Context, api API, namespace, pod string, since time.Time) string {
+	events := newEvents(ctx, api, namespace, "involvedObject.name="+pod+",type=Warning", since)
 	if len(events) == 0 {
 		return ""
 	}
 	e := events[len(events)-1]
 	for _, ev := range events {
-		if ev.Str("source", "component") == "karpenter" || ev.Str("reportingComponent") == "karpenter" {
+		if fromKarpenter(ev) {
 			e = ev
 		}
 	}
 	return e.Str("reason") + ": " + e.Str("message")
+}
+
+func fromKarpenter(e kubeapi.Object) bool {
+	return e.Str("source", "component") == "karpenter" || e.Str("reportingComponent") == "karpenter"
 }
 
 // newEvents are the events matching fieldSelector not older than since,
@@ -239,121 +301,178 @@ func eventTime(e kubeapi.Object) time.Time {
 }
 
 // Nodes watches the stack's node classes and pools, their NodeClaims, and
-// CoreDNS's pods until CoreDNS runs Ready, ctx ends, or bound passes.
+// CoreDNS's pods until CoreDNS runs Ready, ctx ends, or bound passes. A
+// CoreDNS already Ready at the first read gets no line.
 func Nodes(ctx context.Context, api API, sink Sink, o Options, bound time.Duration) {
 	start := o.now()
-	seen := said{}
+	seen := newSaid()
 	own := url.Values{"labelSelector": {o.OwnLabel}}
+	first := true
+	var poolsReady time.Time // when every pool was first seen Ready
 	watch(ctx, o, start, bound, func(ctx context.Context) bool {
 		classes, errC := api.ListIn(ctx, EC2NodeClasses, "", own)
 		pools, errP := api.ListIn(ctx, NodePools, "", own)
 		claims, errN := api.ListIn(ctx, NodeClaims, "", nil)
 		if err := firstErr(errC, errP, errN); err != nil {
 			if ctx.Err() == nil {
-				seen.say(sink.Warn, Subject{Kind: KindCoreDNS, Name: "coredns"}, "api", fmt.Sprintf("cannot read Karpenter's objects: %v", err))
+				seen.warn(sink, Subject{Kind: KindCoreDNS, Name: "coredns"}, "api", "error", fmt.Sprintf("cannot read Karpenter's objects: %v", err))
 			}
 			return false
 		}
+		wasFirst := first
+		first = false
 		for _, c := range classes {
 			conditions(sink, seen, o, start, Subject{Kind: KindEC2NodeClass, Name: c.Name()}, c)
 		}
 		appeared := map[string]time.Time{}
+		allReady := len(pools) > 0
 		for _, p := range pools {
-			conditions(sink, seen, o, start, Subject{Kind: KindNodePool, Name: p.Name()}, p)
+			allReady = conditions(sink, seen, o, start, Subject{Kind: KindNodePool, Name: p.Name()}, p) && allReady
 			appeared[p.Name()] = timestamp(p, "metadata", "creationTimestamp")
 		}
-		ours := map[string]bool{}
+		if allReady && poolsReady.IsZero() {
+			poolsReady = o.now()
+		}
 		for _, nc := range claims {
-			if _, ok := appeared[nc.Label("karpenter.sh/nodepool")]; ok {
-				ours[nc.Name()] = true
+			if _, ours := appeared[nc.Label("karpenter.sh/nodepool")]; ours && fresh(nc, start) {
 				claim(sink, seen, nc, appeared)
 			}
 		}
-		claimEvents(ctx, api, sink, seen, start, ours, claims)
-		return coreDNS(ctx, api, sink, seen, o, start)
+		launching := slices.ContainsFunc(claims, func(nc kubeapi.Object) bool {
+			_, ours := appeared[nc.Label("karpenter.sh/nodepool")]
+			return ours && fresh(nc, start)
+		})
+		claimEvents(ctx, api, sink, seen, start, appeared)
+		return coreDNS(ctx, api, sink, seen, o, start, poolsReady, launching, wasFirst)
 	})
 }
 
 // claimEvents reports Karpenter's warnings about the stack's NodeClaims,
-// including those it has already deleted (an InsufficientCapacityError
-// deletes the claim and leaves only the event).
-func claimEvents(ctx context.Context, api API, sink Sink, seen said, start time.Time, ours map[string]bool, claims []kubeapi.Object) {
-	exists := map[string]bool{}
-	for _, nc := range claims {
-		exists[nc.Name()] = true
-	}
+// including those it has already deleted: an InsufficientCapacityError
+// (which covers EC2's vCPU limits and full subnets) deletes the claim and
+// leaves only the event. A claim is named after its pool, "<pool>-xxxxx".
+func claimEvents(ctx context.Context, api API, sink Sink, seen *said, start time.Time, pools map[string]time.Time) {
 	for _, e := range newEvents(ctx, api, "", "involvedObject.kind=NodeClaim,type=Warning", start) {
 		name := e.Str("involvedObject", "name")
-		if exists[name] && !ours[name] {
-			continue
-		}
-		subj := Subject{Kind: KindNodeClaim, Name: name}
-		for _, nc := range claims {
-			if nc.Name() == name {
-				subj.Pool = nc.Label("karpenter.sh/nodepool")
+		pool := ""
+		for p := range pools {
+			if strings.HasPrefix(name, p+"-") && len(p) > len(pool) {
+				pool = p
 			}
 		}
-		seen.say(sink.Warn, subj, "event/"+e.Str("reason"), fmt.Sprintf("NodeClaim %s: %s: %s", name, e.Str("reason"), e.Str("message")))
+		if pool == "" {
+			continue // another stack's pool
+		}
+		msg := fmt.Sprintf("NodeClaim %s of NodePool %s: %s: %s", name, pool, e.Str("reason"), e.Str("message"))
+		seen.warn(sink, Subject{Kind: KindNodeClaim, Name: name, Pool: pool}, "event/"+e.Str("reason"), msg, msg)
 	}
 }
 
 // coreDNS reports why CoreDNS's pods have no node, and whether they all
-// run Ready.
-func coreDNS(ctx context.Context, api API, sink Sink, seen said, o Options, start time.Time) bool {
+// run Ready. Karpenter's FailedScheduling is said at once (it comes only
+// when no pool can hold the pod); without it, without a NodeClaim on the
+// way and without another warning (either explains), a pod is stuck once
+// it has waited StuckAfter since the pools were Ready, when Karpenter
+// could first launch a node for it.
+func coreDNS(ctx context.Context, api API, sink Sink, seen *said, o Options, start, poolsReady time.Time, launching, first bool) bool {
 	pods, err := api.ListIn(ctx, Pods, "kube-system", url.Values{"labelSelector": {"k8s-app=kube-dns"}})
 	if err != nil {
 		return false
 	}
 	ready := 0
 	for _, p := range pods {
-		switch {
-		case podReady(p):
+		if podReady(p) {
 			ready++
-		case p.Str("spec", "nodeName") == "" && stuck(o, start):
-			if ev := lastEvent(ctx, api, p.Namespace(), "involvedObject.name="+p.Name(), start); ev != "" {
-				seen.say(sink.Warn, Subject{Kind: KindCoreDNS, Name: p.Name()}, "pending", fmt.Sprintf("CoreDNS pod %s has no node after %s: %s", p.Name(), o.StuckAfter, ev))
+			continue
+		}
+		if p.Str("spec", "nodeName") != "" || poolsReady.IsZero() {
+			continue
+		}
+		subj := Subject{Kind: KindCoreDNS, Name: p.Name()}
+		waited := o.now().Sub(later(since(p, poolsReady), poolsReady))
+		for _, e := range newEvents(ctx, api, "kube-system", "involvedObject.name="+p.Name()+",type=Warning", poolsReady) {
+			if fromKarpenter(e) {
+				msg := fmt.Sprintf("CoreDNS pod %s has no node: %s: %s", p.Name(), e.Str("reason"), e.Str("message"))
+				seen.warn(sink, subj, "pending", e.Str("reason")+e.Str("message"), msg)
 			}
+		}
+		if _, told := seen.topic(subj, "pending"); !told && !launching && seen.explained == 0 && waited >= o.StuckAfter {
+			why := lastWarning(ctx, api, p.Namespace(), p.Name(), poolsReady)
+			if why == "" {
+				why = "no event explains it; `kubectl get nodeclaims` and the Karpenter controller's log may"
+			}
+			seen.warn(sink, subj, "pending", "stuck", fmt.Sprintf("CoreDNS pod %s has no node %s after the node pools were Ready: %s", p.Name(), o.StuckAfter, why))
 		}
 	}
 	if len(pods) > 0 && ready == len(pods) {
-		sink.Info(Subject{Kind: KindCoreDNS, Name: "coredns"}, fmt.Sprintf("CoreDNS: %d of %d pods Ready on Karpenter's nodes (%s)", ready, len(pods), elapsed(o, start)))
+		if !first {
+			sink.Info(Subject{Kind: KindCoreDNS, Name: "coredns"}, fmt.Sprintf("CoreDNS: %d of %d pods Ready on Karpenter's nodes (%s)", ready, len(pods), elapsed(o, start)))
+		}
 		return true
 	}
 	return false
 }
 
-// conditions reports an object's Ready or, while it is not Ready, each of
-// its other conditions that is False (at once) or Unknown (once stuck),
-// with reason and message: Ready's own message only names them.
-func conditions(sink Sink, seen said, o Options, start time.Time, subj Subject, obj kubeapi.Object) {
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// conditions reports an object's Ready (once, if it became Ready while
+// watched or was created since), or, while it is not Ready, each of its
+// other conditions that is False (at once) or Unknown for a reason other
+// than awaiting its first reconciliation (once stuck), with reason and
+// message: Ready's own message only names them. A pool's
+// NodeRegistrationHealthy=False, which carries the reason its nodes fail
+// to launch or join, is said even while the pool is Ready (it is not one
+// of Ready's dependents). It returns whether the object is Ready.
+func conditions(sink Sink, seen *said, o Options, start time.Time, subj Subject, obj kubeapi.Object) bool {
 	list, _ := obj.Get("status", "conditions").([]any)
 	var bad []string
 	ready := false
 	for _, raw := range list {
 		c := kubeapi.Object(asMap(raw))
 		typ, status := c.Str("type"), c.Str("status")
-		if typ == "Ready" {
+		switch {
+		case typ == "Ready":
 			ready = status == "True"
-			continue
-		}
-		if status == "False" || (status == "Unknown" && stuck(o, start)) {
+		case typ == "NodeRegistrationHealthy":
+			if status == "False" {
+				msg := fmt.Sprintf("%s %s: its nodes do not launch or join: %s: %s", subj.Kind, subj.Name, c.Str("reason"), c.Str("message"))
+				seen.warn(sink, subj, "registration", c.Str("reason")+c.Str("message"), msg)
+			}
+		case status == "False" || (status == "Unknown" && o.now().Sub(start) >= o.StuckAfter):
 			bad = append(bad, fmt.Sprintf("%s=%s (%s: %s)", typ, status, c.Str("reason"), c.Str("message")))
 		}
 	}
 	switch {
 	case ready:
-		seen.say(sink.Info, subj, "ready", fmt.Sprintf("%s %s Ready", subj.Kind, subj.Name))
+		if _, watched := seen.topic(subj, "ready"); watched || fresh(obj, start) {
+			seen.info(sink, subj, "ready", "ready", fmt.Sprintf("%s %s Ready", subj.Kind, subj.Name))
+		} else {
+			seen.mark(subj, "ready", "ready") // Ready before the watch: nothing to say
+		}
 	case len(bad) > 0:
 		slices.Sort(bad)
-		seen.say(sink.Warn, subj, "ready", fmt.Sprintf("%s %s is not Ready: %s", subj.Kind, subj.Name, strings.Join(bad, "; ")))
-	case len(list) == 0 && stuck(o, start):
-		seen.say(sink.Warn, subj, "ready", fmt.Sprintf("%s %s has no status after %s: the Karpenter controller has not reconciled it", subj.Kind, subj.Name, o.StuckAfter))
+		msg := fmt.Sprintf("%s %s is not Ready: %s", subj.Kind, subj.Name, strings.Join(bad, "; "))
+		seen.warn(sink, subj, "ready", msg, msg)
+	case len(list) == 0 && o.now().Sub(start) >= o.StuckAfter:
+		seen.warn(sink, subj, "ready", "no status", fmt.Sprintf("%s %s has no status after %s: the Karpenter controller has not reconciled it", subj.Kind, subj.Name, o.StuckAfter))
+	default:
+		if _, watched := seen.topic(subj, "ready"); !watched {
+			seen.mark(subj, "ready", "") // seen not Ready: its Ready is news
+		}
 	}
+	return ready
 }
 
 // claim reports a NodeClaim's launch and registration, or its failure to
-// launch with Karpenter's reason and EC2's message.
-func claim(sink Sink, seen said, nc kubeapi.Object, appeared map[string]time.Time) {
+// launch: Karpenter leaves Launched Unknown, with the reason (LaunchFailed,
+// or the cloud provider's) and EC2's message, until it retries or deletes
+// the claim; it never sets it False.
+func claim(sink Sink, seen *said, nc kubeapi.Object, appeared map[string]time.Time) {
 	pool := nc.Label("karpenter.sh/nodepool")
 	subj := Subject{Kind: KindNodeClaim, Name: nc.Name(), Pool: pool}
 	cond := map[string]kubeapi.Object{}
@@ -362,20 +481,22 @@ func claim(sink Sink, seen said, nc kubeapi.Object, appeared map[string]time.Tim
 		c := kubeapi.Object(asMap(raw))
 		cond[c.Str("type")] = c
 	}
-	is := func(typ, status string) bool { return cond[typ] != nil && cond[typ].Str("status") == status }
+	launched := cond["Launched"]
 	switch {
-	case is("Launched", "False"):
-		seen.say(sink.Warn, subj, "launch", fmt.Sprintf("NodeClaim %s of NodePool %s cannot launch: %s: %s", nc.Name(), pool, cond["Launched"].Str("reason"), cond["Launched"].Str("message")))
-	case is("Launched", "True"):
+	case launched == nil:
+	case launched.Str("status") == "True":
 		after := ""
-		if t, p := timestamp(cond["Launched"], "lastTransitionTime"), appeared[pool]; !t.IsZero() && !p.IsZero() {
+		if t, p := timestamp(launched, "lastTransitionTime"), appeared[pool]; !t.IsZero() && !p.IsZero() {
 			after = fmt.Sprintf(", %s after the pool appeared", t.Sub(p).Round(time.Second))
 		}
-		seen.say(sink.Info, subj, "launch", fmt.Sprintf("NodeClaim %s of NodePool %s launched %s (%s, %s)%s", nc.Name(), pool,
+		seen.info(sink, subj, "launch", "launched", fmt.Sprintf("NodeClaim %s of NodePool %s launched %s (%s, %s)%s", nc.Name(), pool,
 			nc.Label("node.kubernetes.io/instance-type"), nc.Label("karpenter.sh/capacity-type"), nc.Label("topology.kubernetes.io/zone"), after))
+	case launched.Str("message") != "" && launched.Str("reason") != "AwaitingReconciliation":
+		msg := fmt.Sprintf("NodeClaim %s of NodePool %s cannot launch: %s: %s", nc.Name(), pool, launched.Str("reason"), launched.Str("message"))
+		seen.warn(sink, subj, "launch", msg, msg)
 	}
-	if is("Registered", "True") {
-		seen.say(sink.Info, subj, "registered", fmt.Sprintf("NodeClaim %s of NodePool %s registered as node %s", nc.Name(), pool, nc.Str("status", "nodeName")))
+	if c := cond["Registered"]; c != nil && c.Str("status") == "True" {
+		seen.info(sink, subj, "registered", "registered", fmt.Sprintf("NodeClaim %s of NodePool %s registered as node %s", nc.Name(), pool, nc.Str("status", "nodeName")))
 	}
 }
 
@@ -388,8 +509,6 @@ func podReady(p kubeapi.Object) bool {
 	}
 	return false
 }
-
-func stuck(o Options, start time.Time) bool { return o.now().Sub(start) >= o.StuckAfter }
 
 func timestamp(o kubeapi.Object, path ...string) time.Time {
 	t, _ := time.Parse(time.RFC3339, o.Str(path...))

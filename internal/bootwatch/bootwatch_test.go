@@ -72,7 +72,7 @@ func run(t *testing.T, watch func(context.Context, bootwatch.API, bootwatch.Sink
 	bound time.Duration, at func(time.Duration) []kubeapi.Object, logs map[string]string) (*sink, time.Duration) {
 	t.Helper()
 	clock := bootwatchtest.NewClock(t0)
-	cluster := &bootwatchtest.Cluster{Clock: clock, At: at, LogText: logs}
+	cluster := &bootwatchtest.Cluster{Clock: clock, At: at, LogText: logs, LogsMove: true}
 	s := &sink{clock: clock}
 	watch(context.Background(), cluster, s, bootwatch.Options{
 		Namespace: ns, Selector: selector, Container: "controller", OwnLabel: own,
@@ -298,22 +298,22 @@ func TestNodesFailures(t *testing.T) {
 				class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
 				claims: func(time.Duration) []kubeapi.Object {
 					return []kubeapi.Object{bootwatchtest.NodeClaim("default-abcde", "default", "", "", "", "", t0.Add(32*time.Second),
-						bootwatchtest.Cond{Type: "Launched", Status: "False", Reason: "LaunchFailed", Message: "creating instance, insufficient capacity, with fleet error(s), VcpuLimitExceeded: You have requested more vCPU capacity than your current vCPU limit of 0 allows"})}
+						bootwatchtest.Cond{Type: "Launched", Status: "Unknown", Reason: "LaunchFailed", Message: "creating instance, with fleet error(s), UnauthorizedOperation: You are not authorized to perform this operation. User: arn:aws:sts::123456789012:assumed-role/eks-demo-karpenter-controller/1 is not authorized to perform: iam:PassRole on resource: arn:aws:iam::123456789012:role/eks-demo-karpenter-node"})}
 				},
 			},
 			want: []line{{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindNodeClaim, Name: "default-abcde", Pool: "default"},
-				msg: "NodeClaim default-abcde of NodePool default cannot launch: LaunchFailed: creating instance, insufficient capacity, with fleet error(s), VcpuLimitExceeded: You have requested more vCPU capacity than your current vCPU limit of 0 allows"}},
+				msg: "NodeClaim default-abcde of NodePool default cannot launch: LaunchFailed: creating instance, with fleet error(s), UnauthorizedOperation: You are not authorized to perform this operation."}},
 			by: 30 * time.Second,
 		},
 		{
-			name: "no capacity: Karpenter deletes the claim and leaves an event",
+			name: "no capacity (or a vCPU quota, or a full subnet): Karpenter deletes the claim and leaves an event",
 			b: bootstrap{
 				class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
 				events: []kubeapi.Object{bootwatchtest.Event("", "NodeClaim", "default-abcde", "Warning", "InsufficientCapacityError",
 					"NodeClaim default-abcde event: creating instance, insufficient capacity, with fleet error(s), InsufficientInstanceCapacity: We currently do not have sufficient c6g.large capacity in the Availability Zone you requested (eu-west-1a).", t0.Add(31*time.Second))},
 			},
-			want: []line{{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindNodeClaim, Name: "default-abcde"},
-				msg: "NodeClaim default-abcde: InsufficientCapacityError: NodeClaim default-abcde event: creating instance, insufficient capacity"}},
+			want: []line{{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindNodeClaim, Name: "default-abcde", Pool: "default"},
+				msg: "NodeClaim default-abcde of NodePool default: InsufficientCapacityError: NodeClaim default-abcde event: creating instance, insufficient capacity"}},
 			by: 30 * time.Second,
 		},
 		{
@@ -332,11 +332,37 @@ func TestNodesFailures(t *testing.T) {
 			},
 			want: []line{
 				{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindCoreDNS, Name: "coredns-5d8b-x1"},
-					msg: `CoreDNS pod coredns-5d8b-x1 has no node after 2m0s: FailedScheduling: Failed to schedule pod, incompatible with nodepool "default"`},
+					msg: `CoreDNS pod coredns-5d8b-x1 has no node: FailedScheduling: Failed to schedule pod, incompatible with nodepool "default"`},
 				{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindCoreDNS, Name: "coredns-5d8b-x2"},
-					msg: `CoreDNS pod coredns-5d8b-x2 has no node after 2m0s: FailedScheduling: Failed to schedule pod`},
+					msg: `CoreDNS pod coredns-5d8b-x2 has no node: FailedScheduling: Failed to schedule pod`},
 			},
-			by: 2 * time.Minute,
+			by: 30 * time.Second,
+		},
+		{
+			name: "nodes launch but never join: the pool stays Ready, its registration health says why",
+			b: bootstrap{
+				class: []bootwatchtest.Cond{bootwatchtest.Ready},
+				pool: []bootwatchtest.Cond{bootwatchtest.Ready, {Type: "NodeRegistrationHealthy", Status: "False", Reason: "Unhealthy",
+					Message: "Failed to register node, NodeClaim default-abcde failed to register within 15m0s"}},
+			},
+			want: []line{{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindNodePool, Name: "default"},
+				msg: "NodePool default: its nodes do not launch or join: Unhealthy: Failed to register node"}},
+			by: 10 * time.Second,
+		},
+		{
+			name: "no pool can ever take CoreDNS and Karpenter says nothing: stuck after the pools are Ready",
+			b: bootstrap{
+				class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
+				events: []kubeapi.Object{bootwatchtest.From("default-scheduler", bootwatchtest.Event("kube-system", "Pod", "coredns-5d8b-x1", "Warning", "FailedScheduling",
+					`0/2 nodes are available: 2 node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}.`, t0.Add(40*time.Second)))},
+			},
+			want: []line{
+				{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindCoreDNS, Name: "coredns-5d8b-x1"},
+					msg: "CoreDNS pod coredns-5d8b-x1 has no node 2m0s after the node pools were Ready: FailedScheduling: 0/2 nodes are available"},
+				{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindCoreDNS, Name: "coredns-5d8b-x2"},
+					msg: "CoreDNS pod coredns-5d8b-x2 has no node 2m0s after the node pools were Ready: no event explains it"},
+			},
+			by: 2*time.Minute + 10*time.Second,
 		},
 		{
 			name: "a class the controller never reconciles",
@@ -361,6 +387,30 @@ func TestNodesFailures(t *testing.T) {
 			}
 			assert.Equal(t, 18*time.Minute, took, "a bootstrap that never gets CoreDNS Ready is watched until its bound, no longer")
 		})
+	}
+}
+
+// TestNothingToSayOnAnUpThatChangesNothing: a cluster already up gets no
+// line from either watch, and neither waits.
+func TestNothingToSayOnAnUpThatChangesNothing(t *testing.T) {
+	long := t0.Add(-30 * 24 * time.Hour)
+	up := func(time.Duration) []kubeapi.Object {
+		ready := bootwatchtest.PodState{Node: ec2Node, Ready: true}
+		return []kubeapi.Object{
+			controllerPod("karpenter-a", bootwatchtest.PodState{Node: fargate, Ready: true}),
+			bootwatchtest.Object("EC2NodeClass", "default", own, long, bootwatchtest.Ready),
+			bootwatchtest.Object("NodePool", "default", own, long, bootwatchtest.Ready),
+			bootwatchtest.NodeClaim("default-old", "default", "c6g.large", "spot", "eu-west-1a", ec2Node, long,
+				bootwatchtest.Cond{Type: "Launched", Status: "True"}, bootwatchtest.Cond{Type: "Registered", Status: "True"}),
+			bootwatchtest.Pod("kube-system", "coredns-1", "k8s-app=kube-dns", "coredns", ready),
+		}
+	}
+	for name, watch := range map[string]func(context.Context, bootwatch.API, bootwatch.Sink, bootwatch.Options, time.Duration){
+		"controller": bootwatch.Controller, "nodes": bootwatch.Nodes,
+	} {
+		s, took := run(t, watch, 18*time.Minute, up, nil)
+		assert.Empty(t, s.lines, name)
+		assert.Zero(t, took, "%s: done at the first read", name)
 	}
 }
 

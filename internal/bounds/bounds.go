@@ -4,7 +4,10 @@
 // step that cannot succeed fails in minutes, at the resource that is wrong,
 // instead of at a provider default of 15 to 20 minutes further on; the
 // bootstrap watcher (internal/bootwatch) stops watching a step at the same
-// bound.
+// bound. A Helm release takes its bound as Helm's timeout, which
+// pulumi-kubernetes applies to install, upgrade and uninstall and in place
+// of any custom timeout (provider/pkg/provider/helm_release.go); the others
+// take theirs as custom timeouts.
 package bounds
 
 import (
@@ -35,18 +38,15 @@ const (
 	// DaemonSetAddon is the add-ons that are ACTIVE without any node
 	// (vpc-cni, kube-proxy, the Pod Identity and node monitoring agents).
 	DaemonSetAddon = 10 * time.Minute
-	// LoadBalancerControllerCRDs: API objects, applied in seconds.
-	LoadBalancerControllerCRDs = 5 * time.Minute
 	// ChartOnNodes is a release whose pods run on Karpenter's nodes (the LB
 	// controller, ArgoCD): images pulled and pods Ready in 1-3 minutes, a
 	// new node in 2 more if the existing ones are full.
 	ChartOnNodes = 10 * time.Minute
 )
 
-// Delete bounds.
+// Delete bounds. A Helm release's uninstall is bounded by its create
+// bound: Helm's timeout is one value for every operation.
 const (
-	// ReleaseDelete covers Helm uninstalling a release whose pods drain.
-	ReleaseDelete = 30 * time.Minute
 	// NodeClassDelete covers the EC2NodeClass finalizer, which waits for the
 	// class's nodes to go and then removes its instance profiles.
 	NodeClassDelete = 30 * time.Minute

@@ -53,6 +53,9 @@ type Cluster struct {
 	At func(elapsed time.Duration) []kubeapi.Object
 	// LogText holds container logs by "namespace/pod/container".
 	LogText map[string]string
+	// LogsMove adds the clock to every log read, as a running
+	// container's log grows.
+	LogsMove bool
 	// Err, when set, fails every call.
 	Err error
 }
@@ -81,7 +84,11 @@ func (c *Cluster) Logs(ctx context.Context, namespace, pod, container string, pr
 	if c.Err != nil {
 		return "", c.Err
 	}
-	return c.LogText[namespace+"/"+pod+"/"+container], nil
+	text := c.LogText[namespace+"/"+pod+"/"+container]
+	if c.LogsMove {
+		text += "\n" + c.Clock.Now().Format(time.RFC3339) + " still waiting"
+	}
+	return text, nil
 }
 
 func plural(kind string) string {

@@ -212,7 +212,7 @@ func topologicalOrder(t *testing.T, rec *recorder) []*registration {
 func TestWholeStackGraph(t *testing.T) {
 	run := runDevStack(t)
 	rec := run.rec
-	order := topologicalOrder(t, rec)
+	order := topologicalOrder(t, rec) // fails on a cycle
 
 	// Destroy runs the creation order backwards. Each layer below must be
 	// gone before the next: add-ons that run on Karpenter's nodes, the
@@ -238,10 +238,6 @@ func TestWholeStackGraph(t *testing.T) {
 		}},
 		{"cluster", []*registration{rec.get(t, typeEksCluster, "eks-demo")}},
 	}
-
-	t.Run("the graph is acyclic", func(t *testing.T) {
-		assert.NotEmpty(t, order)
-	})
 
 	t.Run("vpc-cni waits for nothing on the Karpenter side", func(t *testing.T) {
 		vpcCni := rec.get(t, typeAddon, "eks-demo-vpc-cni")

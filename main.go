@@ -44,7 +44,7 @@ func program(ctx *pulumi.Context) error {
 		ClusterName:           cfg.ClusterName,
 		KubernetesVersion:     cfg.KubernetesVersion,
 		Region:                cfg.Region,
-		VpcID:                 vpc.VpcId,
+		VpcID:                 pulumi.String(vpc.ID),
 		PrivateSubnetIDs:      vpc.PrivateSubnetIDs,
 		PodSubnetIDsByAZ:      vpc.PodSubnetIDsByAZ,
 		FargateNamespace:      karpenter.Namespace,
@@ -72,7 +72,7 @@ func program(ctx *pulumi.Context) error {
 		ChartVersion:        cfg.KarpenterVersion,
 		ControllerResources: cfg.ControllerResources,
 		NodeRepair:          cfg.NodeRepair,
-		ClusterNameOutput:   eks.ClusterName,
+		CreatedClusterName:  eks.ClusterName,
 		ClusterEndpoint:     eks.ClusterEndpoint,
 		OidcProviderArn:     eks.OidcProviderArn,
 		OidcIssuer:          eks.OidcIssuer,
@@ -106,8 +106,8 @@ func program(ctx *pulumi.Context) error {
 		ClusterName:        cfg.ClusterName,
 		Region:             cfg.Region,
 		KubernetesVersion:  cfg.KubernetesVersion,
-		ClusterNameOutput:  eks.ClusterName,
-		VpcID:              vpc.VpcId,
+		CreatedClusterName: eks.ClusterName,
+		VpcID:              pulumi.String(vpc.ID),
 		Provider:           eks.Provider,
 		NodePools:          pools.Pools,
 		NodeClasses:        pools.Classes,
@@ -157,9 +157,9 @@ func program(ctx *pulumi.Context) error {
 	ctx.Export("nodeSecurityGroupId", eks.NodeSecurityGroupId)
 	ctx.Export("secretsKeyArn", eks.SecretsKeyArn)
 	ctx.Export("logGroupName", eks.LogGroupName)
-	ctx.Export("vpcId", vpc.VpcId)
-	ctx.Export("privateSubnetIds", vpc.PrivateSubnetIds)
-	ctx.Export("podSubnetIds", vpc.PodSubnetIds)
+	ctx.Export("vpcId", pulumi.String(vpc.ID).ToStringOutput())
+	ctx.Export("privateSubnetIds", pulumi.ToStringArray(vpc.PrivateSubnetIDs).ToStringArrayOutput())
+	ctx.Export("podSubnetIds", pulumi.ToStringMap(vpc.PodSubnetIDsByAZ).ToStringMapOutput())
 	ctx.Export("controllerRoleArn", ctl.ControllerRoleArn)
 	ctx.Export("nodeRoleName", ctl.NodeRoleName)
 	ctx.Export("nodeRoleArn", ctl.NodeRoleArn)

@@ -138,9 +138,9 @@ func TestTwoStacksInOneVpc(t *testing.T) {
 				names[clusterName][reg.Type+" "+n.StringValue()] = reg.Name
 			}
 		}
-		if tags, ok := run.rec.get(t, typeSecurityGroup, clusterName+"-node").Inputs["tags"]; ok {
-			assert.Equal(t, clusterName, tags.ObjectValue()["karpenter.sh/discovery"].StringValue(), "the only discovery tag is on our own group")
-		}
+		tags, ok := run.rec.get(t, typeSecurityGroup, clusterName+"-node").Inputs["tags"]
+		require.True(t, ok, "%s: the node security group carries tags", clusterName)
+		assert.Equal(t, clusterName, tags.ObjectValue()["karpenter.sh/discovery"].StringValue(), "the only discovery tag is on our own group")
 	}
 	require.NotEmpty(t, names["team-a"], "explicitly named resources were found")
 	for name, res := range names["team-a"] {

@@ -36,8 +36,8 @@ type Args struct {
 	// ClusterName and Region scope the controller's IAM; KubernetesVersion
 	// picks default add-on versions. Required.
 	ClusterName, Region, KubernetesVersion string
-	// ClusterNameOutput is the cluster's name once it exists. Required.
-	ClusterNameOutput pulumi.StringInput
+	// CreatedClusterName is the cluster's name once it exists. Required.
+	CreatedClusterName pulumi.StringInput
 	// VpcID is where the load balancer controller works. Required.
 	VpcID pulumi.StringInput
 	// Provider deploys the Helm releases. Required.
@@ -176,8 +176,8 @@ func (a *Args) validate() error {
 		return fmt.Errorf("args are required")
 	case a.ClusterName == "" || a.Region == "" || a.KubernetesVersion == "":
 		return fmt.Errorf("ClusterName, Region and KubernetesVersion are required")
-	case a.ClusterNameOutput == nil || a.VpcID == nil || a.Provider == nil:
-		return fmt.Errorf("ClusterNameOutput, VpcID and Provider are required")
+	case a.CreatedClusterName == nil || a.VpcID == nil || a.Provider == nil:
+		return fmt.Errorf("CreatedClusterName, VpcID and Provider are required")
 	case a.KarpenterRelease == nil || a.VpcCni == nil || a.Kubeconfig == nil || a.StackLabel == "" || a.CleanupNodeTimeout <= 0:
 		return fmt.Errorf("KarpenterRelease, VpcCni, Kubeconfig, StackLabel and CleanupNodeTimeout are required for the destroy cleanup")
 	case len(a.NodePools) == 0:

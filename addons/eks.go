@@ -97,7 +97,7 @@ func newAddon(ctx *pulumi.Context, name string, args *Args, spec addonSpec, pare
 		return nil, err
 	}
 	addonArgs := &awseks.AddonArgs{
-		ClusterName:  args.ClusterNameOutput,
+		ClusterName:  args.CreatedClusterName,
 		AddonName:    pulumi.String(spec.addon),
 		AddonVersion: pulumi.String(version),
 		// EKS installs self-managed kube-proxy and CoreDNS with every

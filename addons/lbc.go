@@ -71,7 +71,7 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 		return nil, fmt.Errorf("attaching load balancer controller policy: %w", err)
 	}
 	association, err := awseks.NewPodIdentityAssociation(ctx, name+"-lb-controller", &awseks.PodIdentityAssociationArgs{
-		ClusterName:    args.ClusterNameOutput,
+		ClusterName:    args.CreatedClusterName,
 		Namespace:      pulumi.String(LoadBalancerControllerNamespace),
 		ServiceAccount: pulumi.String(LoadBalancerControllerServiceAccount),
 		RoleArn:        role.Arn,

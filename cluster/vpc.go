@@ -33,19 +33,14 @@ type VpcArgs struct {
 type Vpc struct {
 	pulumi.ResourceState
 
-	// VpcId is the VPC's id.
-	VpcId pulumi.StringOutput `pulumi:"vpcId"`
-	// PrivateSubnetIds are the private subnets, sorted by id.
-	PrivateSubnetIds pulumi.StringArrayOutput `pulumi:"privateSubnetIds"`
-	// PodSubnetIds maps each availability zone to its pod subnet.
-	PodSubnetIds pulumi.StringMapOutput `pulumi:"podSubnetIds"`
-
-	// ID is VpcId as a plain value.
+	// ID is the VPC's id.
 	ID string
-	// PrivateSubnetIDs is PrivateSubnetIds as a plain value.
+	// PrivateSubnetIDs are the private subnets, sorted by id.
 	PrivateSubnetIDs []string
-	// PodSubnetIDsByAZ is PodSubnetIds as a plain value; it decides how many
-	// ENIConfigs exist, so it has to be known while the program runs.
+	// PodSubnetIDsByAZ maps each availability zone to its pod subnet; it
+	// decides how many ENIConfigs exist, so it is a plain value, known
+	// while the program runs (the component registers all three as its
+	// outputs vpcId, privateSubnetIds and podSubnetIds).
 	PodSubnetIDsByAZ map[string]string
 }
 
@@ -81,13 +76,10 @@ func NewVpc(ctx *pulumi.Context, name string, args *VpcArgs, opts ...pulumi.Reso
 		return nil, fmt.Errorf("vpc %q (%s): %w", args.VpcName, vpc.Id, err)
 	}
 
-	v.VpcId = pulumi.String(v.ID).ToStringOutput()
-	v.PrivateSubnetIds = pulumi.ToStringArray(v.PrivateSubnetIDs).ToStringArrayOutput()
-	v.PodSubnetIds = pulumi.ToStringMap(v.PodSubnetIDsByAZ).ToStringMapOutput()
 	if err := ctx.RegisterResourceOutputs(v, pulumi.Map{
-		"vpcId":            v.VpcId,
-		"privateSubnetIds": v.PrivateSubnetIds,
-		"podSubnetIds":     v.PodSubnetIds,
+		"vpcId":            pulumi.String(v.ID),
+		"privateSubnetIds": pulumi.ToStringArray(v.PrivateSubnetIDs),
+		"podSubnetIds":     pulumi.ToStringMap(v.PodSubnetIDsByAZ),
 	}); err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func newIAM(ctx *pulumi.Context, name string, args *Args, account awsaccount.Acc
 		out.nodePolicyAttachments = append(out.nodePolicyAttachments, attachment)
 	}
 	out.nodeAccessEntry, err = awseks.NewAccessEntry(ctx, name+"-node", &awseks.AccessEntryArgs{
-		ClusterName:  args.ClusterNameOutput,
+		ClusterName:  args.CreatedClusterName,
 		PrincipalArn: out.nodeRole.Arn,
 		// EC2_LINUX grants system:nodes; Karpenter creates the instance profiles.
 		Type: pulumi.String("EC2_LINUX"),

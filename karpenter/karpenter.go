@@ -54,9 +54,9 @@ type Args struct {
 	ControllerResources ControllerResources
 	// NodeRepair lets Karpenter replace unhealthy nodes.
 	NodeRepair bool
-	// ClusterNameOutput is the cluster's name once the cluster exists; the
+	// CreatedClusterName is the cluster's name once the cluster exists; the
 	// node access entry takes it. Required.
-	ClusterNameOutput pulumi.StringInput
+	CreatedClusterName pulumi.StringInput
 	// ClusterEndpoint is the API server URL for the controller. Required.
 	ClusterEndpoint pulumi.StringInput
 	// OidcProviderArn and OidcIssuer (without https://) establish IRSA.
@@ -159,8 +159,8 @@ func (a *Args) validate() error {
 	switch {
 	case a.ClusterName == "", a.Region == "", a.ChartVersion == "", a.KubernetesVersion == "":
 		return fmt.Errorf("ClusterName, Region, ChartVersion and KubernetesVersion are required")
-	case a.ClusterNameOutput == nil, a.ClusterEndpoint == nil, a.OidcProviderArn == nil, a.OidcIssuer == nil:
-		return fmt.Errorf("ClusterNameOutput, ClusterEndpoint, OidcProviderArn and OidcIssuer are required")
+	case a.CreatedClusterName == nil, a.ClusterEndpoint == nil, a.OidcProviderArn == nil, a.OidcIssuer == nil:
+		return fmt.Errorf("CreatedClusterName, ClusterEndpoint, OidcProviderArn and OidcIssuer are required")
 	case a.Provider == nil, a.FargateProfile == nil:
 		return fmt.Errorf("Provider and FargateProfile are required")
 	case len(a.ClusterName) > names.MaxClusterNameLength:

@@ -169,87 +169,29 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 			PermissionsBoundary: cfg.Get("iamPermissionsBoundary"),
 		},
 	}
-	var errs []error
-	var err error
-	if c.EndpointPublicAccess, err = boolOr(cfg.Get("endpointPublicAccess"), true); err != nil {
-		errs = append(errs, fmt.Errorf("endpointPublicAccess: %w", err))
-	}
-	if c.EndpointPrivateAccess, err = boolOr(cfg.Get("endpointPrivateAccess"), true); err != nil {
-		errs = append(errs, fmt.Errorf("endpointPrivateAccess: %w", err))
-	}
-	if raw := cfg.Get("publicAccessCidrs"); raw != "" {
-		if err := decodeStrict(raw, &c.PublicAccessCidrs); err != nil {
-			errs = append(errs, fmt.Errorf("publicAccessCidrs: want a list of CIDR strings: %w", err))
-		}
-	}
-	if raw := cfg.Get("addonVersions"); raw != "" {
-		if err := decodeStrict(raw, &c.AddonVersions); err != nil {
-			errs = append(errs, fmt.Errorf("addonVersions: want an object with the keys vpcCni, kubeProxy, coredns, podIdentityAgent, nodeMonitoringAgent, ebsCsiDriver, metricsServer: %w", err))
-		}
-	}
-	if raw := cfg.Get("tags"); raw != "" {
-		if err := decodeStrict(raw, &c.Tags); err != nil {
-			errs = append(errs, fmt.Errorf("tags: want an object of string values: %w", err))
-		}
-	}
-	if c.Production, err = boolOr(cfg.Get("production"), false); err != nil {
-		errs = append(errs, fmt.Errorf("production: %w", err))
-	}
-	if c.AllowExtendedSupport, err = boolOr(cfg.Get("allowExtendedSupport"), false); err != nil {
-		errs = append(errs, fmt.Errorf("allowExtendedSupport: %w", err))
-	}
-	if c.ArgoCD, err = boolOr(cfg.Get("argocd"), false); err != nil {
-		errs = append(errs, fmt.Errorf("argocd: %w", err))
-	}
-	c.CoreDNSReplicas = defaultCoreDNSReplicas
-	if raw := cfg.Get("corednsReplicas"); raw != "" {
-		if c.CoreDNSReplicas, err = strconv.Atoi(raw); err != nil {
-			errs = append(errs, fmt.Errorf("corednsReplicas %q: want a whole number", raw))
-		}
-	}
-	if raw := cfg.Get("accessEntries"); raw != "" {
-		if err := decodeStrict(raw, &c.AccessEntries); err != nil {
-			errs = append(errs, fmt.Errorf("accessEntries: want an object of entries by name, each {principalArn, policy, namespaces}: %w", err))
-		}
-	}
-	if raw := cfg.Get("clusterLogTypes"); raw != "" {
-		if err := decodeStrict(raw, &c.ClusterLogTypes); err != nil {
-			errs = append(errs, fmt.Errorf("clusterLogTypes: want a list of log types: %w", err))
-		}
-	}
-	c.LogRetentionDays = defaultLogRetentionDays
-	if raw := cfg.Get("logRetentionDays"); raw != "" {
-		if c.LogRetentionDays, err = strconv.Atoi(raw); err != nil {
-			errs = append(errs, fmt.Errorf("logRetentionDays %q: want a whole number of days", raw))
-		}
-	}
-	if c.MetricsServer, err = boolOr(cfg.Get("metricsServer"), true); err != nil {
-		errs = append(errs, fmt.Errorf("metricsServer: %w", err))
-	}
-	if c.NodeRepair, err = boolOr(cfg.Get("nodeRepair"), true); err != nil {
-		errs = append(errs, fmt.Errorf("nodeRepair: %w", err))
-	}
-	if c.AllowPublicEndpointFromInternet, err = boolOr(cfg.Get("allowPublicEndpointFromInternet"), false); err != nil {
-		errs = append(errs, fmt.Errorf("allowPublicEndpointFromInternet: %w", err))
-	}
-	if raw := cfg.Get("controllerResources"); raw != "" {
-		if err := decodeStrict(raw, &c.ControllerResources); err != nil {
-			errs = append(errs, fmt.Errorf("controllerResources: want an object {\"cpu\": \"250m\", \"memory\": \"768Mi\"}: %w", err))
-		}
-	}
+	r := reader{cfg: cfg}
+	c.EndpointPublicAccess = r.bool("endpointPublicAccess", true)
+	c.EndpointPrivateAccess = r.bool("endpointPrivateAccess", true)
+	r.json("publicAccessCidrs", "a list of CIDR strings", &c.PublicAccessCidrs)
+	r.json("addonVersions", "an object with the keys vpcCni, kubeProxy, coredns, podIdentityAgent, nodeMonitoringAgent, ebsCsiDriver, metricsServer", &c.AddonVersions)
+	r.json("tags", "an object of string values", &c.Tags)
+	c.Production = r.bool("production", false)
+	c.AllowExtendedSupport = r.bool("allowExtendedSupport", false)
+	c.ArgoCD = r.bool("argocd", false)
+	c.CoreDNSReplicas = r.int("corednsReplicas", defaultCoreDNSReplicas, "a whole number")
+	r.json("accessEntries", "an object of entries by name, each {principalArn, policy, namespaces}", &c.AccessEntries)
+	r.json("clusterLogTypes", "a list of log types", &c.ClusterLogTypes)
+	c.LogRetentionDays = r.int("logRetentionDays", defaultLogRetentionDays, "a whole number of days")
+	c.MetricsServer = r.bool("metricsServer", true)
+	c.NodeRepair = r.bool("nodeRepair", true)
+	c.AllowPublicEndpointFromInternet = r.bool("allowPublicEndpointFromInternet", false)
+	r.json("controllerResources", `an object {"cpu": "250m", "memory": "768Mi"}`, &c.ControllerResources)
 	c.ControllerResources = controllerResourcesOr(c.ControllerResources, c.Production)
 	var pools map[string]spec.Pool
-	if raw := cfg.Get("nodePools"); raw != "" {
-		if err := decodeStrict(raw, &pools); err != nil {
-			errs = append(errs, fmt.Errorf("nodePools: want an object of pools by name (see Pulumi.yaml): %w", err))
-		}
-	}
+	r.json("nodePools", "an object of pools by name (see Pulumi.yaml)", &pools)
 	var classes map[string]spec.NodeClass
-	if raw := cfg.Get("nodeClasses"); raw != "" {
-		if err := decodeStrict(raw, &classes); err != nil {
-			errs = append(errs, fmt.Errorf("nodeClasses: want an object of node classes by name (see Pulumi.yaml): %w", err))
-		}
-	}
+	r.json("nodeClasses", "an object of node classes by name (see Pulumi.yaml)", &classes)
+	errs := r.errs
 	c.NodePools, c.NodeClasses = spec.Resolve(pools, classes)
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
@@ -553,13 +495,43 @@ func stringOr(v, def string) string {
 	return v
 }
 
-func boolOr(v string, def bool) (bool, error) {
+// reader reads the project's keys, each with its default, and keeps one
+// error per key that does not parse: every problem is reported at once.
+type reader struct {
+	cfg  *config.Config
+	errs []error
+}
+
+func (r *reader) bool(key string, def bool) bool {
+	v := r.cfg.Get(key)
 	if v == "" {
-		return def, nil
+		return def
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, fmt.Errorf("%q: want true or false", v)
+		r.errs = append(r.errs, fmt.Errorf("%s: %q: want true or false", key, v))
 	}
-	return b, nil
+	return b
+}
+
+func (r *reader) int(key string, def int, want string) int {
+	v := r.cfg.Get(key)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s %q: want %s", key, v, want))
+	}
+	return n
+}
+
+// json decodes a JSON value into out, which holds the default, refusing
+// unknown fields.
+func (r *reader) json(key, want string, out any) {
+	if raw := r.cfg.Get(key); raw != "" {
+		if err := decodeStrict(raw, out); err != nil {
+			r.errs = append(r.errs, fmt.Errorf("%s: want %s: %w", key, want, err))
+		}
+	}
 }

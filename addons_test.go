@@ -490,10 +490,14 @@ func TestDay1AddonsKeepTheBootstrapLength(t *testing.T) {
 	assert.Equal(t, without, with, "the EBS CSI driver, metrics-server, the node monitoring agent and the destroy cleanup must hang off the bootstrap chain, not lengthen it")
 }
 
-// deletedBeforeProtection are the resources a destroy deletes before it
-// reaches a protected one and stops: a resource is deleted only after
-// everything that depends on it, is parented to it or uses it as provider,
-// so one with a protected dependent, directly or not, is never reached.
+// deletedBeforeProtection are the resources a destroy deletes although
+// some are protected: the engine refuses a protected resource's delete,
+// goes on, and skips only what that resource depends on (pulumi/pulumi
+// step_executor.go, deployment_executor.go). A resource is deleted only
+// after everything that depends on it, is parented to it or uses it as
+// provider, so one with a protected dependent, directly or not, is never
+// reached; a remote component's children are reached unless it is
+// protected, which they inherit.
 // protected adds resources whose protection the mocks cannot see (a
 // remote component's protected child).
 func deletedBeforeProtection(rec *recorder, protected func(*registration) bool) []string {
@@ -511,6 +515,14 @@ func deletedBeforeProtection(rec *recorder, protected func(*registration) bool) 
 			return d
 		}
 		memo[reg.URN] = false
+		if reg.Remote {
+			// The engine skips the dependencies of a protected resource but
+			// not their children: a remote component's children (what its
+			// provider registers for it) are deleted unless they inherit
+			// protection from it.
+			memo[reg.URN] = !reg.Protect && !protected(reg)
+			return memo[reg.URN]
+		}
 		ok := !reg.Protect && !protected(reg)
 		for _, d := range dependents[reg.URN] {
 			ok = ok && reached(d)
@@ -520,7 +532,7 @@ func deletedBeforeProtection(rec *recorder, protected func(*registration) bool) 
 	}
 	var out []string
 	for _, reg := range regs {
-		if reg.Custom && reached(reg) {
+		if (reg.Custom || reg.Remote) && reached(reg) {
 			out = append(out, reg.Type+"::"+reg.Name)
 		}
 	}

@@ -84,8 +84,9 @@ type Args struct {
 	Keep []pulumi.Resource
 	// Protect keeps `pulumi destroy` from running the destroy cleanup,
 	// which deletes workloads' EBS volumes and load balancers, and from
-	// deleting ArgoCD, the one release deleted before it: a destroy of a
-	// protected stack stops before anything that holds data goes.
+	// deleting ArgoCD, the one release deleted before it, and the LB
+	// controller's CRDs, which a destroy reaches apart from their group:
+	// a destroy of a protected stack deletes nothing the cluster needs.
 	Protect bool
 }
 

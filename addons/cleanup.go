@@ -53,10 +53,12 @@ func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pul
 		// and before the stack's own pools and classes.
 		pulumi.DependsOn(prerequisites),
 		pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: budget.String()}),
-		// Pulumi checks protection when it reaches a delete, not before the
-		// destroy starts (pulumi/pulumi pkg/resource/deploy/step.go,
-		// DeleteStep.Apply): the protected cluster alone would stop a
-		// destroy only after this step had deleted the workloads' data.
+		// Pulumi checks protection when it reaches a delete, not before
+		// the destroy starts, and then goes on with what the protected
+		// resource does not depend on (pulumi/pulumi step.go and
+		// deployment_executor.go): the protected cluster alone would have
+		// let this step delete the workloads' data. Everything the running
+		// cluster needs is among its dependencies.
 		pulumi.Protect(args.Protect),
 	)
 	if err != nil {

@@ -85,7 +85,14 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 	// served long before the controller's pods can start.
 	crds, err := k8syaml.NewConfigGroup(ctx, name+"-lb-controller-crds", &k8syaml.ConfigGroupArgs{
 		Files: pulumi.ToStringArray(LoadBalancerControllerCRDs(args.Versions.LoadBalancerControllerChart)),
-	}, parent, pulumi.Provider(args.Provider), pulumi.Transforms([]pulumi.ResourceTransform{TakeOverCRDs}))
+	}, parent, pulumi.Provider(args.Provider), pulumi.Transforms([]pulumi.ResourceTransform{TakeOverCRDs}),
+		// The CRDs are the group's children, which a destroy reaches apart
+		// from the group (the engine goes on past a protected resource and
+		// skips only its dependencies, not their children: pulumi/pulumi
+		// deployment_executor.go); deleting them would delete every
+		// TargetGroupBinding of a running production cluster. Children
+		// inherit their parent's protection.
+		pulumi.Protect(args.Protect))
 	if err != nil {
 		return nil, fmt.Errorf("creating load balancer controller CRDs: %w", err)
 	}

@@ -488,7 +488,7 @@ func WorkloadBoundary(s scope) iampolicy.Document {
 			Resource: each(clusters, func(c string) []string {
 				return []string{s.iam("role/" + c + "-karpenter-node"), s.iam("role/*/" + c + "-karpenter-node")}
 			}),
-			Condition: map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "ec2.amazonaws.com"}}},
+			Condition: map[string]any{"StringEquals": map[string]any{"iam:PassedToService": []string{"ec2.amazonaws.com", "ec2.amazonaws.com.cn"}}}},
 		iampolicy.Statement{Effect: "Allow", Action: []string{"sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"},
 			Resource: each(clusters, func(c string) []string { return []string{s.arn("sqs", c+"-karpenter-interruption-queue-*")} })},
 		iampolicy.Statement{Effect: "Allow", Action: "eks:DescribeCluster",

@@ -138,6 +138,9 @@ func (c *cleaner) reach(ctx context.Context) error {
 		case !kubeapi.IsTransient(err):
 			return fmt.Errorf("asking the API server for its version: %w; to destroy without the cleanup, "+
 				"set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true (see docs/troubleshooting.md)", err)
+		case !time.Now().Before(deadline) && !kubeapi.IsUnreachable(err):
+			return fmt.Errorf("the API server still fails after %s: %w; to destroy without the cleanup, "+
+				"set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true (see docs/troubleshooting.md)", bound, err)
 		case !time.Now().Before(deadline):
 			reason := fmt.Sprintf("no answer within %s", bound)
 			if c.o.DeleteUnreachable {
@@ -336,7 +339,7 @@ func (c *cleaner) volumes(ctx context.Context) error {
 			}
 		}
 	}
-	asked := map[string]bool{} // claims deleted
+	asked := map[string]bool{} // UIDs (or names) of the claims deleted
 	return c.waitFor(ctx, c.o.VolumeTimeout, "EBS volumes (the EBS CSI driver deletes them once their claims are gone)",
 		func(ctx context.Context) ([]string, error) {
 			pvs, err := c.list(ctx, Volumes)
@@ -345,10 +348,12 @@ func (c *cleaner) volumes(ctx context.Context) error {
 			}
 			doomed, claims := c.doomedVolumes(pvs, false)
 			for _, claim := range sortedKeys(claims) {
-				if asked[claim] {
+				// By UID: a claim recreated under the same name (by an
+				// operator that still runs) is deleted again.
+				if asked[claims[claim]] {
 					continue
 				}
-				asked[claim] = true
+				asked[claims[claim]] = true
 				ns, name, _ := strings.Cut(claim, "/")
 				if err := c.remove(ctx, Claims, ns, name, " (its EBS volume has reclaim policy Delete)"); err != nil {
 					return nil, err
@@ -362,11 +367,12 @@ func (c *cleaner) volumes(ctx context.Context) error {
 }
 
 // doomedVolumes are the EBS CSI volumes with reclaim policy Delete, and
-// their claims (namespace/name); with report, each Retain volume is listed
-// with the command that deletes it.
-func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, map[string]bool) {
+// their claims (namespace/name: UID, or the name where the API gave none);
+// with report, each Retain volume is listed with the command that deletes
+// it.
+func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, map[string]string) {
 	var doomed []string
-	claims := map[string]bool{}
+	claims := map[string]string{}
 	for _, pv := range pvs {
 		if pv.Str("spec", "csi", "driver") != EBSCSIDriver {
 			continue
@@ -385,7 +391,10 @@ func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, ma
 		}
 		doomed = append(doomed, "PersistentVolume "+pv.Name()+" ("+volumeID+")")
 		if claim != "none" {
-			claims[claim] = true
+			claims[claim] = pv.Str("spec", "claimRef", "uid")
+			if claims[claim] == "" {
+				claims[claim] = claim
+			}
 		}
 	}
 	return doomed, claims
@@ -396,7 +405,7 @@ func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, ma
 // <pod>-<volume>): the claims' protection finalizer holds them while such
 // a pod exists. Pods that controllers recreate stay unscheduled, since the
 // scheduler refuses a claim that is being deleted.
-func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]bool) error {
+func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]string) error {
 	pods, err := c.list(ctx, Pods)
 	if err != nil {
 		return err
@@ -412,7 +421,7 @@ func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]bool) err
 			if v.Get("ephemeral") != nil {
 				claim = pod.Name() + "-" + v.Str("name")
 			}
-			if claim != "" && claims[qualified(pod.Namespace(), claim)] {
+			if _, doomed := claims[qualified(pod.Namespace(), claim)]; claim != "" && doomed {
 				if err := c.remove(ctx, Pods, pod.Namespace(), pod.Name(), " (it holds claim "+claim+")"); err != nil {
 					return err
 				}
@@ -511,8 +520,8 @@ func (c *cleaner) forceDrain(ctx context.Context, nodes map[string]string) error
 	}
 	for _, pod := range pods {
 		pool, ok := nodes[pod.Str("spec", "nodeName")]
-		if !ok || pod.Deleting() || ownedBy(pod, "DaemonSet") {
-			continue
+		if !ok || pod.Deleting() || ownedBy(pod, "DaemonSet") || pod.Annotation("kubernetes.io/config.mirror") != "" {
+			continue // a static pod's mirror cannot be deleted for good
 		}
 		why := fmt.Sprintf(" (its node %s of deleted NodePool %s is still not drained, halfway through %s)", pod.Str("spec", "nodeName"), pool, c.o.NodeTimeout)
 		if err := c.remove(ctx, Pods, pod.Namespace(), pod.Name(), why); err != nil {

@@ -34,9 +34,11 @@ type fakeCluster struct {
 	// eviction, on a pool without terminationGracePeriod.
 	pdbBlocks bool
 	// recreate is a controller that recreates, once, the Service of this
-	// name after it is deleted.
-	recreate  string
-	notServed map[kubeapi.Resource]bool
+	// name after it is deleted; recreateClaim one that recreates, once,
+	// claim data-db-0 (with a new UID and volume) once it is gone.
+	recreate      string
+	recreateClaim bool
+	notServed     map[kubeapi.Resource]bool
 	// listErrors fail the next lists of a resource with these errors.
 	listErrors map[kubeapi.Resource][]error
 	// pingErrors fail the next pings; pingErr fails every ping.
@@ -83,7 +85,7 @@ func workloadsLeftBehind() *fakeCluster {
 		Volumes: {
 			obj("pvc-data", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0data"},
-				"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0"}}),
+				"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0", "uid": "u1"}}),
 			obj("pvc-keep", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Retain",
 				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0keep"},
 				"claimRef": map[string]any{"namespace": "shop", "name": "archive"}}),
@@ -214,6 +216,13 @@ func (f *fakeCluster) tick() {
 			}
 			f.objs[Pods] = append(f.objs[Pods], dbPod(node))
 		}
+	}
+	if f.recreateClaim && !slices.ContainsFunc(f.objs[Claims], func(o kubeapi.Object) bool { return o.Name() == "data-db-0" }) {
+		f.recreateClaim = false
+		f.objs[Claims] = append(f.objs[Claims], obj("data-db-0", "shop", nil, nil))
+		f.objs[Volumes] = append(f.objs[Volumes], obj("pvc-data-again", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+			"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0again"},
+			"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0", "uid": "u2"}}))
 	}
 	// Claim protection: a claim goes once no scheduled pod mounts it, by
 	// name or as the pod's generic ephemeral volume.
@@ -413,6 +422,15 @@ func TestRunNeverBlocksADestroy(t *testing.T) {
 		assert.Contains(t, log.String(), "listing services failed for now")
 		assert.NotContains(t, names(f.objs[Volumes]), "pvc-data")
 	})
+	t.Run("an API server that answers only errors fails the cleanup instead of skipping it", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		f.pingErr = &kubeapi.StatusError{Code: 503, Message: "the server is currently unable to handle the request"}
+		var log bytes.Buffer
+		err := Run(context.Background(), f, options(&log))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "the API server still fails after 50ms: API server answered 503")
+		assert.Contains(t, err.Error(), "set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true")
+	})
 	t.Run("a refused request fails, naming the way out", func(t *testing.T) {
 		f := workloadsLeftBehind()
 		f.pingErr = &kubeapi.StatusError{Code: 401, Message: "Unauthorized"}
@@ -467,6 +485,20 @@ func TestRunDoesNotWaitForeverOnAReconciler(t *testing.T) {
 		assert.NotContains(t, f.deletes, "Pod kube-system/node-agent-x", "a drain does not wait for DaemonSet pods")
 		assert.Contains(t, log.String(), "its node ip-10-0-9-9 of deleted NodePool argocd-batch is still not drained")
 		assert.Empty(t, f.objs[NodeClaims][1:], "the foreign node is gone")
+	})
+	t.Run("a claim recreated under the same name is deleted again", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		f.recreateClaim = true
+		var log bytes.Buffer
+		require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
+		count := 0
+		for _, d := range f.deletes {
+			if d == "PersistentVolumeClaim shop/data-db-0" {
+				count++
+			}
+		}
+		assert.Equal(t, 2, count, "deletes: %v", f.deletes)
+		assert.NotContains(t, names(f.objs[Volumes]), "pvc-data-again")
 	})
 	t.Run("without a blocked drain no pod is forced", func(t *testing.T) {
 		f := workloadsLeftBehind()

@@ -3,12 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"nodeless-eks/internal/names"
+	"nodeless-eks/nodepool/spec/spectest"
 	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -234,24 +234,11 @@ func loadConfigUnderMocks(t *testing.T, cfg map[string]string) *Config {
 	return got
 }
 
-// badNodePool is a row of testdata/bad-nodepools.json, shared with the CRD
-// tests in internal/kubecheck, which check that the API server would have
-// rejected each one too.
-type badNodePool struct {
-	Name         string          `json:"name"`
-	Key          string          `json:"key"`
-	NodePools    json.RawMessage `json:"nodePools"`
-	NodeClasses  json.RawMessage `json:"nodeClasses"`
-	Production   bool            `json:"production"`
-	CRDCannotSee string          `json:"crdCannotSee"`
-}
-
 func TestConfigRejectsBadNodePools(t *testing.T) {
-	raw, err := os.ReadFile("testdata/bad-nodepools.json")
+	// Shared with test/kubecheck, which checks that the API server would
+	// have rejected each row too.
+	rows, err := spectest.LoadBadNodePools("testdata/bad-nodepools.json")
 	require.NoError(t, err)
-	var rows []badNodePool
-	require.NoError(t, json.Unmarshal(raw, &rows))
-	require.NotEmpty(t, rows)
 	for _, row := range rows {
 		t.Run(row.Name, func(t *testing.T) {
 			cfg := stackConfig(t, "Pulumi.dev.yaml")

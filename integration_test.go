@@ -255,32 +255,37 @@ func TestAccNodelessStack(t *testing.T) {
 			"Karpenter consolidates the added nodes away")
 	})
 
-	t.Run("a claim binds through the default gp3 class", func(t *testing.T) {
-		pvc, pod := verify.StorageWorkload("default", "acc-data")
+	// bind creates a claim (of class, or the default when "") and a pod
+	// that mounts it, and returns the bound PersistentVolume's name. Both
+	// are left in place on purpose: destroy must handle their volume.
+	bind := func(t *testing.T, name, class string) string {
+		t.Helper()
+		pvc, pod := verify.StorageWorkload("default", name)
+		if class != "" {
+			pvc.Spec.StorageClassName = aws.String(class)
+		}
 		_, err := kube.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{})
 		require.NoError(t, err)
 		_, err = kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
 		require.NoError(t, err)
-		require.NoError(t, verify.WaitBound(ctx, kube, "default", "acc-data", "gp3", 10*time.Minute, 10*time.Second))
-		// Left in place on purpose: destroy must delete its volume.
-		bound, err := kube.CoreV1().PersistentVolumeClaims("default").Get(ctx, "acc-data", metav1.GetOptions{})
+		want := class
+		if want == "" {
+			want = "gp3"
+		}
+		require.NoError(t, verify.WaitBound(ctx, kube, "default", name, want, 10*time.Minute, 10*time.Second))
+		bound, err := kube.CoreV1().PersistentVolumeClaims("default").Get(ctx, name, metav1.GetOptions{})
 		require.NoError(t, err)
-		deleteVolumes = append(deleteVolumes, bound.Spec.VolumeName)
+		return bound.Spec.VolumeName
+	}
+
+	t.Run("a claim binds through the default gp3 class", func(t *testing.T) {
+		deleteVolumes = append(deleteVolumes, bind(t, "acc-data", ""))
 	})
 
 	t.Run("a claim on a Retain class is kept by destroy and reported", func(t *testing.T) {
 		_, err := kube.StorageV1().StorageClasses().Create(ctx, verify.RetainStorageClass("acc-retain"), metav1.CreateOptions{})
 		require.NoError(t, err)
-		pvc, pod := verify.StorageWorkload("default", "acc-retain")
-		pvc.Spec.StorageClassName = aws.String("acc-retain")
-		_, err = kube.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{})
-		require.NoError(t, err)
-		_, err = kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
-		require.NoError(t, err)
-		require.NoError(t, verify.WaitBound(ctx, kube, "default", "acc-retain", "acc-retain", 10*time.Minute, 10*time.Second))
-		bound, err := kube.CoreV1().PersistentVolumeClaims("default").Get(ctx, "acc-retain", metav1.GetOptions{})
-		require.NoError(t, err)
-		pv, err := kube.CoreV1().PersistentVolumes().Get(ctx, bound.Spec.VolumeName, metav1.GetOptions{})
+		pv, err := kube.CoreV1().PersistentVolumes().Get(ctx, bind(t, "acc-retain", "acc-retain"), metav1.GetOptions{})
 		require.NoError(t, err)
 		require.NotNil(t, pv.Spec.CSI)
 		retainVolumeID = pv.Spec.CSI.VolumeHandle

@@ -1,16 +1,15 @@
 package helmrelease
 
 import (
-	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
+
+	"nodeless-eks/internal/k8ssdktest"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -18,44 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const kubernetesModule = "github.com/pulumi/pulumi-kubernetes/sdk/v4"
-
-// registered is what the mock engine saw of one registration.
-type registered struct {
-	typ, name, version string
-	inputs             resource.PropertyMap
-}
-
-type recorder struct {
-	mu   sync.Mutex
-	regs []registered
-}
-
-func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.regs = append(r.regs, registered{args.TypeToken, args.Name, args.RegisterRPC.GetVersion(), args.Inputs})
-	return args.Name + "-id", args.Inputs, nil
-}
-
-func (r *recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
-	return resource.PropertyMap{}, nil
-}
-
-// kubernetesModuleDir is where the go command keeps the pulumi-kubernetes
-// module that go.mod requires.
-func kubernetesModuleDir(t *testing.T) (dir, version string) {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-json", kubernetesModule).Output()
-	require.NoError(t, err, "go list -m %s", kubernetesModule)
-	var m struct{ Dir, Version string }
-	require.NoError(t, json.Unmarshal(out, &m))
-	require.NotEmpty(t, m.Dir, "the module must be downloaded (go mod download)")
-	return m.Dir, m.Version
-}
-
 func TestNewRegistersTheProvidersReleaseType(t *testing.T) {
-	rec := &recorder{}
+	rec := &k8ssdktest.Recorder{}
 	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
 		_, err := New(ctx, "lbc", &ReleaseArgs{
 			Name:            pulumi.String("aws-load-balancer-controller"),
@@ -72,28 +35,28 @@ func TestNewRegistersTheProvidersReleaseType(t *testing.T) {
 		return err
 	}, pulumi.WithMocks("project", "stack", rec))
 	require.NoError(t, err)
-	require.Len(t, rec.regs, 1)
-	reg := rec.regs[0]
-	_, moduleVersion := kubernetesModuleDir(t)
+	require.Len(t, rec.Regs, 1)
+	reg := rec.Regs[0]
+	_, moduleVersion := k8ssdktest.ModuleDir(t)
 
 	tests := []struct {
 		name string
 		got  any
 		want any
 	}{
-		{"the type token is the provider's Release", reg.typ, "kubernetes:helm.sh/v3:Release"},
-		{"the provider version is the pulumi-kubernetes module's", "v" + reg.version, moduleVersion},
-		{"compat is true whatever the caller set", reg.inputs["compat"].V, "true"},
-		{"chart", reg.inputs["chart"].V, "aws-load-balancer-controller"},
-		{"release name", reg.inputs["name"].V, "aws-load-balancer-controller"},
-		{"chart version", reg.inputs["version"].V, "1.14.0"},
-		{"namespace", reg.inputs["namespace"].V, "kube-system"},
-		{"createNamespace", reg.inputs["createNamespace"].V, true},
-		{"skipCrds", reg.inputs["skipCrds"].V, true},
-		{"timeout", reg.inputs["timeout"].V, 900.0},
-		{"repositoryOpts is an object with repo", reg.inputs["repositoryOpts"].ObjectValue()["repo"].V, "https://aws.github.io/eks-charts"},
-		{"values resolve outputs", reg.inputs["values"].ObjectValue()["vpcId"].V, "vpc-1"},
-		{"values keep plain values", reg.inputs["values"].ObjectValue()["replicaCount"].V, 2.0},
+		{"the type token is the provider's Release", reg.Type, "kubernetes:helm.sh/v3:Release"},
+		{"the provider version is the pulumi-kubernetes module's", "v" + reg.Version, moduleVersion},
+		{"compat is true whatever the caller set", reg.Inputs["compat"].V, "true"},
+		{"chart", reg.Inputs["chart"].V, "aws-load-balancer-controller"},
+		{"release name", reg.Inputs["name"].V, "aws-load-balancer-controller"},
+		{"chart version", reg.Inputs["version"].V, "1.14.0"},
+		{"namespace", reg.Inputs["namespace"].V, "kube-system"},
+		{"createNamespace", reg.Inputs["createNamespace"].V, true},
+		{"skipCrds", reg.Inputs["skipCrds"].V, true},
+		{"timeout", reg.Inputs["timeout"].V, 900.0},
+		{"repositoryOpts is an object with repo", reg.Inputs["repositoryOpts"].ObjectValue()["repo"].V, "https://aws.github.io/eks-charts"},
+		{"values resolve outputs", reg.Inputs["values"].ObjectValue()["vpcId"].V, "vpc-1"},
+		{"values keep plain values", reg.Inputs["values"].ObjectValue()["replicaCount"].V, 2.0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +64,7 @@ func TestNewRegistersTheProvidersReleaseType(t *testing.T) {
 		})
 	}
 	t.Run("unset inputs are not sent", func(t *testing.T) {
-		assert.NotContains(t, reg.inputs, resource.PropertyKey("waitForJobs"))
+		assert.NotContains(t, reg.Inputs, resource.PropertyKey("waitForJobs"))
 	})
 }
 
@@ -109,7 +72,7 @@ func TestNewRequiresAChart(t *testing.T) {
 	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
 		_, err := New(ctx, "x", &ReleaseArgs{Name: pulumi.String("x")})
 		return err
-	}, pulumi.WithMocks("project", "stack", &recorder{}))
+	}, pulumi.WithMocks("project", "stack", &k8ssdktest.Recorder{}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Chart is required")
 }
@@ -119,7 +82,7 @@ func TestNewRequiresAChart(t *testing.T) {
 // declares for it. The generated source is parsed, not compiled, so this
 // test does not pay for the packages the program avoids.
 func TestWireShapeMatchesTheSDKSchema(t *testing.T) {
-	dir, _ := kubernetesModuleDir(t)
+	dir, _ := k8ssdktest.ModuleDir(t)
 	fset := token.NewFileSet()
 	sdkFields := map[string]map[string]string{} // struct -> pulumi tag -> Go type
 	for _, file := range []string{"release.go", "pulumiTypes.go"} {

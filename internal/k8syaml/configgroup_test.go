@@ -1,74 +1,38 @@
 package k8syaml
 
 import (
-	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"nodeless-eks/internal/k8ssdktest"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-const kubernetesModule = "github.com/pulumi/pulumi-kubernetes/sdk/v4"
-
-type registered struct {
-	typ, name, version string
-	remote             bool
-	inputs             resource.PropertyMap
-}
-
-type recorder struct {
-	mu   sync.Mutex
-	regs []registered
-}
-
-func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.regs = append(r.regs, registered{args.TypeToken, args.Name, args.RegisterRPC.GetVersion(), args.RegisterRPC.GetRemote(), args.Inputs})
-	return "", args.Inputs, nil
-}
-
-func (r *recorder) Call(pulumi.MockCallArgs) (resource.PropertyMap, error) {
-	return resource.PropertyMap{}, nil
-}
-
-func kubernetesModuleDir(t *testing.T) (dir, version string) {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-json", kubernetesModule).Output()
-	require.NoError(t, err, "go list -m %s", kubernetesModule)
-	var m struct{ Dir, Version string }
-	require.NoError(t, json.Unmarshal(out, &m))
-	require.NotEmpty(t, m.Dir, "the module must be downloaded (go mod download)")
-	return m.Dir, m.Version
-}
-
 func TestNewConfigGroupRegistersTheProvidersComponent(t *testing.T) {
-	rec := &recorder{}
+	rec := &k8ssdktest.Recorder{}
 	files := []string{"https://example.com/a.yaml", "https://example.com/b.yaml"}
 	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
 		_, err := NewConfigGroup(ctx, "crds", &ConfigGroupArgs{Files: pulumi.ToStringArray(files)})
 		return err
 	}, pulumi.WithMocks("project", "stack", rec))
 	require.NoError(t, err)
-	require.Len(t, rec.regs, 1)
-	reg := rec.regs[0]
-	_, moduleVersion := kubernetesModuleDir(t)
+	require.Len(t, rec.Regs, 1)
+	reg := rec.Regs[0]
+	_, moduleVersion := k8ssdktest.ModuleDir(t)
 
-	assert.Equal(t, "kubernetes:yaml/v2:ConfigGroup", reg.typ, "the provider's ConfigGroup type")
-	assert.True(t, reg.remote, "the provider constructs the group's children")
-	assert.Equal(t, moduleVersion, "v"+reg.version, "the provider version is the pulumi-kubernetes module's")
+	assert.Equal(t, "kubernetes:yaml/v2:ConfigGroup", reg.Type, "the provider's ConfigGroup type")
+	assert.True(t, reg.Remote, "the provider constructs the group's children")
+	assert.Equal(t, moduleVersion, "v"+reg.Version, "the provider version is the pulumi-kubernetes module's")
 	var got []string
-	for _, f := range reg.inputs["files"].ArrayValue() {
+	for _, f := range reg.Inputs["files"].ArrayValue() {
 		got = append(got, f.StringValue())
 	}
 	assert.Equal(t, files, got, "files are sent in order")
@@ -78,7 +42,7 @@ func TestNewConfigGroupRequiresFiles(t *testing.T) {
 	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
 		_, err := NewConfigGroup(ctx, "x", &ConfigGroupArgs{})
 		return err
-	}, pulumi.WithMocks("project", "stack", &recorder{}))
+	}, pulumi.WithMocks("project", "stack", &k8ssdktest.Recorder{}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Files is required")
 }
@@ -87,7 +51,7 @@ func TestNewConfigGroupRequiresFiles(t *testing.T) {
 // the name and type of pulumi-kubernetes' generated configGroupArgs,
 // parsed from the module source rather than compiled.
 func TestWireShapeMatchesTheSDKSchema(t *testing.T) {
-	dir, _ := kubernetesModuleDir(t)
+	dir, _ := k8ssdktest.ModuleDir(t)
 	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, "go", "kubernetes", "yaml", "v2", "configGroup.go"), nil, 0)
 	require.NoError(t, err)
 	sdk := map[string]string{}

@@ -92,24 +92,28 @@ func FindWorkloadOrphans(ctx context.Context, ec2c EC2API, elbc ELBAPI, cluster 
 			out.SecurityGroups = append(out.SecurityGroups, aws.ToString(g.GroupId))
 		}
 	}
-	lbs, err := elbc.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{})
-	if err != nil {
-		return out, fmt.Errorf("describing load balancers: %w", err)
+	// Both lists are paged (400 a page): follow every page.
+	var lbArns, tgArns []string
+	for lbs := elb.NewDescribeLoadBalancersPaginator(elbc, &elb.DescribeLoadBalancersInput{}); lbs.HasMorePages(); {
+		page, err := lbs.NextPage(ctx)
+		if err != nil {
+			return out, fmt.Errorf("describing load balancers: %w", err)
+		}
+		for _, lb := range page.LoadBalancers {
+			lbArns = append(lbArns, aws.ToString(lb.LoadBalancerArn))
+		}
 	}
-	var lbArns []string
-	for _, lb := range lbs.LoadBalancers {
-		lbArns = append(lbArns, aws.ToString(lb.LoadBalancerArn))
+	for tgs := elb.NewDescribeTargetGroupsPaginator(elbc, &elb.DescribeTargetGroupsInput{}); tgs.HasMorePages(); {
+		page, err := tgs.NextPage(ctx)
+		if err != nil {
+			return out, fmt.Errorf("describing target groups: %w", err)
+		}
+		for _, tg := range page.TargetGroups {
+			tgArns = append(tgArns, aws.ToString(tg.TargetGroupArn))
+		}
 	}
 	if out.LoadBalancers, err = taggedFor(ctx, elbc, lbArns, cluster); err != nil {
 		return out, err
-	}
-	tgs, err := elbc.DescribeTargetGroups(ctx, &elb.DescribeTargetGroupsInput{})
-	if err != nil {
-		return out, fmt.Errorf("describing target groups: %w", err)
-	}
-	var tgArns []string
-	for _, tg := range tgs.TargetGroups {
-		tgArns = append(tgArns, aws.ToString(tg.TargetGroupArn))
 	}
 	out.TargetGroups, err = taggedFor(ctx, elbc, tgArns, cluster)
 	return out, err

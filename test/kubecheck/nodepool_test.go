@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"nodeless-eks/nodepool/spec"
+	"nodeless-eks/nodepool/spec/spectest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,20 +36,9 @@ func TestRegisteredNodeObjectsPassTheCRDs(t *testing.T) {
 	}
 }
 
-// badNodePool is a row of testdata/bad-nodepools.json: a configuration
-// that the program's config validation rejects.
-type badNodePool struct {
-	Name         string          `json:"name"`
-	Key          string          `json:"key"`
-	NodePools    json.RawMessage `json:"nodePools"`
-	NodeClasses  json.RawMessage `json:"nodeClasses"`
-	Production   bool            `json:"production"`
-	CRDCannotSee string          `json:"crdCannotSee"`
-}
-
 // objectsFor builds the objects a configuration would produce, with the
 // same defaults as the program, skipping its validation.
-func objectsFor(t *testing.T, row badNodePool) (map[string]spec.Pool, map[string]spec.NodeClass, []map[string]any) {
+func objectsFor(t *testing.T, row spectest.BadNodePool) (map[string]spec.Pool, map[string]spec.NodeClass, []map[string]any) {
 	t.Helper()
 	var pools map[string]spec.Pool
 	if row.NodePools != nil {
@@ -76,10 +66,8 @@ func objectsFor(t *testing.T, row badNodePool) (map[string]spec.Pool, map[string
 // validation rejects, the API server would have rejected too, except where
 // the row says why a CRD cannot see the problem.
 func TestCRDsAgreeWithConfigValidation(t *testing.T) {
-	raw, err := os.ReadFile("../../testdata/bad-nodepools.json")
+	rows, err := spectest.LoadBadNodePools("../../testdata/bad-nodepools.json")
 	require.NoError(t, err)
-	var rows []badNodePool
-	require.NoError(t, json.Unmarshal(raw, &rows))
 	v := karpenterValidator(t)
 
 	for _, row := range rows {
@@ -111,7 +99,7 @@ func TestCRDsAgreeWithConfigValidation(t *testing.T) {
 // config validation and the CRDs alike.
 func TestGoodConfigsPassBoth(t *testing.T) {
 	v := karpenterValidator(t)
-	rows := []badNodePool{
+	rows := []spectest.BadNodePool{
 		{Name: "the defaults"},
 		{Name: "an on-demand amd64 nitro pool", NodePools: json.RawMessage(`{"general": {}, "on-demand": {
 			"requirements": {"arch": ["amd64"], "capacityTypes": ["on-demand"], "hypervisors": ["nitro"], "cpus": [4, 8, 16, 32]},

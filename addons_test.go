@@ -490,17 +490,25 @@ func TestDay1AddonsKeepTheBootstrapLength(t *testing.T) {
 	assert.Equal(t, without, with, "the EBS CSI driver, metrics-server, the node monitoring agent and the destroy cleanup must hang off the bootstrap chain, not lengthen it")
 }
 
+// takenBySibling are the modelled children of a remote component that
+// another of its children uses, so that the engine deletes them only
+// after it: pulumi-eks's EKS cluster takes its service role.
+var takenBySibling = map[string]map[string]string{
+	"eks:index:Cluster": {"aws:iam/role:Role": "aws:eks/cluster:Cluster"},
+}
+
 // deletedBeforeProtection are the resources a destroy deletes although
 // some are protected: the engine refuses a protected resource's delete,
-// goes on, and skips only what that resource depends on (pulumi/pulumi
+// goes on, and skips only what that resource depends on, not those
+// dependencies' children (pulumi/pulumi pkg/resource/deploy
 // step_executor.go, deployment_executor.go). A resource is deleted only
 // after everything that depends on it, is parented to it or uses it as
 // provider, so one with a protected dependent, directly or not, is never
-// reached; a remote component's children are reached unless it is
-// protected, which they inherit.
-// protected adds resources whose protection the mocks cannot see (a
-// remote component's protected child).
-func deletedBeforeProtection(rec *recorder, protected func(*registration) bool) []string {
+// reached. A remote component is reached when one of its modelled
+// children (childrenOf, after the transforms) is protected neither
+// explicitly nor as what a protected sibling takes: its protection is not
+// relied on to reach them.
+func deletedBeforeProtection(rec *recorder) []string {
 	regs := rec.programRegistrations()
 	dependents := map[string][]*registration{}
 	for _, reg := range regs {
@@ -516,14 +524,15 @@ func deletedBeforeProtection(rec *recorder, protected func(*registration) bool) 
 		}
 		memo[reg.URN] = false
 		if reg.Remote {
-			// The engine skips the dependencies of a protected resource but
-			// not their children: a remote component's children (what its
-			// provider registers for it) are deleted unless they inherit
-			// protection from it.
-			memo[reg.URN] = !reg.Protect && !protected(reg)
+			for typ, child := range reg.Transformed {
+				taker, taken := takenBySibling[reg.Type][typ]
+				if !child.Protect && !(taken && reg.Transformed[taker].Protect) {
+					memo[reg.URN] = true
+				}
+			}
 			return memo[reg.URN]
 		}
-		ok := !reg.Protect && !protected(reg)
+		ok := !reg.Protect
 		for _, d := range dependents[reg.URN] {
 			ok = ok && reached(d)
 		}
@@ -542,8 +551,7 @@ func deletedBeforeProtection(rec *recorder, protected func(*registration) bool) 
 
 func TestProductionDestroyStopsBeforeData(t *testing.T) {
 	rec := stackWith(t, "testdata/stack-multipool.yaml", map[string]string{"argocd": "true"}).rec
-	cluster := rec.get(t, typeEksCluster, "eks-prod")
-	deleted := deletedBeforeProtection(rec, func(reg *registration) bool { return reg == cluster })
+	deleted := deletedBeforeProtection(rec)
 	assert.Empty(t, deleted, "a destroy of a production stack must stop before it deletes anything: no volume, "+
 		"load balancer, node, security group rule, interruption rule or add-on")
 	assert.True(t, rec.get(t, typeCommand, "eks-prod-addons-destroy-cleanup").Protect, "the cleanup is protected")

@@ -50,8 +50,8 @@ const defaultLogRetentionDays = 90
 // Config is the typed stack configuration. Components never read config;
 // main.go hands them the fields they need.
 type Config struct {
-	// ClusterName is the EKS cluster's physical name; Karpenter discovers
-	// subnets and security groups by the tag karpenter.sh/discovery=<name>.
+	// ClusterName is the EKS cluster's physical name, and the start of
+	// every AWS name the stack creates.
 	ClusterName string
 	// KubernetesVersion is "1.NN", within Karpenter's supported range.
 	KubernetesVersion string
@@ -438,15 +438,12 @@ func (c *Config) validateTeamAndProduction(bad func(string, ...any)) {
 // newerMinor reports whether semantic version a has a greater major.minor
 // than b.
 func newerMinor(a, b string) bool {
-	pa, pb := strings.SplitN(a, ".", 3), strings.SplitN(b, ".", 3)
-	for i := 0; i < 2; i++ {
-		x, _ := strconv.Atoi(pa[i])
-		y, _ := strconv.Atoi(pb[i])
-		if x != y {
-			return x > y
-		}
+	minorOf := func(v string) string {
+		parts := strings.SplitN(v, ".", 3)
+		return strings.Join(parts[:min(2, len(parts))], ".")
 	}
-	return false
+	order, err := versions.Compare(minorOf(a), minorOf(b))
+	return err == nil && order > 0
 }
 
 // decodeStrict decodes a JSON config value and rejects unknown object keys,
@@ -463,8 +460,11 @@ func decodeStrict(raw string, out any) error {
 	return nil
 }
 
-// CleanupNodeTimeout bounds how long the destroy cleanup waits for nodes:
-// the longest drain a pool allows plus 15 minutes to terminate.
+// CleanupNodeTimeout bounds how long the destroy cleanup waits for the
+// nodes of the pools the stack did not create: their terminationGracePeriod
+// is unknown to the program, so the stack's own longest stands for it, plus
+// bounds.NodeTermination; halfway through, the cleanup deletes the pods
+// whose drain is still blocked, so the bound holds either way.
 func (c *Config) CleanupNodeTimeout() time.Duration {
 	longest := time.Hour
 	for _, p := range c.NodePools {

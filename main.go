@@ -31,6 +31,10 @@ func program(ctx *pulumi.Context) error {
 		}
 	}
 
+	// The stack's own NodePools and classes carry it; the destroy cleanup
+	// and the bootstrap watch tell them from others' by it.
+	stackLabel := names.StackLabel(ctx.Project(), ctx.Stack())
+
 	vpc, err := cluster.NewVpc(ctx, cfg.ClusterName, &cluster.VpcArgs{
 		VpcName:                  cfg.VpcName,
 		PrivateSubnetNamePattern: cfg.PrivateSubnetNamePattern,
@@ -87,7 +91,7 @@ func program(ctx *pulumi.Context) error {
 
 	pools, err := nodepool.New(ctx, cfg.ClusterName+"-nodepools", &nodepool.Args{
 		ClusterName:       cfg.ClusterName,
-		StackLabel:        names.StackLabel(ctx.Project(), ctx.Stack()),
+		StackLabel:        stackLabel,
 		Pools:             cfg.NodePools,
 		Classes:           cfg.NodeClasses,
 		NodeRoleName:      ctl.NodeRoleName,
@@ -114,7 +118,7 @@ func program(ctx *pulumi.Context) error {
 		KarpenterRelease:   ctl.Release,
 		VpcCni:             eks.VpcCni,
 		AccessEntries:      eks.AccessEntries,
-		StackLabel:         names.StackLabel(ctx.Project(), ctx.Stack()),
+		StackLabel:         stackLabel,
 		Kubeconfig:         eks.Kubeconfig,
 		CleanupNodeTimeout: cfg.CleanupNodeTimeout(),
 		Versions: addons.Versions{
@@ -144,7 +148,7 @@ func program(ctx *pulumi.Context) error {
 	watchBootstrap(ctx, bootstrap{
 		kubeconfig: eks.Kubeconfig, fargateProfile: eks.FargateProfile, controller: ctl.Release, coreDNS: addOns.CoreDNS,
 		karpenter: ctl, nodePools: pools, addons: addOns,
-		ownLabel: names.StackLabelKey + "=" + names.StackLabel(ctx.Project(), ctx.Stack()),
+		ownLabel: names.StackLabelKey + "=" + stackLabel,
 	})
 
 	ctx.Export("region", pulumi.String(cfg.Region).ToStringOutput())

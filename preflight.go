@@ -80,6 +80,9 @@ func checkSpotRole(ctx *pulumi.Context, c *Config) (string, error) {
 	if len(roles.Names) > 0 {
 		return "", nil
 	}
+	// EC2 needs the role for spot requests (EC2 user guide,
+	// service-linked-roles-spot-instance-requests.html); Karpenter's
+	// getting-started guide creates it for that reason.
 	return fmt.Sprintf("nodePools %s allow spot capacity, but the account has no EC2 Spot service-linked role "+
 		"(AWSServiceRoleForEC2Spot): EC2 refuses spot launches without it, and Karpenter launches on-demand instead, at the "+
 		"on-demand price. Create it once per account: aws iam create-service-linked-role --aws-service-name spot.amazonaws.com",
@@ -106,7 +109,8 @@ func runningVersion(ctx *pulumi.Context, clusterName string) (string, bool, erro
 
 // checkUpgradeStep rejects a kubernetesVersion that EKS cannot reach in one
 // step from the version the cluster runs: EKS upgrades the control plane
-// one minor at a time and never downgrades.
+// one minor at a time and never downgrades (EKS user guide,
+// update-cluster.html).
 func checkUpgradeStep(c *Config, running string) error {
 	from, errFrom := minor(running)
 	to, errTo := minor(c.KubernetesVersion)

@@ -204,7 +204,7 @@ func TestProductionGuards(t *testing.T) {
 	})
 	t.Run("the transform protects pulumi-eks's EKS cluster and nothing else", func(t *testing.T) {
 		child := eks.Transformed["aws:eks/cluster:Cluster"]
-		assert.True(t, child.Protect, "protecting a component does not reach its children; the transform must")
+		assert.True(t, child.Protect, "the transform protects the EKS cluster itself, not relying on the component's protection reaching it")
 		assert.True(t, eks.Transformed["aws:iam/role:Role"].Unchanged, "other children of pulumi-eks pass unchanged")
 	})
 	t.Run("dev stacks are not protected", func(t *testing.T) {

@@ -68,6 +68,8 @@ func watchBootstrap(ctx *pulumi.Context, b bootstrap) {
 	log := bootLog(ctx)
 	sink := resourceSink{log: log, b: b}
 	opts := bootwatch.Options{
+		// The chart's selector labels and container name (karpenter chart
+		// templates/_helpers.tpl and deployment.yaml; test/kubecheck renders it).
 		Namespace: karpenter.Namespace, Selector: "app.kubernetes.io/name=karpenter,app.kubernetes.io/instance=karpenter",
 		Container: "controller", OwnLabel: b.ownLabel,
 		Interval: bootWatchInterval, StuckAfter: bootWatchStuckAfter,

@@ -58,8 +58,8 @@ type Args struct {
 	// StackLabel is the value of the names.StackLabelKey label on the
 	// stack's own NodePools and EC2NodeClasses, which the cleanup keeps.
 	StackLabel string
-	// CleanupNodeTimeout bounds the destroy cleanup's wait for nodes: the
-	// longest pool's terminationGracePeriod plus time to terminate.
+	// CleanupNodeTimeout bounds the destroy cleanup's wait for the nodes of
+	// pools the stack did not create (Config.CleanupNodeTimeout).
 	CleanupNodeTimeout time.Duration
 	// Versions pins versions.
 	Versions Versions

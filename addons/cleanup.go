@@ -52,6 +52,9 @@ func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pul
 		// Deleted first: before the controllers, add-ons and access it needs,
 		// and before the stack's own pools and classes.
 		pulumi.DependsOn(prerequisites),
+		// The delete's custom timeout; the command also keeps its own
+		// deadline (internal/cleanup.Main), so it ends within this whether
+		// or not the provider enforces it.
 		pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: budget.String()}),
 		// Pulumi checks protection when it reaches a delete, not before
 		// the destroy starts, and then goes on with what the protected

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"nodeless-eks/internal/awsaccount"
+	"nodeless-eks/internal/cleanup"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -71,7 +72,7 @@ func newEBSCSIDriver(ctx *pulumi.Context, name string, args *Args, account awsac
 			Name:        pulumi.String(DefaultStorageClass),
 			Annotations: pulumi.StringMap{"storageclass.kubernetes.io/is-default-class": pulumi.String("true")},
 		},
-		Provisioner: pulumi.String("ebs.csi.aws.com"),
+		Provisioner: pulumi.String(cleanup.EBSCSIDriver),
 		Parameters:  pulumi.StringMap{"type": pulumi.String("gp3"), "encrypted": pulumi.String("true")},
 		// Create the volume in the zone the pod is scheduled to.
 		VolumeBindingMode:    pulumi.String("WaitForFirstConsumer"),

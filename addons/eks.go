@@ -88,7 +88,7 @@ func addonTimeouts(needsNodes bool) pulumi.ResourceOption {
 	if needsNodes {
 		bound = bounds.FirstNode
 	}
-	return pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.Create(bound), Update: bounds.Create(bound)})
+	return pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bound.String(), Update: bound.String()})
 }
 
 func newAddon(ctx *pulumi.Context, name string, args *Args, spec addonSpec, parent pulumi.ResourceOrInvokeOption) (*awseks.Addon, error) {

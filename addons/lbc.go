@@ -85,13 +85,7 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 	// served long before the controller's pods can start.
 	crds, err := k8syaml.NewConfigGroup(ctx, name+"-lb-controller-crds", &k8syaml.ConfigGroupArgs{
 		Files: pulumi.ToStringArray(LoadBalancerControllerCRDs(args.Versions.LoadBalancerControllerChart)),
-	}, parent, pulumi.Provider(args.Provider), pulumi.Transforms([]pulumi.ResourceTransform{TakeOverCRDs}),
-		// The CRDs are the group's children, which a destroy reaches apart
-		// from the group (the engine goes on past a protected resource and
-		// skips only its dependencies, not their children: pulumi/pulumi
-		// deployment_executor.go); deleting them would delete every
-		// TargetGroupBinding of a running production cluster. Children
-		// inherit their parent's protection.
+	}, parent, pulumi.Provider(args.Provider), pulumi.Transforms([]pulumi.ResourceTransform{TakeOverCRDs(args.Protect)}),
 		pulumi.Protect(args.Protect))
 	if err != nil {
 		return nil, fmt.Errorf("creating load balancer controller CRDs: %w", err)
@@ -146,8 +140,26 @@ const crdType = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 // earlier Helm install of the chart owns (field manager "helm") instead of
 // failing on the conflict when a new version changes them
 // (https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply/).
-func TakeOverCRDs(_ context.Context, args *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
+// With protect, it protects each of the group's children itself: a
+// destroy reaches them apart from the group (the engine goes on past a protected
+// resource and skips only its dependencies, not their children: pulumi/pulumi
+// pkg/resource/deploy/deployment_executor.go), and deleting a CRD would
+// delete every TargetGroupBinding of a running production cluster.
+func TakeOverCRDs(protect bool) pulumi.ResourceTransform {
+	return func(ctx context.Context, args *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
+		return takeOverCRD(ctx, args, protect)
+	}
+}
+
+func takeOverCRD(_ context.Context, args *pulumi.ResourceTransformArgs, protect bool) *pulumi.ResourceTransformResult {
+	opts := args.Opts
+	if protect {
+		opts.Protect = true
+	}
 	if args.Type != crdType {
+		if protect {
+			return &pulumi.ResourceTransformResult{Props: args.Props, Opts: opts}
+		}
 		return nil
 	}
 	meta, _ := args.Props["metadata"].(pulumi.Map)
@@ -170,7 +182,7 @@ func TakeOverCRDs(_ context.Context, args *pulumi.ResourceTransformArgs) *pulumi
 			props[k] = v
 		}
 	}
-	return &pulumi.ResourceTransformResult{Props: props, Opts: args.Opts}
+	return &pulumi.ResourceTransformResult{Props: props, Opts: opts}
 }
 
 // LoadBalancerControllerValues are the aws-load-balancer-controller chart's

@@ -154,9 +154,11 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if args.Protect {
 		clusterOpts = append(clusterOpts, pulumi.Protect(true))
 	}
-	// pulumi-eks v3.9 exposes neither protect on its children nor the
-	// cluster's upgrade policy (pulumi/pulumi-eks#1776, first in v4.0.0);
-	// a transform sets both on its aws:eks/cluster:Cluster child.
+	// pulumi-eks v3.9 does not expose the cluster's upgrade policy
+	// (pulumi/pulumi-eks#1776, first in v4.0.0), and whether a remote
+	// component's protection reaches its children depends on the SDK that
+	// implements it: a transform sets both on its aws:eks/cluster:Cluster
+	// child, so that the cluster's protection does not rest on that.
 	clusterOpts = append(clusterOpts, pulumi.Transforms([]pulumi.ResourceTransform{
 		EKSClusterTransform(args.Protect, args.SupportType),
 	}))

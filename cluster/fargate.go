@@ -49,7 +49,7 @@ func newFargateProfile(ctx *pulumi.Context, name string, args *Args, account aws
 		parent,
 		// Pods scheduled onto the profile pull their images with this policy.
 		pulumi.DependsOn([]pulumi.Resource{attachment}),
-		pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.Create(bounds.FargateProfile)}),
+		pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.FargateProfile.String()}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("creating Fargate profile: %w", err)

@@ -36,7 +36,7 @@ func newVpcCni(ctx *pulumi.Context, name string, args *Args, clusterName, nodeSG
 		Tags:                     pulumi.ToStringMap(args.Tags),
 	}, parent,
 		// ACTIVE without any node; the bootstrap knows sooner than pulumi-aws's 20 minutes.
-		pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.Create(bounds.DaemonSetAddon), Update: bounds.Create(bounds.DaemonSetAddon)}))
+		pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.DaemonSetAddon.String(), Update: bounds.DaemonSetAddon.String()}))
 	if err != nil {
 		return nil, fmt.Errorf("creating vpc-cni add-on: %w", err)
 	}

@@ -23,9 +23,11 @@ const typeToken = "nodeless-eks:nodepool:NodePools"
 
 // AwaitReady makes the kubernetes provider wait, on create and update,
 // until an object's Ready condition is True (pulumi-kubernetes 4.18 and
-// later; without it a custom resource is not awaited at all), so that a
+// later; without it a custom resource is not awaited at all: pulumi-kubernetes
+// provider/pkg/await, https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/await-logic/),
+// so that a
 // class or pool that cannot work fails `pulumi up` at itself, within its
-// bound, instead of at CoreDNS 20 minutes later.
+// bound, instead of at CoreDNS, whose own bound comes later.
 const AwaitReady = "condition=Ready"
 
 // Args configures the node pools. Pools and Classes have their defaults
@@ -109,7 +111,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			// Karpenter must serve the CRD, and nodes must be able to join,
 			// before it launches anything for this class.
 			pulumi.DependsOn(append([]pulumi.Resource{args.KarpenterRelease}, args.NodePrerequisites...)),
-			pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.Create(bounds.NodeClass), Update: bounds.Create(bounds.NodeClass),
+			pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.NodeClass.String(), Update: bounds.NodeClass.String(),
 				Delete: bounds.NodeClassDelete.String()}),
 		)
 		if err != nil {
@@ -134,7 +136,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			// The pool names its class only by name, and its first node
 			// needs custom networking in place.
 			pulumi.DependsOn([]pulumi.Resource{classes[pool.NodeClass], args.VpcCni}),
-			pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.Create(bounds.NodePool), Update: bounds.Create(bounds.NodePool),
+			pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.NodePool.String(), Update: bounds.NodePool.String(),
 				Delete: poolDeleteTimeout(pool)}),
 		)
 		if err != nil {

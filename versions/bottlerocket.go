@@ -8,7 +8,8 @@ package versions
 // /aws/service/bottlerocket/aws-k8s-1.NN/<arch>/<X.Y.Z>/image_id, which an
 // older release never published: an EC2NodeClass pinned to it never turns
 // Ready. Bottlerocket also stops building a variant when EKS ends its
-// extended support (aws-k8s-1.30 is absent from v1.64.0 on), which only
+// extended support (aws-k8s-1.30 is absent from v1.64.0 on, per the
+// bottlerocket-os/bottlerocket release notes), which only
 // the SSM check at preview can see.
 var FirstBottlerocket = map[int]string{
 	30: "1.20.0",

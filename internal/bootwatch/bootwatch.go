@@ -36,11 +36,11 @@ type API interface {
 
 // What the watch reads.
 var (
-	Pods           = kubeapi.Resource{GroupVersion: "v1", Plural: "pods", Namespaced: true}
-	Events         = kubeapi.Resource{GroupVersion: "v1", Plural: "events", Namespaced: true}
-	NodePools      = kubeapi.Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodepools"}
-	NodeClaims     = kubeapi.Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodeclaims"}
-	EC2NodeClasses = kubeapi.Resource{GroupVersion: "karpenter.k8s.aws/v1", Plural: "ec2nodeclasses"}
+	Pods           = kubeapi.Pods
+	Events         = kubeapi.Events
+	NodePools      = kubeapi.NodePools
+	NodeClaims     = kubeapi.NodeClaims
+	EC2NodeClasses = kubeapi.EC2NodeClasses
 )
 
 // Kinds of Subject.
@@ -240,9 +240,7 @@ func since(p kubeapi.Object, start time.Time) time.Time {
 // containerFailure is a container that cannot start or keeps crashing,
 // with the state it stands for.
 func containerFailure(ctx context.Context, api API, p kubeapi.Object) (state, why string) {
-	statuses, _ := p.Get("status", "containerStatuses").([]any)
-	for _, raw := range statuses {
-		c := kubeapi.Object(asMap(raw))
+	for _, c := range p.Items("status", "containerStatuses") {
 		name := c.Str("name")
 		switch reason := c.Str("state", "waiting", "reason"); reason {
 		case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError":
@@ -333,15 +331,13 @@ func Nodes(ctx context.Context, api API, sink Sink, o Options, bound time.Durati
 		if allReady && poolsReady.IsZero() {
 			poolsReady = o.now()
 		}
+		launching := false // a NodeClaim of the stack's pools is on its way
 		for _, nc := range claims {
 			if _, ours := appeared[nc.Label("karpenter.sh/nodepool")]; ours && fresh(nc, start) {
+				launching = true
 				claim(sink, seen, nc, appeared)
 			}
 		}
-		launching := slices.ContainsFunc(claims, func(nc kubeapi.Object) bool {
-			_, ours := appeared[nc.Label("karpenter.sh/nodepool")]
-			return ours && fresh(nc, start)
-		})
 		claimEvents(ctx, api, sink, seen, start, appeared)
 		return coreDNS(ctx, api, sink, seen, o, start, poolsReady, launching, wasFirst)
 	})
@@ -349,8 +345,11 @@ func Nodes(ctx context.Context, api API, sink Sink, o Options, bound time.Durati
 
 // claimEvents reports Karpenter's warnings about the stack's NodeClaims,
 // including those it has already deleted: an InsufficientCapacityError
-// (which covers EC2's vCPU limits and full subnets) deletes the claim and
-// leaves only the event. A claim is named after its pool, "<pool>-xxxxx".
+// (which covers EC2's vCPU limits and full subnets: karpenter-provider-aws
+// pkg/errors/errors.go) deletes the claim and leaves only the event
+// (kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle/launch.go).
+// A claim is named after its pool, "<pool>-xxxxx" (the NodeClaim template's
+// generateName, pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go).
 func claimEvents(ctx context.Context, api API, sink Sink, seen *said, start time.Time, pools map[string]time.Time) {
 	for _, e := range newEvents(ctx, api, "", "involvedObject.kind=NodeClaim,type=Warning", start) {
 		name := e.Str("involvedObject", "name")
@@ -427,13 +426,13 @@ func later(a, b time.Time) time.Time {
 // message: Ready's own message only names them. A pool's
 // NodeRegistrationHealthy=False, which carries the reason its nodes fail
 // to launch or join, is said even while the pool is Ready (it is not one
-// of Ready's dependents). It returns whether the object is Ready.
+// of Ready's dependents: kubernetes-sigs/karpenter pkg/apis/v1/
+// nodepool_status.go). It returns whether the object is Ready.
 func conditions(sink Sink, seen *said, o Options, start time.Time, subj Subject, obj kubeapi.Object) bool {
-	list, _ := obj.Get("status", "conditions").([]any)
+	list := obj.Items("status", "conditions")
 	var bad []string
 	ready := false
-	for _, raw := range list {
-		c := kubeapi.Object(asMap(raw))
+	for _, c := range list {
 		typ, status := c.Str("type"), c.Str("status")
 		switch {
 		case typ == "Ready":
@@ -471,14 +470,13 @@ func conditions(sink Sink, seen *said, o Options, start time.Time, subj Subject,
 // claim reports a NodeClaim's launch and registration, or its failure to
 // launch: Karpenter leaves Launched Unknown, with the reason (LaunchFailed,
 // or the cloud provider's) and EC2's message, until it retries or deletes
-// the claim; it never sets it False.
+// the claim; it never sets it False (kubernetes-sigs/karpenter v1.14
+// pkg/controllers/nodeclaim/lifecycle/launch.go).
 func claim(sink Sink, seen *said, nc kubeapi.Object, appeared map[string]time.Time) {
 	pool := nc.Label("karpenter.sh/nodepool")
 	subj := Subject{Kind: KindNodeClaim, Name: nc.Name(), Pool: pool}
 	cond := map[string]kubeapi.Object{}
-	list, _ := nc.Get("status", "conditions").([]any)
-	for _, raw := range list {
-		c := kubeapi.Object(asMap(raw))
+	for _, c := range nc.Items("status", "conditions") {
 		cond[c.Str("type")] = c
 	}
 	launched := cond["Launched"]
@@ -501,9 +499,8 @@ func claim(sink Sink, seen *said, nc kubeapi.Object, appeared map[string]time.Ti
 }
 
 func podReady(p kubeapi.Object) bool {
-	list, _ := p.Get("status", "conditions").([]any)
-	for _, raw := range list {
-		if c := kubeapi.Object(asMap(raw)); c.Str("type") == "Ready" {
+	for _, c := range p.Items("status", "conditions") {
+		if c.Str("type") == "Ready" {
 			return c.Str("status") == "True"
 		}
 	}
@@ -534,9 +531,4 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
-}
-
-func asMap(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
 }

@@ -58,8 +58,5 @@ const (
 // Seconds is d in whole seconds, for Helm's timeout input.
 func Seconds(d time.Duration) int { return int(d / time.Second) }
 
-// Create is a custom timeout for creates and updates bounded by d.
-func Create(d time.Duration) string { return d.String() }
-
 // Describe says a bound in words, for messages.
 func Describe(d time.Duration) string { return fmt.Sprintf("%d minutes", int(d.Minutes())) }

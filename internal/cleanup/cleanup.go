@@ -43,16 +43,16 @@ import (
 
 // The kinds the cleanup reads and deletes.
 var (
-	Ingresses      = kubeapi.Resource{GroupVersion: "networking.k8s.io/v1", Plural: "ingresses", Namespaced: true}
-	Services       = kubeapi.Resource{GroupVersion: "v1", Plural: "services", Namespaced: true}
-	Claims         = kubeapi.Resource{GroupVersion: "v1", Plural: "persistentvolumeclaims", Namespaced: true}
-	Volumes        = kubeapi.Resource{GroupVersion: "v1", Plural: "persistentvolumes"}
-	Pods           = kubeapi.Resource{GroupVersion: "v1", Plural: "pods", Namespaced: true}
-	StatefulSets   = kubeapi.Resource{GroupVersion: "apps/v1", Plural: "statefulsets", Namespaced: true}
-	Gateways       = kubeapi.Resource{GroupVersion: "gateway.networking.k8s.io/v1", Plural: "gateways", Namespaced: true}
-	NodePools      = kubeapi.Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodepools"}
-	NodeClaims     = kubeapi.Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodeclaims"}
-	EC2NodeClasses = kubeapi.Resource{GroupVersion: "karpenter.k8s.aws/v1", Plural: "ec2nodeclasses"}
+	Ingresses      = kubeapi.Ingresses
+	Services       = kubeapi.Services
+	Claims         = kubeapi.Claims
+	Volumes        = kubeapi.Volumes
+	Pods           = kubeapi.Pods
+	StatefulSets   = kubeapi.StatefulSets
+	Gateways       = kubeapi.Gateways
+	NodePools      = kubeapi.NodePools
+	NodeClaims     = kubeapi.NodeClaims
+	EC2NodeClasses = kubeapi.EC2NodeClasses
 )
 
 // EBSCSIDriver is the CSI driver name of the EBS CSI driver.
@@ -76,6 +76,9 @@ type Options struct {
 	// Log receives what the cleanup does and waits for.
 	Log io.Writer
 }
+
+// pingTimeout bounds one try to reach the API server.
+const pingTimeout = 30 * time.Second
 
 // errNothingToClean ends the cleanup early, successfully.
 var errNothingToClean = errors.New("nothing to clean")
@@ -102,7 +105,8 @@ func Run(ctx context.Context, api kubeapi.API, o Options) error {
 		{"node pools and node classes the stack did not create", c.nodes},
 	} {
 		if err := step.run(ctx); err != nil && !errors.Is(err, errNothingToClean) {
-			return fmt.Errorf("removing %s: %w", step.name, err)
+			return fmt.Errorf("removing %s: %w; fix the cause and run `pulumi destroy` again (the cleanup starts over), or set "+
+				"NODELESS_EKS_SKIP_DESTROY_CLEANUP=true to destroy without it (see docs/troubleshooting.md)", step.name, err)
 		}
 	}
 	c.logf("destroy cleanup done")
@@ -128,7 +132,10 @@ func (c *cleaner) reach(ctx context.Context) error {
 	}
 	deadline := time.Now().Add(bound)
 	for {
-		err := c.api.Ping(ctx)
+		// Each try is bounded: a token from `aws eks get-token`, one GET.
+		pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
+		err := c.api.Ping(pingCtx)
+		cancel()
 		switch {
 		case err == nil:
 			return nil
@@ -173,13 +180,13 @@ func (c *cleaner) list(ctx context.Context, r kubeapi.Resource) ([]kubeapi.Objec
 
 // remove deletes an object, retrying transient errors until ctx ends.
 func (c *cleaner) remove(ctx context.Context, r kubeapi.Resource, namespace, name, why string) error {
-	c.logf("deleting %s %s%s", kind(r), qualified(namespace, name), why)
+	c.logf("deleting %s %s%s", r.Kind, qualified(namespace, name), why)
 	for {
 		err := c.api.Delete(ctx, r, namespace, name)
 		if err == nil || !kubeapi.IsTransient(err) || ctx.Err() != nil {
 			return err
 		}
-		c.logf("deleting %s %s failed for now (%v); retrying", kind(r), qualified(namespace, name), err)
+		c.logf("deleting %s %s failed for now (%v); retrying", r.Kind, qualified(namespace, name), err)
 		if err := poll.Sleep(ctx, c.o.Interval); err != nil {
 			return err
 		}
@@ -227,10 +234,14 @@ func (c *cleaner) waitFor(ctx context.Context, bound time.Duration, what string,
 func (c *cleaner) loadBalancers(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.o.LoadBalancerTimeout)
 	defer cancel()
-	kinds := []kubeapi.Resource{Ingresses, Services, Gateways}
-	find := func(ctx context.Context) (map[string]kubeapi.Object, error) {
-		found := map[string]kubeapi.Object{}
-		for _, r := range kinds {
+	// found is an object with its kind, keyed by identity.
+	type found struct {
+		r kubeapi.Resource
+		o kubeapi.Object
+	}
+	find := func(ctx context.Context) (map[string]found, error) {
+		out := map[string]found{}
+		for _, r := range []kubeapi.Resource{Ingresses, Services, Gateways} {
 			objs, err := c.list(ctx, r)
 			if r == Gateways && kubeapi.IsNotFound(err) {
 				continue // the Gateway API is not installed
@@ -240,43 +251,41 @@ func (c *cleaner) loadBalancers(ctx context.Context) error {
 			}
 			for _, o := range objs {
 				if r != Services || o.Str("spec", "type") == "LoadBalancer" {
-					found[kind(r)+" "+identity(o)] = o
+					out[r.Kind+" "+identity(o)] = found{r, o}
 				}
 			}
 		}
-		return found, nil
+		return out, nil
 	}
-	found, err := find(ctx)
+	before, err := find(ctx)
 	if err != nil {
 		return err
 	}
-	doomed := map[string]bool{}
-	for _, key := range sortedKeys(found) {
-		o := found[key]
-		doomed[key] = true
-		if o.Deleting() {
+	for _, key := range sortedKeys(before) {
+		f := before[key]
+		if f.o.Deleting() {
 			continue
 		}
-		r := kindOf(key, kinds)
 		why := ""
-		if r == Services {
+		if f.r == Services {
 			why = " (type LoadBalancer)"
 		}
-		if err := c.remove(ctx, r, o.Namespace(), o.Name(), why); err != nil {
+		if err := c.remove(ctx, f.r, f.o.Namespace(), f.o.Name(), why); err != nil {
 			return err
 		}
 	}
 	var recreated []string
 	err = c.waitFor(ctx, c.o.LoadBalancerTimeout, "Ingresses, LoadBalancer Services and Gateways (the LB controller deletes their load balancers)",
 		func(ctx context.Context) ([]string, error) {
-			found, err := find(ctx)
+			now, err := find(ctx)
 			var left []string
 			recreated = recreated[:0]
-			for key, o := range found {
-				if doomed[key] {
-					left = append(left, strings.SplitN(key, " ", 2)[0]+" "+qualified(o.Namespace(), o.Name()))
+			for key, f := range now {
+				name := f.r.Kind + " " + qualified(f.o.Namespace(), f.o.Name())
+				if _, deleted := before[key]; deleted {
+					left = append(left, name)
 				} else {
-					recreated = append(recreated, strings.SplitN(key, " ", 2)[0]+" "+qualified(o.Namespace(), o.Name()))
+					recreated = append(recreated, name)
 				}
 			}
 			return left, err
@@ -296,17 +305,6 @@ func identity(o kubeapi.Object) string {
 		return qualified(o.Namespace(), o.Name()) + "#" + uid
 	}
 	return qualified(o.Namespace(), o.Name())
-}
-
-// kindOf is the resource of a key made by kind(r) + " " + identity.
-func kindOf(key string, kinds []kubeapi.Resource) kubeapi.Resource {
-	k, _, _ := strings.Cut(key, " ")
-	for _, r := range kinds {
-		if kind(r) == k {
-			return r
-		}
-	}
-	return kubeapi.Resource{}
 }
 
 // volumes deletes the claims of the EBS CSI driver's volumes whose reclaim
@@ -403,8 +401,10 @@ func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, ma
 // releaseClaims deletes the scheduled pods that mount one of claims, by
 // name or as a generic ephemeral volume (whose claim is named
 // <pod>-<volume>): the claims' protection finalizer holds them while such
-// a pod exists. Pods that controllers recreate stay unscheduled, since the
-// scheduler refuses a claim that is being deleted.
+// a pod exists (Kubernetes "Storage Object in Use Protection"). Pods that
+// controllers recreate stay unscheduled, since the scheduler refuses a
+// claim that is being deleted (kube-scheduler's VolumeBinding plugin:
+// "persistentvolumeclaim is being deleted").
 func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]string) error {
 	pods, err := c.list(ctx, Pods)
 	if err != nil {
@@ -414,9 +414,7 @@ func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]string) e
 		if pod.Deleting() || pod.Str("spec", "nodeName") == "" {
 			continue
 		}
-		volumes, _ := pod.Get("spec", "volumes").([]any)
-		for _, raw := range volumes {
-			v := kubeapi.Object(asMap(raw))
+		for _, v := range pod.Items("spec", "volumes") {
 			claim := v.Str("persistentVolumeClaim", "claimName")
 			if v.Get("ephemeral") != nil {
 				claim = pod.Name() + "-" + v.Str("name")
@@ -510,8 +508,10 @@ func (c *cleaner) nodes(ctx context.Context) error {
 
 // forceDrain deletes the pods still on nodes (name: pool) whose drain has
 // not finished: a PodDisruptionBudget that never allows an eviction holds
-// a drain until the pool's terminationGracePeriod, forever without one; a
-// delete is not an eviction, and no budget holds it. DaemonSet pods stay:
+// a drain until the pool's terminationGracePeriod, forever without one
+// (Karpenter docs, concepts/disruption, "Termination Grace Period"); a
+// delete is not an eviction, and no budget holds it (Kubernetes docs,
+// "Disruptions": budgets apply to the Eviction API only). DaemonSet pods stay:
 // a drain does not wait for them.
 func (c *cleaner) forceDrain(ctx context.Context, nodes map[string]string) error {
 	pods, err := c.list(ctx, Pods)
@@ -532,9 +532,8 @@ func (c *cleaner) forceDrain(ctx context.Context, nodes map[string]string) error
 }
 
 func ownedBy(o kubeapi.Object, kind string) bool {
-	owners, _ := o.Get("metadata", "ownerReferences").([]any)
-	for _, raw := range owners {
-		if kubeapi.Object(asMap(raw)).Str("kind") == kind {
+	for _, owner := range o.Items("metadata", "ownerReferences") {
+		if owner.Str("kind") == kind {
 			return true
 		}
 	}
@@ -546,7 +545,7 @@ func ownedBy(o kubeapi.Object, kind string) bool {
 func (c *cleaner) foreign(ctx context.Context, r kubeapi.Resource) ([]string, error) {
 	objs, err := c.list(ctx, r)
 	if kubeapi.IsNotFound(err) {
-		c.logf("%s are not served (is Karpenter's CRD installed?): none to delete", kind(r))
+		c.logf("%s are not served (is Karpenter's CRD installed?): none to delete", r.Kind)
 		return nil, nil
 	}
 	if err != nil {
@@ -555,7 +554,7 @@ func (c *cleaner) foreign(ctx context.Context, r kubeapi.Resource) ([]string, er
 	var out []string
 	for _, o := range objs {
 		if o.Label(c.o.OwnLabelKey) == c.o.OwnLabelValue {
-			c.logf("keeping %s %s: the stack created it, and destroy deletes it after the cleanup", kind(r), o.Name())
+			c.logf("keeping %s %s: the stack created it, and destroy deletes it after the cleanup", r.Kind, o.Name())
 			continue
 		}
 		out = append(out, o.Name()) // one already being deleted is waited for too
@@ -564,38 +563,8 @@ func (c *cleaner) foreign(ctx context.Context, r kubeapi.Resource) ([]string, er
 	return out, nil
 }
 
-func kind(r kubeapi.Resource) string {
-	switch r {
-	case Ingresses:
-		return "Ingress"
-	case Services:
-		return "Service"
-	case Claims:
-		return "PersistentVolumeClaim"
-	case Volumes:
-		return "PersistentVolume"
-	case Pods:
-		return "Pod"
-	case StatefulSets:
-		return "StatefulSet"
-	case Gateways:
-		return "Gateway"
-	case NodePools:
-		return "NodePool"
-	case NodeClaims:
-		return "NodeClaim"
-	case EC2NodeClasses:
-		return "EC2NodeClass"
-	}
-	return r.String()
-}
-
-func qualified(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "/" + name
-}
+// qualified names an object in messages.
+var qualified = kubeapi.Qualified
 
 // brief lists at most five names.
 func brief(names []string) string {
@@ -607,9 +576,4 @@ func brief(names []string) string {
 
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
-}
-
-func asMap(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
 }

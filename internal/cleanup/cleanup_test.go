@@ -165,7 +165,7 @@ func (f *fakeCluster) List(_ context.Context, r kubeapi.Resource) ([]kubeapi.Obj
 func (f *fakeCluster) Delete(_ context.Context, r kubeapi.Resource, namespace, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.deletes = append(f.deletes, kind(r)+" "+qualified(namespace, name))
+	f.deletes = append(f.deletes, r.Kind+" "+qualified(namespace, name))
 	for i, o := range f.objs[r] {
 		if o.Name() == name && o.Namespace() == namespace {
 			o["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T00:00:00Z"
@@ -462,7 +462,8 @@ func TestRunFailsAtTheStepThatDoesNotFinish(t *testing.T) {
 			var log bytes.Buffer
 			err := Run(context.Background(), f, options(&log))
 			require.Error(t, err)
-			assert.Equal(t, tt.wantErr, err.Error())
+			assert.Equal(t, tt.wantErr+"; fix the cause and run `pulumi destroy` again (the cleanup starts over), or set "+
+				"NODELESS_EKS_SKIP_DESTROY_CLEANUP=true to destroy without it (see docs/troubleshooting.md)", err.Error(), "what went wrong, and what to do")
 			assert.Contains(t, log.String(), "waiting for ", "progress is reported while it waits")
 		})
 	}

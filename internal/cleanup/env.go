@@ -72,6 +72,10 @@ func Main(ctx context.Context, getenv func(string) string, log io.Writer) error 
 	if err != nil {
 		return err
 	}
+	// Its own deadline: a credential plugin that hangs (a login prompt)
+	// must not outlast the delete timeout the program gives the command.
+	ctx, cancel := context.WithTimeout(ctx, Budget(o.LoadBalancerTimeout, o.VolumeTimeout, o.NodeTimeout)-2*time.Minute)
+	defer cancel()
 	return Run(ctx, api, o)
 }
 

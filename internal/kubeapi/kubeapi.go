@@ -33,9 +33,26 @@ type Resource struct {
 	GroupVersion string
 	// Plural is the resource's plural name ("nodepools").
 	Plural string
-	// Namespaced resources are listed across all namespaces.
+	// Namespaced objects live in a namespace, which Delete then names.
 	Namespaced bool
+	// Kind is the object kind, for messages ("NodePool").
+	Kind string
 }
+
+// The kinds the destroy cleanup and the bootstrap watch read or delete.
+var (
+	Pods           = Resource{GroupVersion: "v1", Plural: "pods", Namespaced: true, Kind: "Pod"}
+	Events         = Resource{GroupVersion: "v1", Plural: "events", Namespaced: true, Kind: "Event"}
+	Services       = Resource{GroupVersion: "v1", Plural: "services", Namespaced: true, Kind: "Service"}
+	Claims         = Resource{GroupVersion: "v1", Plural: "persistentvolumeclaims", Namespaced: true, Kind: "PersistentVolumeClaim"}
+	Volumes        = Resource{GroupVersion: "v1", Plural: "persistentvolumes", Kind: "PersistentVolume"}
+	Ingresses      = Resource{GroupVersion: "networking.k8s.io/v1", Plural: "ingresses", Namespaced: true, Kind: "Ingress"}
+	StatefulSets   = Resource{GroupVersion: "apps/v1", Plural: "statefulsets", Namespaced: true, Kind: "StatefulSet"}
+	Gateways       = Resource{GroupVersion: "gateway.networking.k8s.io/v1", Plural: "gateways", Namespaced: true, Kind: "Gateway"}
+	NodePools      = Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodepools", Kind: "NodePool"}
+	NodeClaims     = Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodeclaims", Kind: "NodeClaim"}
+	EC2NodeClasses = Resource{GroupVersion: "karpenter.k8s.aws/v1", Plural: "ec2nodeclasses", Kind: "EC2NodeClass"}
+)
 
 func (r Resource) String() string {
 	if r.GroupVersion == "v1" {
@@ -55,17 +72,17 @@ func (r Resource) base() string {
 type Object map[string]any
 
 // Name is metadata.name; Namespace metadata.namespace.
-func (o Object) Name() string      { return o.str("metadata", "name") }
-func (o Object) Namespace() string { return o.str("metadata", "namespace") }
+func (o Object) Name() string      { return o.Str("metadata", "name") }
+func (o Object) Namespace() string { return o.Str("metadata", "namespace") }
 
 // Label is the value of a metadata label, "" if absent.
-func (o Object) Label(key string) string { return o.str("metadata", "labels", key) }
+func (o Object) Label(key string) string { return o.Str("metadata", "labels", key) }
 
 // Annotation is the value of a metadata annotation, "" if absent.
-func (o Object) Annotation(key string) string { return o.str("metadata", "annotations", key) }
+func (o Object) Annotation(key string) string { return o.Str("metadata", "annotations", key) }
 
 // Deleting reports whether the object has a deletion timestamp.
-func (o Object) Deleting() bool { return o.str("metadata", "deletionTimestamp") != "" }
+func (o Object) Deleting() bool { return o.Str("metadata", "deletionTimestamp") != "" }
 
 // Get follows path through nested objects; nil if any step is absent.
 func (o Object) Get(path ...string) any {
@@ -81,11 +98,29 @@ func (o Object) Get(path ...string) any {
 }
 
 // Str is Get as a string, "" when absent or not a string.
-func (o Object) Str(path ...string) string { return o.str(path...) }
-
-func (o Object) str(path ...string) string {
+func (o Object) Str(path ...string) string {
 	s, _ := o.Get(path...).(string)
 	return s
+}
+
+// Items is the list at path as objects (a status's conditions, a pod's
+// volumes); an element that is not an object is an empty one.
+func (o Object) Items(path ...string) []Object {
+	list, _ := o.Get(path...).([]any)
+	out := make([]Object, 0, len(list))
+	for _, raw := range list {
+		m, _ := raw.(map[string]any)
+		out = append(out, m)
+	}
+	return out
+}
+
+// Qualified is "namespace/name", or name for a cluster-wide object.
+func Qualified(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
 }
 
 // API is what the cleanup asks of a cluster.
@@ -122,11 +157,12 @@ func IsTransient(err error) bool {
 	if errors.As(err, &s) {
 		return s.Code == http.StatusTooManyRequests || s.Code >= 500
 	}
-	// A connection that broke mid-request (*net.OpError "read") may work
-	// next time; a TLS or protocol error will not.
+	// A connection that broke mid-request (*net.OpError "read" or
+	// "write") may work next time; a TLS alert ("remote error") or a
+	// protocol error will not.
 	var opErr *net.OpError
-	return errors.Is(err, context.DeadlineExceeded) || IsUnreachable(err) || errors.As(err, &opErr) ||
-		errors.Is(err, io.ErrUnexpectedEOF)
+	broken := errors.As(err, &opErr) && (opErr.Op == "read" || opErr.Op == "write")
+	return errors.Is(err, context.DeadlineExceeded) || IsUnreachable(err) || broken || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // IsUnreachable reports an API server that could not be reached at all: a
@@ -229,7 +265,9 @@ func New(kubeconfigJSON string) (*Client, error) {
 }
 
 // bearer returns a token, running the exec plugin when the last one is
-// about to expire (EKS tokens live 15 minutes).
+// about to expire (EKS tokens live 15 minutes: aws-iam-authenticator's
+// presigned URL lifetime; `aws eks get-token` reports it in
+// expirationTimestamp, which this honours too).
 func (c *Client) bearer(ctx context.Context) (string, error) {
 	if c.exec == nil {
 		return c.token, nil
@@ -364,23 +402,17 @@ func (c *Client) Logs(ctx context.Context, namespace, pod, container string, pre
 	return string(body), nil
 }
 
-// Delete deletes one object in the background; one already gone is fine.
+// Delete deletes one object, its dependents (a StatefulSet's pods) in the
+// background; one already gone is fine.
 func (c *Client) Delete(ctx context.Context, r Resource, namespace, name string) error {
 	path := r.base() + "/"
 	if r.Namespaced {
 		path += "namespaces/" + url.PathEscape(namespace) + "/"
 	}
-	path += r.Plural + "/" + url.PathEscape(name)
+	path += r.Plural + "/" + url.PathEscape(name) + "?propagationPolicy=Background"
 	_, err := c.do(ctx, http.MethodDelete, path)
 	if err != nil && !IsNotFound(err) {
-		return fmt.Errorf("deleting %s %s: %w", r, qualified(namespace, name), err)
+		return fmt.Errorf("deleting %s %s: %w", r, Qualified(namespace, name), err)
 	}
 	return nil
-}
-
-func qualified(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "/" + name
 }

@@ -204,8 +204,10 @@ func TestClientFailures(t *testing.T) {
 		_, err = New(`not json`)
 		assert.ErrorContains(t, err, "reading the kubeconfig (JSON)")
 	})
-	t.Run("context deadlines are transient", func(t *testing.T) {
+	t.Run("context deadlines and broken connections are transient; a TLS alert is not", func(t *testing.T) {
 		assert.True(t, IsTransient(fmt.Errorf("x: %w", context.DeadlineExceeded)))
+		assert.True(t, IsTransient(&net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}))
+		assert.False(t, IsTransient(&net.OpError{Op: "remote error", Err: errors.New("tls: bad certificate")}))
 		assert.False(t, IsTransient(errors.New("bad request")))
 	})
 }

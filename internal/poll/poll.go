@@ -4,6 +4,7 @@ package poll
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -27,6 +28,9 @@ func Until(ctx context.Context, timeout, interval time.Duration, cond func(conte
 		status = s
 		select {
 		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return fmt.Errorf("stopped (%w): %s", ctx.Err(), status)
+			}
 			return fmt.Errorf("timed out after %s: %s", timeout, status)
 		case <-ticker.C:
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"nodeless-eks/internal/cleanup"
 	"nodeless-eks/internal/poll"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,7 +50,7 @@ func RetainStorageClass(name string) *storagev1.StorageClass {
 	wait := storagev1.VolumeBindingWaitForFirstConsumer
 	return &storagev1.StorageClass{
 		ObjectMeta:        metav1.ObjectMeta{Name: name},
-		Provisioner:       "ebs.csi.aws.com",
+		Provisioner:       cleanup.EBSCSIDriver,
 		Parameters:        map[string]string{"type": "gp3", "encrypted": "true"},
 		ReclaimPolicy:     &retain,
 		VolumeBindingMode: &wait,

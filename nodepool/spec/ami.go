@@ -3,7 +3,6 @@ package spec
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"nodeless-eks/versions"
@@ -13,9 +12,9 @@ import (
 // value a pool requires and the name SSM parameters use.
 var amiArchitectures = map[string]string{"amd64": "x86_64", "arm64": "arm64"}
 
-// AMIVersion is the version of a pinned alias ("v1.66.0" of
+// amiVersion is the version of a pinned alias ("v1.66.0" of
 // "bottlerocket@v1.66.0"), or "" for "@latest".
-func AMIVersion(alias string) string {
+func amiVersion(alias string) string {
 	_, v, _ := strings.Cut(alias, "@")
 	if v == "latest" {
 		return ""
@@ -31,7 +30,7 @@ func AMIVersion(alias string) string {
 // AL2023's keeps the version as written). When no parameter of an alias
 // resolves, the EC2NodeClass never turns Ready.
 func AMIParameter(alias string, minor int, arch string) string {
-	version, ssmArch := AMIVersion(alias), amiArchitectures[arch]
+	version, ssmArch := amiVersion(alias), amiArchitectures[arch]
 	if version == "" || ssmArch == "" {
 		return ""
 	}
@@ -57,16 +56,18 @@ func Architectures(class string, pools map[string]Pool) []string {
 			continue
 		}
 		used = true
-		archs := []string{"amd64", "arm64"}
+		allowed := archs // a pool without an arch requirement allows both
 		if p.Requirements != nil && len(p.Requirements.Arch) > 0 {
-			archs = p.Requirements.Arch
+			allowed = p.Requirements.Arch
 		}
-		for _, a := range archs {
+		for _, a := range allowed {
 			seen[a] = true
 		}
 	}
 	if !used {
-		seen["amd64"], seen["arm64"] = true, true
+		for _, a := range archs {
+			seen[a] = true
+		}
 	}
 	return SortedNames(seen)
 }
@@ -79,13 +80,13 @@ func CheckAMIPins(classes map[string]NodeClass, minor int) error {
 	var errs []error
 	for _, name := range SortedNames(classes) {
 		alias := classes[name].AMIAlias
-		version := AMIVersion(alias)
+		version := amiVersion(alias)
 		if Family(alias) != "bottlerocket" || version == "" || !aliasRe.MatchString(alias) {
 			continue
 		}
 		first, known := versions.FirstBottlerocket[minor]
-		older, err := semverLess(strings.TrimPrefix(version, "v"), first)
-		if !known || err != nil || !older {
+		order, err := versions.Compare(strings.TrimPrefix(version, "v"), first)
+		if !known || err != nil || order >= 0 {
 			continue
 		}
 		errs = append(errs, fmt.Errorf("nodeClasses.%s.amiAlias %q: Bottlerocket ships Kubernetes 1.%d from v%s on, so %s was never "+
@@ -93,26 +94,4 @@ func CheckAMIPins(classes map[string]NodeClass, minor int) error {
 			name, alias, minor, first, AMIParameter(alias, minor, "amd64"), first, "bottlerocket@v"+versions.SuggestedBottlerocket))
 	}
 	return errors.Join(errs...)
-}
-
-// semverLess reports whether version a ("1.47.0") is older than b.
-func semverLess(a, b string) (bool, error) {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	if len(pa) != 3 || len(pb) != 3 {
-		return false, fmt.Errorf("want X.Y.Z: %q, %q", a, b)
-	}
-	for i := range 3 {
-		x, err := strconv.Atoi(pa[i])
-		if err != nil {
-			return false, err
-		}
-		y, err := strconv.Atoi(pb[i])
-		if err != nil {
-			return false, err
-		}
-		if x != y {
-			return x < y, nil
-		}
-	}
-	return false, nil
 }

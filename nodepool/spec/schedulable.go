@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"nodeless-eks/internal/bounds"
 	"slices"
 	"strings"
 
@@ -89,7 +90,7 @@ func taintString(t Taint) string {
 }
 
 // validateAddonHome rejects a pool set on which the add-ons can never be
-// scheduled: the CoreDNS add-on would wait 20 minutes for a node and fail
+// scheduled: the CoreDNS add-on would wait its bound for a node and fail
 // `pulumi up` with half the stack created.
 func validateAddonHome(pools map[string]Pool) error {
 	if len(pools) == 0 {
@@ -103,7 +104,7 @@ func validateAddonHome(pools map[string]Pool) error {
 		}
 		reasons = append(reasons, fmt.Sprintf("pool %s: %s", name, why))
 	}
-	return fmt.Errorf("nodePools: no pool can run %s (%s); `pulumi up` would wait 20 minutes on the CoreDNS add-on and fail "+
+	return fmt.Errorf("nodePools: no pool can run %s (%s); `pulumi up` would wait "+bounds.Describe(bounds.FirstNode)+" on the CoreDNS add-on and fail "+
 		"with half the stack created. Keep one pool without NoSchedule or NoExecute taints, with spot or on-demand capacity "+
 		"and limits above its smallest instance", AddonWorkloads, strings.Join(reasons, "; "))
 }

@@ -179,6 +179,8 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 			bad("stacks %q: want a stack name of letters, digits, '-', '_' or '.'", name)
 		case c.ReviewStacks && (name == c.ReviewTemplate || strings.HasPrefix(name, c.ReviewStackPrefix)):
 			bad("stacks %q: reserved for review stacks (reviewTemplateStack %q, reviewStackPrefix %q)", name, c.ReviewTemplate, c.ReviewStackPrefix)
+		case s.Production && (name == "nonprod" || name == "review"):
+			bad("stacks %q: a production stack's deploy role is named after it, and %s%s is the shared role of other stacks; rename the stack", name, deployRoleName, name)
 		}
 		if s.DriftSchedule == "" {
 			s.DriftSchedule = "0 4 * * *"

@@ -266,7 +266,7 @@ func PreRunCommands(c *Config, boundaryArn string, template bool) []string {
 	cmds := []string{
 		`command -v go >/dev/null || { echo "nodeless-eks: the runner image has no Go toolchain; use an image with Go 1.26" >&2; exit 1; }`,
 		`command -v aws >/dev/null || { echo "nodeless-eks: the runner image has no AWS CLI; the cluster's kubeconfig runs aws eks get-token" >&2; exit 1; }`,
-		BoundaryCheckCommand(c.Project, boundaryArn),
+		BoundaryCheckCommand(c.RepoDir, c.Project, boundaryArn),
 	}
 	if template {
 		cmds = append(cmds, ReviewTTLCommand(c.RepoDir, c.ReviewTemplate, c.ReviewStackTTLHours))
@@ -277,12 +277,14 @@ func PreRunCommands(c *Config, boundaryArn string, template bool) []string {
 // BoundaryCheckCommand stops a run whose stack does not give every role
 // its own permissions boundary (iamPermissionsBoundary): its deploy role may
 // create no role without it, so `pulumi up` would fail at the first role
-// with an AccessDenied that does not say why.
-func BoundaryCheckCommand(project, boundaryArn string) string {
-	return fmt.Sprintf(`got="$(pulumi config get %[1]s:iamPermissionsBoundary --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK" 2>/dev/null)"; `+
+// with an AccessDenied that does not say why. `pulumi config` reads the
+// stack file of the project in the current directory, so it runs in
+// repoDir of the checkout, as the TTL command does.
+func BoundaryCheckCommand(repoDir, project, boundaryArn string) string {
+	return fmt.Sprintf(`got="$(cd "$(git rev-parse --show-toplevel)"/%[3]q && pulumi config get %[1]s:iamPermissionsBoundary --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK" 2>/dev/null)"; `+
 		`[ "$got" = %[2]q ] || { echo "nodeless-eks: stack $PULUMI_CI_STACK must set %[1]s:iamPermissionsBoundary to %[2]s (it has \"$got\"): `+
 		`its deploy role creates only roles with that boundary. Add it to Pulumi.$PULUMI_CI_STACK.yaml (see deploy/README.md)" >&2; exit 1; }`,
-		project, boundaryArn)
+		project, boundaryArn, repoDir)
 }
 
 // ReviewTTLCommand gives a review stack, on each update, a time to live of

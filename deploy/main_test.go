@@ -527,7 +527,7 @@ func TestNoEscalation(t *testing.T) {
 		{"pass another role to pods", iampolicy.Request{Action: "iam:PassRole", Resource: "arn:aws:iam::" + account + ":role/admin",
 			Context: map[string][]string{"iam:PassedToService": {"pods.eks.amazonaws.com"}}}, iampolicy.ImplicitDeny},
 		{"schedule the deletion of another key", iampolicy.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/other",
-			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"billing"}}}, iampolicy.ImplicitDeny},
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"billing"}}}, iampolicy.ExplicitDeny},
 		{"rewrite an untagged key's policy", iampolicy.Request{Action: "kms:PutKeyPolicy", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/other"}, iampolicy.ImplicitDeny},
 		{"delete its cluster's key, after KMS's longest window", iampolicy.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/ours",
 			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}, "kms:ScheduleKeyDeletionPendingWindowInDays": {"30"}}}, iampolicy.Allowed},
@@ -540,6 +540,13 @@ func TestNoEscalation(t *testing.T) {
 			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}, "kms:GrantIsForAWSResource": {"false"}}}, iampolicy.ImplicitDeny},
 		{"decrypt with a key it tagged", iampolicy.Request{Action: "kms:Decrypt", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
 			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}}}, iampolicy.ImplicitDeny},
+		{"retag another cluster's key as its own cluster's", iampolicy.Request{Action: "kms:TagResource", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-staging"}, "aws:RequestTag/nodeless-eks/cluster": {"nodeless-eks-prod"},
+				"aws:RequestedRegion": {"eu-west-1"}}}, iampolicy.ExplicitDeny},
+		{"schedule the deletion of a key tagged for another cluster", iampolicy.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-staging"}, "kms:ScheduleKeyDeletionPendingWindowInDays": {"30"}}}, iampolicy.ExplicitDeny},
+		{"read instances' user data", iampolicy.Request{Action: "ec2:DescribeInstanceAttribute", Resource: "*",
+			Context: map[string][]string{"aws:RequestedRegion": {"eu-west-1"}}}, iampolicy.ExplicitDeny},
 		{"let EKS use its cluster's key", iampolicy.Request{Action: "kms:CreateGrant", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/ours",
 			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}, "kms:GrantIsForAWSResource": {"true"}}}, iampolicy.Allowed},
 		{"create a key for another cluster", iampolicy.Request{Action: "kms:CreateKey", Resource: "*",
@@ -720,6 +727,38 @@ func witnessContext(conditions map[string]any) map[string][]string {
 	return context
 }
 
+// TestBoundaryCheckCommand runs the pre-run boundary check with a fake
+// pulumi on PATH, from a subdirectory of the checkout.
+func TestBoundaryCheckCommand(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH; the command finds the checkout with git")
+	}
+	bin := t.TempDir()
+	where := filepath.Join(t.TempDir(), "pwd")
+	fake := "#!/bin/sh\npwd > " + where + "\necho \"$FAKE_BOUNDARY\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "pulumi"), []byte(fake), 0o755))
+	const arn = "arn:aws:iam::123456789012:policy/deploy-nodeless-eks-prod-boundary"
+	run := func(boundary string) (string, error) {
+		cmd := exec.Command("sh", "-c", BoundaryCheckCommand(".", "nodeless-eks", arn))
+		cmd.Dir = "." // deploy/, not the project's directory
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_BOUNDARY="+boundary,
+			"PULUMI_CI_ORGANIZATION=my-org", "PULUMI_CI_PROJECT=nodeless-eks", "PULUMI_CI_STACK=prod")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run(arn)
+	require.NoError(t, err, out)
+	pwd, err := os.ReadFile(where)
+	require.NoError(t, err)
+	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSpace(string(top)), strings.TrimSpace(string(pwd)), "pulumi config runs in the project's directory")
+
+	out, err = run("")
+	require.Error(t, err, "a stack without the boundary stops the run")
+	assert.Contains(t, out, "stack prod must set nodeless-eks:iamPermissionsBoundary to "+arn)
+}
+
 // TestReviewTTLCommand runs the exact pre-run command of review stacks
 // against a local fake of the schedules API, from the repository's root.
 func TestReviewTTLCommand(t *testing.T) {
@@ -802,6 +841,8 @@ func TestBadConfig(t *testing.T) {
 			`stacks.app.clusterName "nodeless-eks-app": stack app-prod's cluster "nodeless-eks-app-prod" starts with it, so app's deploy role could change app-prod's roles`},
 		{"two production clusters, one name inside the other", map[string]string{"stacks": `{"eu":{"production":true,"clusterName":"shop"},"us":{"production":true,"clusterName":"shop_us"}}`},
 			`stacks.eu.clusterName "shop": stack us's cluster "shop_us" starts with it`},
+		{"a production stack named like the shared role", map[string]string{"stacks": `{"nonprod":{"production":true}}`},
+			`stacks "nonprod": a production stack's deploy role is named after it, and deploy-nonprod is the shared role of other stacks`},
 		{"more stacks than one trust policy holds", map[string]string{"stacks": manyStacks(30)}, "stacks: the trust policy of deploy-nonprod would be"},
 		{"import not a bool", map[string]string{"importStacks": "sure"}, `importStacks: "sure": want true or false`},
 		{"no region", map[string]string{"aws:region": ""}, `aws:region "": want the region of the root stacks`},

@@ -357,13 +357,17 @@ func DeployerPolicy(s scope) iampolicy.Document {
 				"StringLike":   map[string]any{"aws:RequestTag/" + names.ClusterTagKey: clusters},
 			}},
 		// KMS has no condition that limits kms:TagResource to the key being
-		// created, so a run can tag any key whose policy delegates to IAM
-		// as its cluster's. What that tag opens must therefore be harmless
-		// on someone else's key: reading it, turning its rotation on,
-		// grants only to AWS services (EKS, for the cluster's envelope
-		// encryption), and a deletion only with KMS's longest window, which
-		// the key's owner can cancel for 30 days (and CloudTrail shows).
-		// No key policy is ever written: the program leaves the default.
+		// created (the KMS developer guide's ABAC page lists aws:RequestTag
+		// and aws:ResourceTag only), so a run can tag a key whose policy
+		// delegates to IAM as its cluster's. A key already tagged for
+		// another cluster it cannot retag (TakeNoOtherClustersKey, below);
+		// an untagged key of someone else's it can, and the tag then opens
+		// reading it, turning its rotation on, grants to AWS services only
+		// (EKS, for the cluster's envelope encryption), and scheduling its
+		// deletion with KMS's longest window: the key is unusable while the
+		// deletion is pending, until its owner cancels it within 30 days
+		// (KMS developer guide, deleting-keys.html). No key policy is ever
+		// written: the program leaves the default.
 		iampolicy.Statement{Sid: "ManageSecretsKeys", Effect: "Allow",
 			Action: []string{"kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:EnableKeyRotation",
 				"kms:ListResourceTags", "kms:TagResource"},
@@ -390,6 +394,17 @@ func DeployerPolicy(s scope) iampolicy.Document {
 		// Whatever else an organisation attaches to the deploy role, a run
 		// can neither lift a boundary nor rewrite it, nor change the deploy
 		// roles.
+		iampolicy.Statement{Sid: "TakeNoOtherClustersKey", Effect: "Deny",
+			Action:   []string{"kms:TagResource", "kms:UntagResource", "kms:CreateGrant", "kms:ScheduleKeyDeletion"},
+			Resource: "*",
+			Condition: map[string]any{
+				"Null":          map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: "false"},
+				"StringNotLike": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters},
+			}},
+		// ec2:Describe* includes the few describes that return user data,
+		// and nothing the program registers needs them.
+		iampolicy.Statement{Sid: "NoUserData", Effect: "Deny", Resource: "*",
+			Action: []string{"ec2:DescribeInstanceAttribute", "ec2:DescribeLaunchTemplateVersions"}},
 		iampolicy.Statement{Sid: "KeepBoundaries", Effect: "Deny", Action: "iam:DeleteRolePermissionsBoundary", Resource: "*"},
 		iampolicy.Statement{Sid: "KeepTheBoundaryPolicy", Effect: "Deny",
 			Action:   []string{"iam:CreatePolicyVersion", "iam:DeletePolicy", "iam:DeletePolicyVersion", "iam:SetDefaultPolicyVersion", "iam:TagPolicy", "iam:UntagPolicy"},

@@ -36,10 +36,11 @@ func Plan(vpcName string, primary, pods netip.Prefix, azs []string) ([]Subnet, e
 	switch {
 	case len(azs) < 2 || len(azs) > maxAZs:
 		return nil, fmt.Errorf("%d availability zones: want 2-%d", len(azs), maxAZs)
-	case primary.Bits() > 20:
-		return nil, fmt.Errorf("cidrBlock %s: want /16 to /20, so that each public subnet keeps at least 64 addresses", primary)
-	case pods.Bits() > 20:
-		return nil, fmt.Errorf("podCidrBlock %s: want /16 to /20, so that each pod subnet holds 256 /28 prefixes at least", pods)
+	// A VPC's CIDR blocks are /16 to /28 (VPC user guide, vpc-cidr-blocks.html).
+	case primary.Bits() > 20 || primary.Bits() < 16:
+		return nil, fmt.Errorf("cidrBlock %s: want /16 to /20: AWS refuses a VPC block larger than /16, and each public subnet keeps at least 64 addresses", primary)
+	case pods.Bits() > 20 || pods.Bits() < 16:
+		return nil, fmt.Errorf("podCidrBlock %s: want /16 to /20: AWS refuses a VPC block larger than /16, and each pod subnet holds 256 /28 prefixes at least", pods)
 	case primary.Overlaps(pods):
 		return nil, fmt.Errorf("podCidrBlock %s overlaps cidrBlock %s", pods, primary)
 	}

@@ -86,6 +86,7 @@ func TestPlanRejects(t *testing.T) {
 		{"seven zones", p16, pods, []string{"a", "b", "c", "d", "e", "f", "g"}, "7 availability zones"},
 		{"a primary CIDR too small", netip.MustParsePrefix("10.0.0.0/24"), pods, two, "cidrBlock 10.0.0.0/24: want /16 to /20"},
 		{"a pod CIDR too small", p16, netip.MustParsePrefix("100.64.0.0/22"), two, "podCidrBlock 100.64.0.0/22: want /16 to /20"},
+		{"a primary CIDR larger than AWS allows", netip.MustParsePrefix("10.0.0.0/8"), pods, two, "cidrBlock 10.0.0.0/8: want /16 to /20: AWS refuses"},
 		{"overlapping CIDRs", p16, netip.MustParsePrefix("10.0.128.0/17"), two, "podCidrBlock 10.0.128.0/17 overlaps cidrBlock 10.0.0.0/16"},
 	}
 	for _, tt := range tests {

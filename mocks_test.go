@@ -109,6 +109,7 @@ type registration struct {
 	// Transformed is what the resource's transforms make of the children
 	// that a remote component creates (see childrenOf), by child type.
 	Transformed map[string]transformed
+	canonical   json.RawMessage
 }
 
 // transformed is a child's inputs and protect option after the
@@ -252,6 +253,17 @@ func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 		}
 	}
 
+	if args.RegisterRPC != nil {
+		var tr any
+		if reg.Transformed != nil {
+			m := map[string]any{}
+			for k, v := range reg.Transformed {
+				m[k] = map[string]any{"props": v.Props.Mappable(), "protect": v.Protect, "unchanged": v.Unchanged}
+			}
+			tr = m
+		}
+		reg.canonical = canonicalRPC(args.RegisterRPC, tr)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.byKey[reg.Type+"::"+reg.Name] = reg

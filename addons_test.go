@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/iamtest"
+	"nodeless-eks/testkit/mock"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,22 +22,22 @@ func TestAddonsLayer(t *testing.T) {
 	run := runDevStack(t)
 	rec := run.rec
 	const prefix = "eks-demo-addons-"
-	coreDNS := rec.get(t, typeAddon, prefix+"coredns")
-	kubeProxy := rec.get(t, typeAddon, prefix+"kube-proxy")
-	agent := rec.get(t, typeAddon, prefix+"eks-pod-identity-agent")
-	association := rec.get(t, typeAssociation, prefix+"lb-controller")
-	lbc := rec.get(t, typeHelmRelease, prefix+"lb-controller")
-	lbcRole := rec.get(t, typeRole, prefix+"lb-controller")
-	argocd := rec.get(t, typeHelmRelease, prefix+"argocd")
-	pools := rec.ofType(typeNodePool)
+	coreDNS := rec.Get(t, typeAddon, prefix+"coredns")
+	kubeProxy := rec.Get(t, typeAddon, prefix+"kube-proxy")
+	agent := rec.Get(t, typeAddon, prefix+"eks-pod-identity-agent")
+	association := rec.Get(t, typeAssociation, prefix+"lb-controller")
+	lbc := rec.Get(t, typeHelmRelease, prefix+"lb-controller")
+	lbcRole := rec.Get(t, typeRole, prefix+"lb-controller")
+	argocd := rec.Get(t, typeHelmRelease, prefix+"argocd")
+	pools := rec.OfType(typeNodePool)
 	require.NotEmpty(t, pools)
 
 	t.Run("CoreDNS waits for every NodePool", func(t *testing.T) {
 		for _, p := range pools {
-			requireDependsOn(t, rec, coreDNS, p)
+			rec.RequireDependsOn(t, coreDNS, p)
 		}
 		assert.Equal(t, "coredns", coreDNS.Inputs["addonName"].StringValue())
-		assert.Equal(t, defaultCoreDNSVersion, coreDNS.Inputs["addonVersion"].StringValue(), "the EKS default version")
+		assert.Equal(t, fakeaws.DefaultCoreDNSVersion, coreDNS.Inputs["addonVersion"].StringValue(), "the EKS default version")
 	})
 
 	t.Run("CoreDNS replicas spread over nodes", func(t *testing.T) {
@@ -55,30 +59,30 @@ func TestAddonsLayer(t *testing.T) {
 	})
 
 	t.Run("kube-proxy and the pod identity and node monitoring agents wait for no Karpenter or node pool resource", func(t *testing.T) {
-		karpenterSide := append(rec.ofType(typeNodePool), rec.ofType(typeEC2NodeClass)...)
-		karpenterSide = append(karpenterSide, rec.ofType(typeHelmRelease)...)
-		karpenterSide = append(karpenterSide, rec.get(t, typeFargateProfile, "eks-demo-karpenter"))
-		monitoring := rec.get(t, typeAddon, prefix+"eks-node-monitoring-agent")
-		for _, a := range []*registration{kubeProxy, agent, monitoring} {
+		karpenterSide := append(rec.OfType(typeNodePool), rec.OfType(typeEC2NodeClass)...)
+		karpenterSide = append(karpenterSide, rec.OfType(typeHelmRelease)...)
+		karpenterSide = append(karpenterSide, rec.Get(t, typeFargateProfile, "eks-demo-karpenter"))
+		monitoring := rec.Get(t, typeAddon, prefix+"eks-node-monitoring-agent")
+		for _, a := range []*mock.Registration{kubeProxy, agent, monitoring} {
 			for _, k := range karpenterSide {
-				requireNotDependsOn(t, rec, a, k)
+				rec.RequireNotDependsOn(t, a, k)
 			}
-			requireDependsOn(t, rec, a, rec.get(t, typeEksCluster, "eks-demo"))
+			rec.RequireDependsOn(t, a, rec.Get(t, typeEksCluster, "eks-demo"))
 		}
 	})
 
 	t.Run("the LB controller waits for CoreDNS, the agent, its association and every NodePool", func(t *testing.T) {
-		requireDependsOn(t, rec, lbc, coreDNS)
-		requireDependsOn(t, rec, lbc, agent)
-		requireDependsOn(t, rec, lbc, association)
-		requireDependsOn(t, rec, lbc, rec.get(t, typeAttachment, prefix+"lb-controller"))
+		rec.RequireDependsOn(t, lbc, coreDNS)
+		rec.RequireDependsOn(t, lbc, agent)
+		rec.RequireDependsOn(t, lbc, association)
+		rec.RequireDependsOn(t, lbc, rec.Get(t, typeAttachment, prefix+"lb-controller"))
 		for _, p := range pools {
-			requireDependsOn(t, rec, lbc, p)
+			rec.RequireDependsOn(t, lbc, p)
 		}
 	})
 
 	t.Run("the LB controller gets its role through Pod Identity", func(t *testing.T) {
-		trust := parsePolicy(t, lbcRole.Inputs["assumeRolePolicy"].StringValue())
+		trust := iamtest.Parse(t, lbcRole.Inputs["assumeRolePolicy"].StringValue())
 		require.Len(t, trust, 1)
 		assert.Equal(t, map[string]any{"Service": "pods.eks.amazonaws.com"}, trust[0].Principal)
 		assert.ElementsMatch(t, []string{"sts:AssumeRole", "sts:TagSession"}, trust[0].Action)
@@ -91,7 +95,7 @@ func TestAddonsLayer(t *testing.T) {
 		assert.Equal(t, "aws-load-balancer-controller", association.Inputs["serviceAccount"].StringValue())
 		assert.Equal(t, lbcRole.Inputs["name"].V, nil, "autonamed")
 		assert.True(t, strings.HasSuffix(association.Inputs["roleArn"].StringValue(), prefix+"lb-controller-7f3a"))
-		requireNotDependsOn(t, rec, lbcRole, rec.get(t, typeEksCluster, "eks-demo"))
+		rec.RequireNotDependsOn(t, lbcRole, rec.Get(t, typeEksCluster, "eks-demo"))
 	})
 
 	t.Run("the LB controller chart is told its cluster, region, VPC and service account", func(t *testing.T) {
@@ -108,7 +112,7 @@ func TestAddonsLayer(t *testing.T) {
 	})
 
 	t.Run("the LB controller's CRDs of its own version are applied before it, and taken over from Helm", func(t *testing.T) {
-		crds := rec.get(t, "kubernetes:yaml/v2:ConfigGroup", prefix+"lb-controller-crds")
+		crds := rec.Get(t, "kubernetes:yaml/v2:ConfigGroup", prefix+"lb-controller-crds")
 		assert.True(t, crds.Remote, "the kubernetes provider reads the manifests")
 		var files []string
 		for _, f := range crds.Inputs["files"].ArrayValue() {
@@ -117,10 +121,10 @@ func TestAddonsLayer(t *testing.T) {
 		const tag = "https://raw.githubusercontent.com/kubernetes-sigs/aws-load-balancer-controller/v3.5.0/helm/aws-load-balancer-controller/crds/"
 		assert.Equal(t, []string{tag + "crds.yaml", tag + "gateway-crds.yaml"}, files, "the CRDs of the chart's own tag")
 		assert.Equal(t, true, lbc.Inputs["skipCrds"].V, "Helm would install them once and never upgrade them")
-		requireDependsOn(t, rec, lbc, crds)
-		assert.True(t, strings.HasPrefix(crds.Provider, rec.get(t, typeK8sProvider, "eks-demo-k8s").URN), "applied to this cluster")
+		rec.RequireDependsOn(t, lbc, crds)
+		assert.True(t, strings.HasPrefix(crds.Provider, rec.Get(t, typeK8sProvider, "eks-demo-k8s").URN), "applied to this cluster")
 		for _, p := range pools {
-			requireNotDependsOn(t, rec, crds, p)
+			rec.RequireNotDependsOn(t, crds, p)
 		}
 
 		crd := crds.Transformed["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"]
@@ -134,14 +138,14 @@ func TestAddonsLayer(t *testing.T) {
 	})
 
 	t.Run("the LB controller policy matches the golden file", func(t *testing.T) {
-		policy := rec.get(t, typePolicy, prefix+"lb-controller")
+		policy := rec.Get(t, typePolicy, prefix+"lb-controller")
 		requireGolden(t, "lb-controller-policy.golden.json", jsonValue(t, policy.Inputs["policy"].StringValue()))
 	})
 
 	t.Run("ArgoCD waits for CoreDNS and every NodePool and is not exposed", func(t *testing.T) {
-		requireDependsOn(t, rec, argocd, coreDNS)
+		rec.RequireDependsOn(t, argocd, coreDNS)
 		for _, p := range pools {
-			requireDependsOn(t, rec, argocd, p)
+			rec.RequireDependsOn(t, argocd, p)
 		}
 		values := argocd.Inputs["values"].ObjectValue().Mappable()
 		server := values["server"].(map[string]any)
@@ -154,9 +158,9 @@ func TestAddonsLayer(t *testing.T) {
 func TestArgoCDAbsentWhenDisabled(t *testing.T) {
 	cfg := stackConfig(t, "Pulumi.dev.yaml")
 	cfg[testProject+":argocd"] = "false"
-	run := runProgram(t, cfg, devVpc())
+	run := runProgram(t, cfg, fakeaws.DevVpc())
 	require.NoError(t, run.err)
-	for _, r := range run.rec.ofType(typeHelmRelease) {
+	for _, r := range run.rec.OfType(typeHelmRelease) {
 		assert.NotContains(t, r.Name, "argocd")
 	}
 	assert.Equal(t, "", run.exports["argoCdNamespace"])
@@ -164,10 +168,10 @@ func TestArgoCDAbsentWhenDisabled(t *testing.T) {
 
 // topologicalOrder returns the program's registrations ordered so that
 // every resource comes after what it depends on, or fails on a cycle.
-func topologicalOrder(t *testing.T, rec *recorder) []*registration {
+func topologicalOrder(t *testing.T, rec *mock.Recorder) []*mock.Registration {
 	t.Helper()
-	regs := rec.programRegistrations()
-	byURN := map[string]*registration{}
+	regs := programRegistrations(rec)
+	byURN := map[string]*mock.Registration{}
 	for _, r := range regs {
 		byURN[r.URN] = r
 	}
@@ -175,7 +179,7 @@ func topologicalOrder(t *testing.T, rec *recorder) []*registration {
 	dependents := map[string][]string{}
 	for _, r := range regs {
 		seen := map[string]bool{}
-		for _, dep := range r.edges() {
+		for _, dep := range r.Edges() {
 			if _, ok := byURN[dep]; !ok || seen[dep] {
 				continue
 			}
@@ -202,7 +206,7 @@ func topologicalOrder(t *testing.T, rec *recorder) []*registration {
 		}
 	}
 	require.Len(t, order, len(regs), "the dependency graph has a cycle")
-	out := make([]*registration, len(order))
+	out := make([]*mock.Registration, len(order))
 	for i, urn := range order {
 		out[i] = byURN[urn]
 	}
@@ -221,30 +225,30 @@ func TestWholeStackGraph(t *testing.T) {
 	// controller, its IAM, queue and Fargate profile, then the cluster.
 	layers := []struct {
 		name    string
-		members []*registration
+		members []*mock.Registration
 	}{
-		{"add-ons on Karpenter nodes", []*registration{
-			rec.get(t, typeAddon, "eks-demo-addons-coredns"),
-			rec.get(t, typeHelmRelease, "eks-demo-addons-lb-controller"),
-			rec.get(t, typeHelmRelease, "eks-demo-addons-argocd"),
+		{"add-ons on Karpenter nodes", []*mock.Registration{
+			rec.Get(t, typeAddon, "eks-demo-addons-coredns"),
+			rec.Get(t, typeHelmRelease, "eks-demo-addons-lb-controller"),
+			rec.Get(t, typeHelmRelease, "eks-demo-addons-argocd"),
 		}},
-		{"NodePools", rec.ofType(typeNodePool)},
-		{"EC2NodeClasses", rec.ofType(typeEC2NodeClass)},
-		{"Karpenter release", []*registration{rec.get(t, typeHelmRelease, karpenterName+"-controller")}},
-		{"Karpenter IAM, queue and Fargate profile", []*registration{
-			rec.get(t, typeAttachment, karpenterName+"-controller"),
-			rec.get(t, typeQueue, karpenterName+"-interruption-queue"),
-			rec.get(t, typeFargateProfile, "eks-demo-karpenter"),
+		{"NodePools", rec.OfType(typeNodePool)},
+		{"EC2NodeClasses", rec.OfType(typeEC2NodeClass)},
+		{"Karpenter release", []*mock.Registration{rec.Get(t, typeHelmRelease, karpenterName+"-controller")}},
+		{"Karpenter IAM, queue and Fargate profile", []*mock.Registration{
+			rec.Get(t, typeAttachment, karpenterName+"-controller"),
+			rec.Get(t, typeQueue, karpenterName+"-interruption-queue"),
+			rec.Get(t, typeFargateProfile, "eks-demo-karpenter"),
 		}},
-		{"cluster", []*registration{rec.get(t, typeEksCluster, "eks-demo")}},
+		{"cluster", []*mock.Registration{rec.Get(t, typeEksCluster, "eks-demo")}},
 	}
 
 	t.Run("vpc-cni waits for nothing on the Karpenter side", func(t *testing.T) {
-		vpcCni := rec.get(t, typeAddon, "eks-demo-vpc-cni")
-		karpenterSide := append(rec.ofType(typeNodePool), rec.ofType(typeEC2NodeClass)...)
-		karpenterSide = append(karpenterSide, rec.ofType(typeHelmRelease)...)
+		vpcCni := rec.Get(t, typeAddon, "eks-demo-vpc-cni")
+		karpenterSide := append(rec.OfType(typeNodePool), rec.OfType(typeEC2NodeClass)...)
+		karpenterSide = append(karpenterSide, rec.OfType(typeHelmRelease)...)
 		for _, k := range karpenterSide {
-			requireNotDependsOn(t, rec, vpcCni, k)
+			rec.RequireNotDependsOn(t, vpcCni, k)
 		}
 	})
 
@@ -255,13 +259,13 @@ func TestWholeStackGraph(t *testing.T) {
 			}
 			for _, earlier := range layers[i].members {
 				for _, later := range layers[i+1].members {
-					requireDependsOn(t, rec, earlier, later)
+					rec.RequireDependsOn(t, earlier, later)
 				}
 			}
 		}
 		// IAM and the queue are created beside the cluster, not after it;
 		// only the Fargate profile needs the cluster.
-		requireDependsOn(t, rec, rec.get(t, typeFargateProfile, "eks-demo-karpenter"), rec.get(t, typeEksCluster, "eks-demo"))
+		rec.RequireDependsOn(t, rec.Get(t, typeFargateProfile, "eks-demo-karpenter"), rec.Get(t, typeEksCluster, "eks-demo"))
 	})
 
 	t.Run("the reverse topological order removes the layers in turn", func(t *testing.T) {
@@ -280,18 +284,18 @@ func TestWholeStackGraph(t *testing.T) {
 				}
 			}
 		}
-		fargate := rec.get(t, typeFargateProfile, "eks-demo-karpenter")
-		assert.Less(t, position[fargate.URN], position[rec.get(t, typeEksCluster, "eks-demo").URN])
+		fargate := rec.Get(t, typeFargateProfile, "eks-demo-karpenter")
+		assert.Less(t, position[fargate.URN], position[rec.Get(t, typeEksCluster, "eks-demo").URN])
 	})
 }
 
 func TestEBSCSIDriver(t *testing.T) {
 	rec := runDevStack(t).rec
 	const prefix = "eks-demo-addons-"
-	addon := rec.get(t, typeAddon, prefix+"aws-ebs-csi-driver")
-	role := rec.get(t, typeRole, prefix+"ebs-csi")
-	attachment := rec.get(t, typeAttachment, prefix+"ebs-csi")
-	class := rec.get(t, "kubernetes:storage.k8s.io/v1:StorageClass", prefix+"gp3")
+	addon := rec.Get(t, typeAddon, prefix+"aws-ebs-csi-driver")
+	role := rec.Get(t, typeRole, prefix+"ebs-csi")
+	attachment := rec.Get(t, typeAttachment, prefix+"ebs-csi")
+	class := rec.Get(t, "kubernetes:storage.k8s.io/v1:StorageClass", prefix+"gp3")
 
 	t.Run("the add-on gets its role through an add-on Pod Identity association", func(t *testing.T) {
 		assocs := addon.Inputs["podIdentityAssociations"].ArrayValue()
@@ -299,11 +303,11 @@ func TestEBSCSIDriver(t *testing.T) {
 		a := assocs[0].ObjectValue()
 		assert.Equal(t, "ebs-csi-controller-sa", a["serviceAccount"].StringValue())
 		assert.Equal(t, "arn:aws:iam::"+testAccount+":role/"+prefix+"ebs-csi-7f3a", a["roleArn"].StringValue())
-		assert.Equal(t, defaultAddonVersions["aws-ebs-csi-driver"], addon.Inputs["addonVersion"].StringValue())
+		assert.Equal(t, fakeaws.DefaultAddonVersions["aws-ebs-csi-driver"], addon.Inputs["addonVersion"].StringValue())
 	})
 
 	t.Run("the role trusts only the driver's service account on this cluster and has AWS's policy", func(t *testing.T) {
-		trust := parsePolicy(t, role.Inputs["assumeRolePolicy"].StringValue())
+		trust := iamtest.Parse(t, role.Inputs["assumeRolePolicy"].StringValue())
 		require.Len(t, trust, 1)
 		assert.Equal(t, map[string]map[string]any{"StringEquals": {
 			"aws:RequestTag/eks-cluster-arn":            "arn:aws:eks:eu-west-1:" + testAccount + ":cluster/eks-demo",
@@ -311,16 +315,16 @@ func TestEBSCSIDriver(t *testing.T) {
 			"aws:RequestTag/kubernetes-service-account": "ebs-csi-controller-sa",
 		}}, trust[0].Condition)
 		assert.Equal(t, "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy", attachment.Inputs["policyArn"].StringValue())
-		requireNotDependsOn(t, rec, role, rec.get(t, typeEksCluster, "eks-demo"))
+		rec.RequireNotDependsOn(t, role, rec.Get(t, typeEksCluster, "eks-demo"))
 	})
 
 	t.Run("the add-on waits for nodes and credentials, beside CoreDNS rather than behind it", func(t *testing.T) {
-		for _, p := range rec.ofType(typeNodePool) {
-			requireDependsOn(t, rec, addon, p)
+		for _, p := range rec.OfType(typeNodePool) {
+			rec.RequireDependsOn(t, addon, p)
 		}
-		requireDependsOn(t, rec, addon, rec.get(t, typeAddon, prefix+"eks-pod-identity-agent"))
-		requireDependsOn(t, rec, addon, attachment)
-		requireNotDependsOn(t, rec, addon, rec.get(t, typeAddon, prefix+"coredns"))
+		rec.RequireDependsOn(t, addon, rec.Get(t, typeAddon, prefix+"eks-pod-identity-agent"))
+		rec.RequireDependsOn(t, addon, attachment)
+		rec.RequireNotDependsOn(t, addon, rec.Get(t, typeAddon, prefix+"coredns"))
 	})
 
 	t.Run("gp3 is the default class: encrypted, bound where the pod lands", func(t *testing.T) {
@@ -330,10 +334,10 @@ func TestEBSCSIDriver(t *testing.T) {
 		assert.Equal(t, "ebs.csi.aws.com", class.Inputs["provisioner"].StringValue())
 		assert.Equal(t, map[string]any{"type": "gp3", "encrypted": "true"}, class.Inputs["parameters"].ObjectValue().Mappable())
 		assert.Equal(t, "WaitForFirstConsumer", class.Inputs["volumeBindingMode"].StringValue())
-		for _, p := range rec.ofType(typeNodePool) {
-			requireNotDependsOn(t, rec, class, p)
+		for _, p := range rec.OfType(typeNodePool) {
+			rec.RequireNotDependsOn(t, class, p)
 		}
-		requireDependsOn(t, rec, class, rec.get(t, typeEksCluster, "eks-demo"))
+		rec.RequireDependsOn(t, class, rec.Get(t, typeEksCluster, "eks-demo"))
 	})
 }
 
@@ -350,8 +354,8 @@ func TestMetricsServer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			run := stackWith(t, tt.stackFile, tt.set)
-			var addon *registration
-			for _, a := range run.rec.ofType(typeAddon) {
+			var addon *mock.Registration
+			for _, a := range run.rec.OfType(typeAddon) {
 				if a.Name == tt.addon {
 					addon = a
 				}
@@ -364,12 +368,12 @@ func TestMetricsServer(t *testing.T) {
 			assert.Equal(t, "metrics-server", addon.Inputs["addonName"].StringValue())
 			assert.NotContains(t, addon.Inputs, resource.PropertyKey("configurationValues"),
 				"no configuration key of the add-on's unpublished schema is sent")
-			for _, p := range run.rec.ofType(typeNodePool) {
-				requireDependsOn(t, run.rec, addon, p)
+			for _, p := range run.rec.OfType(typeNodePool) {
+				run.rec.RequireDependsOn(t, addon, p)
 			}
-			for _, c := range run.rec.ofType(typeAddon) {
+			for _, c := range run.rec.OfType(typeAddon) {
 				if c.Inputs["addonName"].StringValue() == "coredns" {
-					requireNotDependsOn(t, run.rec, addon, c)
+					run.rec.RequireNotDependsOn(t, addon, c)
 				}
 			}
 		})
@@ -381,7 +385,7 @@ func TestDestroyCleanup(t *testing.T) {
 		"accessEntries": `{"ops":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"cluster-admin"}}`,
 	})
 	rec := run.rec
-	cleanup := rec.get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
+	cleanup := rec.Get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
 
 	t.Run("it runs only on delete", func(t *testing.T) {
 		assert.Equal(t, "go run ./cmd/destroy-cleanup", cleanup.Inputs["delete"].StringValue())
@@ -393,7 +397,7 @@ func TestDestroyCleanup(t *testing.T) {
 		env := cleanup.Inputs["environment"].ObjectValue()
 		assert.True(t, env["NODELESS_EKS_KUBECONFIG"].ContainsSecrets(), "the kubeconfig stays a secret in state")
 		assert.Equal(t, "nodeless-eks/stack=nodeless-eks.dev", env["NODELESS_EKS_OWN_LABEL"].StringValue())
-		for _, reg := range append(rec.ofType(typeNodePool), rec.ofType(typeEC2NodeClass)...) {
+		for _, reg := range append(rec.OfType(typeNodePool), rec.OfType(typeEC2NodeClass)...) {
 			labels := reg.Inputs["metadata"].ObjectValue()["labels"].ObjectValue()
 			assert.Equal(t, "nodeless-eks.dev", labels["nodeless-eks/stack"].StringValue(), "%s carries the label the cleanup keeps", reg.Name)
 		}
@@ -406,36 +410,36 @@ func TestDestroyCleanup(t *testing.T) {
 	// Destroy deletes in reverse dependency order: the cleanup depends on
 	// everything it needs, so it runs while all of it still exists.
 	t.Run("destroy runs it while everything it needs still exists", func(t *testing.T) {
-		needed := map[string][]*registration{
-			"Karpenter":              {rec.get(t, typeHelmRelease, karpenterName+"-controller")},
-			"the LB controller":      {rec.get(t, typeHelmRelease, "eks-demo-addons-lb-controller")},
-			"the EBS CSI driver":     {rec.get(t, typeAddon, "eks-demo-addons-aws-ebs-csi-driver")},
-			"kube-proxy":             {rec.get(t, typeAddon, "eks-demo-addons-kube-proxy")},
-			"CoreDNS":                {rec.get(t, typeAddon, "eks-demo-addons-coredns")},
-			"the pod identity agent": {rec.get(t, typeAddon, "eks-demo-addons-eks-pod-identity-agent")},
-			"vpc-cni":                {rec.get(t, typeAddon, "eks-demo-vpc-cni")},
-			"the access entries":     append(rec.ofType(typeAccessEntry), rec.ofType(typeAccessPolicyAssociation)...),
-			"the stack's NodePools":  rec.ofType(typeNodePool),
-			"the stack's classes":    rec.ofType(typeEC2NodeClass),
+		needed := map[string][]*mock.Registration{
+			"Karpenter":              {rec.Get(t, typeHelmRelease, karpenterName+"-controller")},
+			"the LB controller":      {rec.Get(t, typeHelmRelease, "eks-demo-addons-lb-controller")},
+			"the EBS CSI driver":     {rec.Get(t, typeAddon, "eks-demo-addons-aws-ebs-csi-driver")},
+			"kube-proxy":             {rec.Get(t, typeAddon, "eks-demo-addons-kube-proxy")},
+			"CoreDNS":                {rec.Get(t, typeAddon, "eks-demo-addons-coredns")},
+			"the pod identity agent": {rec.Get(t, typeAddon, "eks-demo-addons-eks-pod-identity-agent")},
+			"vpc-cni":                {rec.Get(t, typeAddon, "eks-demo-vpc-cni")},
+			"the access entries":     append(rec.OfType(typeAccessEntry), rec.OfType(typeAccessPolicyAssociation)...),
+			"the stack's NodePools":  rec.OfType(typeNodePool),
+			"the stack's classes":    rec.OfType(typeEC2NodeClass),
 		}
 		for what, regs := range needed {
 			require.NotEmptyf(t, regs, "no %s registered", what)
 			for _, reg := range regs {
-				requireDependsOn(t, rec, cleanup, reg)
+				rec.RequireDependsOn(t, cleanup, reg)
 			}
 		}
 	})
 
 	t.Run("ArgoCD goes before it, so its applications cannot recreate what it removes", func(t *testing.T) {
-		requireDependsOn(t, rec, rec.get(t, typeHelmRelease, "eks-demo-addons-argocd"), cleanup)
+		rec.RequireDependsOn(t, rec.Get(t, typeHelmRelease, "eks-demo-addons-argocd"), cleanup)
 	})
 
 	t.Run("nothing else waits for it", func(t *testing.T) {
-		for _, reg := range rec.programRegistrations() {
+		for _, reg := range programRegistrations(rec) {
 			if reg == cleanup || reg.Name == "eks-demo-addons-argocd" || !reg.Custom {
 				continue
 			}
-			requireNotDependsOn(t, rec, reg, cleanup)
+			rec.RequireNotDependsOn(t, reg, cleanup)
 		}
 	})
 }
@@ -443,18 +447,18 @@ func TestDestroyCleanup(t *testing.T) {
 // longestCreateChain is the number of cloud resources on the longest chain
 // of creates that must run in order, skipping those for which skip says
 // so. A command with no create step takes no time and does not count.
-func longestCreateChain(rec *recorder, skip func(*registration) bool) int {
-	regs := rec.programRegistrations()
+func longestCreateChain(rec *mock.Recorder, skip func(*mock.Registration) bool) int {
+	regs := programRegistrations(rec)
 	memo := map[string]int{}
-	var depth func(reg *registration) int
-	depth = func(reg *registration) int {
+	var depth func(reg *mock.Registration) int
+	depth = func(reg *mock.Registration) int {
 		if d, ok := memo[reg.URN]; ok {
 			return d
 		}
 		memo[reg.URN] = 0
 		longest := 0
-		for _, urn := range reg.edges() {
-			if dep, ok := rec.byURN[urn]; ok && !skip(dep) {
+		for _, urn := range reg.Edges() {
+			if dep, ok := rec.ByURN(urn); ok && !skip(dep) {
 				longest = max(longest, depth(dep))
 			}
 		}
@@ -476,7 +480,7 @@ func longestCreateChain(rec *recorder, skip func(*registration) bool) int {
 
 func TestDay1AddonsKeepTheBootstrapLength(t *testing.T) {
 	rec := runDevStack(t).rec
-	added := func(reg *registration) bool {
+	added := func(reg *mock.Registration) bool {
 		for _, name := range []string{"aws-ebs-csi-driver", "ebs-csi", "gp3", "metrics-server", "eks-node-monitoring-agent", "destroy-cleanup"} {
 			if strings.HasSuffix(reg.Name, "-addons-"+name) {
 				return true
@@ -485,7 +489,7 @@ func TestDay1AddonsKeepTheBootstrapLength(t *testing.T) {
 		return false
 	}
 	without := longestCreateChain(rec, added)
-	with := longestCreateChain(rec, func(*registration) bool { return false })
+	with := longestCreateChain(rec, func(*mock.Registration) bool { return false })
 	require.Greater(t, without, 5, "the chain runs cluster -> Fargate -> Karpenter -> pools -> CoreDNS -> LB controller -> ArgoCD")
 	assert.Equal(t, without, with, "the EBS CSI driver, metrics-server, the node monitoring agent and the destroy cleanup must hang off the bootstrap chain, not lengthen it")
 }
@@ -508,17 +512,17 @@ var takenBySibling = map[string]map[string]string{
 // children (childrenOf, after the transforms) is protected neither
 // explicitly nor as what a protected sibling takes: its protection is not
 // relied on to reach them.
-func deletedBeforeProtection(rec *recorder) []string {
-	regs := rec.programRegistrations()
-	dependents := map[string][]*registration{}
+func deletedBeforeProtection(rec *mock.Recorder) []string {
+	regs := programRegistrations(rec)
+	dependents := map[string][]*mock.Registration{}
 	for _, reg := range regs {
-		for _, urn := range append(reg.edges(), reg.Parent) {
+		for _, urn := range append(reg.Edges(), reg.Parent) {
 			dependents[urn] = append(dependents[urn], reg)
 		}
 	}
 	memo := map[string]bool{}
-	var reached func(*registration) bool
-	reached = func(reg *registration) bool {
+	var reached func(*mock.Registration) bool
+	reached = func(reg *mock.Registration) bool {
 		if d, ok := memo[reg.URN]; ok {
 			return d
 		}
@@ -554,9 +558,9 @@ func TestProductionDestroyStopsBeforeData(t *testing.T) {
 	deleted := deletedBeforeProtection(rec)
 	assert.Empty(t, deleted, "a destroy of a production stack must stop before it deletes anything: no volume, "+
 		"load balancer, node, security group rule, interruption rule or add-on")
-	assert.True(t, rec.get(t, typeCommand, "eks-prod-addons-destroy-cleanup").Protect, "the cleanup is protected")
-	assert.True(t, rec.get(t, typeHelmRelease, "eks-prod-addons-argocd").Protect, "ArgoCD is protected")
+	assert.True(t, rec.Get(t, typeCommand, "eks-prod-addons-destroy-cleanup").Protect, "the cleanup is protected")
+	assert.True(t, rec.Get(t, typeHelmRelease, "eks-prod-addons-argocd").Protect, "ArgoCD is protected")
 
 	dev := runDevStack(t).rec
-	assert.False(t, dev.get(t, typeCommand, "eks-demo-addons-destroy-cleanup").Protect, "a dev stack destroys without ceremony")
+	assert.False(t, dev.Get(t, typeCommand, "eks-demo-addons-destroy-cleanup").Protect, "a dev stack destroys without ceremony")
 }

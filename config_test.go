@@ -9,6 +9,7 @@ import (
 
 	"nodeless-eks/internal/names"
 	"nodeless-eks/nodepool/spec/spectest"
+	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -112,10 +113,10 @@ func TestConfigRejectsBadInput(t *testing.T) {
 				}
 				cfg[k] = v
 			}
-			run := runProgram(t, cfg, devVpc())
+			run := runProgram(t, cfg, fakeaws.DevVpc())
 			require.Error(t, run.err, "the program must reject %v", tt.set)
 			assert.Contains(t, run.err.Error(), tt.want, "the error must name the key and what is allowed")
-			assert.Empty(t, run.rec.programRegistrations(), "nothing may be registered before the configuration is valid")
+			assert.Empty(t, programRegistrations(run.rec), "nothing may be registered before the configuration is valid")
 		})
 	}
 
@@ -130,19 +131,19 @@ func TestProductionPublicEndpointAcknowledged(t *testing.T) {
 	cfg := stackConfig(t, "testdata/stack-multipool.yaml")
 	cfg[testProject+":publicAccessCidrs"] = `["0.0.0.0/0"]`
 	cfg[testProject+":allowPublicEndpointFromInternet"] = "true"
-	run := runProgram(t, cfg, devVpc())
+	run := runProgram(t, cfg, fakeaws.DevVpc())
 	require.NoError(t, run.err, "an explicit acknowledgement lets a production stack keep a public endpoint open to all")
-	assert.Equal(t, []string{"0.0.0.0/0"}, stringsOf(t, run.rec.get(t, typeEksCluster, "eks-prod").Inputs["publicAccessCidrs"]))
+	assert.Equal(t, []string{"0.0.0.0/0"}, stringsOf(t, run.rec.Get(t, typeEksCluster, "eks-prod").Inputs["publicAccessCidrs"]))
 
 	cfg[testProject+":endpointPublicAccess"] = "false"
 	cfg[testProject+":allowPublicEndpointFromInternet"] = "false"
-	require.NoError(t, runProgram(t, cfg, devVpc()).err, "without a public endpoint its CIDRs expose nothing")
+	require.NoError(t, runProgram(t, cfg, fakeaws.DevVpc()).err, "without a public endpoint its CIDRs expose nothing")
 }
 
 func TestConfigAcceptsABlockHoldingADocumentationRange(t *testing.T) {
 	cfg := stackConfig(t, "Pulumi.dev.yaml")
 	cfg[testProject+":publicAccessCidrs"] = `["203.0.0.0/16"]`
-	require.NoError(t, runProgram(t, cfg, devVpc()).err, "203.0.0.0/16 is real address space around 203.0.113.0/24")
+	require.NoError(t, runProgram(t, cfg, fakeaws.DevVpc()).err, "203.0.0.0/16 is real address space around 203.0.113.0/24")
 }
 
 func TestDefaultClusterName(t *testing.T) {
@@ -171,9 +172,9 @@ func TestDefaultClusterName(t *testing.T) {
 	t.Run("a stack without clusterName gets the project and stack name", func(t *testing.T) {
 		cfg := stackConfig(t, "Pulumi.dev.yaml")
 		delete(cfg, testProject+":clusterName")
-		run := runProgram(t, cfg, devVpc())
+		run := runProgram(t, cfg, fakeaws.DevVpc())
 		require.NoError(t, run.err)
-		assert.Equal(t, "nodeless-eks-dev", run.rec.get(t, typeEksCluster, "nodeless-eks-dev").Inputs["name"].StringValue())
+		assert.Equal(t, "nodeless-eks-dev", run.rec.Get(t, typeEksCluster, "nodeless-eks-dev").Inputs["name"].StringValue())
 	})
 }
 
@@ -184,7 +185,7 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 	cfg[testProject+":publicAccessCidrs"] = `["nope"]`
 	cfg[testProject+":addonVersions"] = `{"coredns":"v1"}`
 
-	run := runProgram(t, cfg, devVpc())
+	run := runProgram(t, cfg, fakeaws.DevVpc())
 	require.Error(t, run.err)
 	for _, key := range []string{"clusterName", "kubernetesVersion", "publicAccessCidrs[0]", "addonVersions"} {
 		assert.Contains(t, run.err.Error(), key, "all problems are reported together")
@@ -230,7 +231,7 @@ func loadConfigUnderMocks(t *testing.T, cfg map[string]string) *Config {
 	b, err := json.Marshal(raw)
 	require.NoError(t, err)
 	t.Setenv(pulumi.EnvConfig, string(b))
-	require.NoError(t, pulumi.RunErr(run, pulumi.WithMocks(testProject, testStack, newRecorder(devVpc(), ""))))
+	require.NoError(t, pulumi.RunErr(run, pulumi.WithMocks(testProject, testStack, newRecorder(&fakeaws.Account{Vpc: fakeaws.DevVpc()}))))
 	return got
 }
 
@@ -251,10 +252,10 @@ func TestConfigRejectsBadNodePools(t *testing.T) {
 			if row.Production {
 				cfg[testProject+":production"] = "true"
 			}
-			run := runProgram(t, cfg, devVpc())
+			run := runProgram(t, cfg, fakeaws.DevVpc())
 			require.Error(t, run.err, "the program must reject %s", row.Name)
 			assert.Contains(t, run.err.Error(), row.Key, "the error must name the key")
-			assert.Empty(t, run.rec.programRegistrations(), "nothing may be registered")
+			assert.Empty(t, programRegistrations(run.rec), "nothing may be registered")
 		})
 	}
 }
@@ -274,21 +275,21 @@ func TestUpgradeStep(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := stackConfig(t, "Pulumi.dev.yaml")
 			cfg[testProject+":kubernetesVersion"] = tt.want
-			run := runProgramOn(t, cfg, devVpc(), tt.running)
+			run := runProgramOn(t, cfg, fakeaws.DevVpc(), tt.running)
 			if tt.wantErr == "" {
 				require.NoError(t, run.err)
 				return
 			}
 			require.Error(t, run.err)
 			assert.Contains(t, run.err.Error(), tt.wantErr)
-			assert.Empty(t, run.rec.programRegistrations(), "a refused upgrade changes nothing")
+			assert.Empty(t, programRegistrations(run.rec), "a refused upgrade changes nothing")
 		})
 	}
 	t.Run("the cluster is looked up only when the account lists it", func(t *testing.T) {
 		cfg := stackConfig(t, "Pulumi.dev.yaml")
-		run := runProgramOn(t, cfg, devVpc(), "")
+		run := runProgramOn(t, cfg, fakeaws.DevVpc(), "")
 		require.NoError(t, run.err)
-		for _, inv := range run.rec.invocations {
+		for _, inv := range run.rec.Invocations() {
 			assert.NotEqual(t, "aws:eks/getCluster:getCluster", inv.Token, "a new cluster is known from the list, not from a failed read")
 		}
 	})
@@ -393,8 +394,7 @@ func TestSpotServiceLinkedRole(t *testing.T) {
 		raw, err := json.Marshal(cfg)
 		require.NoError(t, err)
 		t.Setenv(pulumi.EnvConfig, string(raw))
-		rec := newRecorder(devVpc(), "")
-		rec.noSpotRole = noSpotRole
+		rec := newRecorder(&fakeaws.Account{Vpc: fakeaws.DevVpc(), NoSpotRole: noSpotRole})
 		require.NoError(t, pulumi.RunErr(func(ctx *pulumi.Context) error {
 			got, err = loadConfig(ctx)
 			return err

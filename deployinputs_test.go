@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/mock"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,12 +29,12 @@ func stacksForDeployInputs(t *testing.T) []stackRun {
 	full[testProject+":accessEntries"] = `{"ops":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"view"}}`
 	var runs []stackRun
 	for _, cfg := range []map[string]string{stackConfig(t, "Pulumi.dev.yaml"), stackConfig(t, "testdata/stack-multipool.yaml"), full} {
-		run := runProgram(t, cfg, devVpc())
+		run := runProgram(t, cfg, fakeaws.DevVpc())
 		require.NoError(t, run.err)
 		runs = append(runs, run)
 	}
 	// An update of a cluster that exists also reads its version.
-	upgrade := runProgramOn(t, stackConfig(t, "Pulumi.dev.yaml"), devVpc(), "1.35")
+	upgrade := runProgramOn(t, stackConfig(t, "Pulumi.dev.yaml"), fakeaws.DevVpc(), "1.35")
 	require.NoError(t, upgrade.err)
 	return append(runs, upgrade)
 }
@@ -39,10 +42,10 @@ func stacksForDeployInputs(t *testing.T) []stackRun {
 func TestRegisteredTypesForTheDeployRole(t *testing.T) {
 	resources, invokes := map[string]bool{}, map[string]bool{}
 	for _, run := range stacksForDeployInputs(t) {
-		for _, reg := range run.rec.programRegistrations() {
+		for _, reg := range programRegistrations(run.rec) {
 			resources[reg.Type] = true
 		}
-		for _, inv := range run.rec.invocations {
+		for _, inv := range run.rec.Invocations() {
 			invokes[inv.Token] = true
 		}
 	}
@@ -60,7 +63,7 @@ func TestRegisteredTypesForTheDeployRole(t *testing.T) {
 
 // deleteTimeModel is how long deleting one resource may take: its custom
 // delete timeout, else the wait its provider applies by default.
-func deleteTimeModel(reg *registration) time.Duration {
+func deleteTimeModel(reg *mock.Registration) time.Duration {
 	// A release's uninstall takes Helm's timeout, whatever custom timeout
 	// it has (pulumi-kubernetes provider/pkg/provider/helm_release.go).
 	if reg.Type == "kubernetes:helm.sh/v3:Release" {
@@ -92,11 +95,11 @@ func deleteTimeModel(reg *registration) time.Duration {
 
 // longestDestroy is the longest chain of deletes that must run one after
 // another: a resource is deleted only after everything that depends on it.
-func longestDestroy(rec *recorder) (time.Duration, []string) {
-	regs := rec.programRegistrations()
-	dependents := map[string][]*registration{} // urn -> registrations that depend on it
+func longestDestroy(rec *mock.Recorder) (time.Duration, []string) {
+	regs := programRegistrations(rec)
+	dependents := map[string][]*mock.Registration{} // urn -> registrations that depend on it
 	for _, reg := range regs {
-		for _, urn := range reg.edges() {
+		for _, urn := range reg.Edges() {
 			dependents[urn] = append(dependents[urn], reg)
 		}
 		if reg.Parent != "" {
@@ -106,19 +109,19 @@ func longestDestroy(rec *recorder) (time.Duration, []string) {
 	}
 	// The destroy cleanup deletes every NodePool and waits for its nodes,
 	// so Pulumi's own NodePool deletes after it find nothing left to drain.
-	cleanedUp := slices.ContainsFunc(regs, func(r *registration) bool {
+	cleanedUp := slices.ContainsFunc(regs, func(r *mock.Registration) bool {
 		return r.Type == "command:local:Command" && strings.HasSuffix(r.Name, "-destroy-cleanup")
 	})
-	weight := func(reg *registration) time.Duration {
+	weight := func(reg *mock.Registration) time.Duration {
 		if cleanedUp && reg.Type == "kubernetes:karpenter.sh/v1:NodePool" {
 			return 0
 		}
 		return deleteTimeModel(reg)
 	}
 	memo := map[string]time.Duration{}
-	next := map[string]*registration{}
-	var finish func(reg *registration) time.Duration // time from the start of destroy until reg is gone
-	finish = func(reg *registration) time.Duration {
+	next := map[string]*mock.Registration{}
+	var finish func(reg *mock.Registration) time.Duration // time from the start of destroy until reg is gone
+	finish = func(reg *mock.Registration) time.Duration {
 		if d, ok := memo[reg.URN]; ok {
 			return d
 		}
@@ -134,7 +137,7 @@ func longestDestroy(rec *recorder) (time.Duration, []string) {
 		return memo[reg.URN]
 	}
 	var longest time.Duration
-	var last *registration
+	var last *mock.Registration
 	for _, reg := range regs {
 		if d := finish(reg); d > longest || (d == longest && last != nil && reg.URN < last.URN) {
 			longest, last = d, reg

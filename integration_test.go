@@ -23,7 +23,7 @@ import (
 
 	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/poll"
-	"nodeless-eks/internal/verify"
+	"nodeless-eks/testkit/verify"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"nodeless-eks/karpenter"
+	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/iamtest"
+	"nodeless-eks/testkit/mock"
 	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -29,85 +32,22 @@ const (
 	ownedTagCondition = "aws:ResourceTag/kubernetes.io/cluster/eks-demo"
 )
 
-// policyStatement is an IAM statement with its one-or-many fields as lists.
-type policyStatement struct {
-	Sid       string
-	Effect    string
-	Principal any
-	Action    []string
-	Resource  []string
-	Condition map[string]map[string]any
-}
-
-// parsePolicy reads an IAM policy document.
-func parsePolicy(t *testing.T, doc string) []policyStatement {
-	t.Helper()
-	var raw struct {
-		Statement []struct {
-			Sid       string
-			Effect    string
-			Principal any
-			Action    any
-			Resource  any
-			Condition map[string]map[string]any
-		}
-	}
-	require.NoError(t, json.Unmarshal([]byte(doc), &raw), "policy is not JSON: %s", doc)
-	out := make([]policyStatement, 0, len(raw.Statement))
-	for _, s := range raw.Statement {
-		out = append(out, policyStatement{
-			Sid: s.Sid, Effect: s.Effect, Principal: s.Principal, Condition: s.Condition,
-			Action: oneOrMany(t, s.Action), Resource: oneOrMany(t, s.Resource),
-		})
-	}
-	return out
-}
-
-func oneOrMany(t *testing.T, v any) []string {
-	t.Helper()
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, e := range v {
-			out = append(out, e.(string))
-		}
-		return out
-	case nil:
-		return nil
-	}
-	t.Fatalf("want a string or a list of strings, got %T", v)
-	return nil
-}
-
-// isReadOnly reports whether an IAM action only reads.
-func isReadOnly(action string) bool {
-	_, verb, _ := strings.Cut(action, ":")
-	for _, prefix := range []string{"Describe", "Get", "List"} {
-		if strings.HasPrefix(verb, prefix) {
-			return true
-		}
-	}
-	return false
-}
-
 func TestKarpenterLayer(t *testing.T) {
 	run := runDevStack(t)
 	rec := run.rec
-	eks := rec.get(t, typeEksCluster, "eks-demo")
-	fargate := rec.get(t, typeFargateProfile, "eks-demo-karpenter")
-	controllerRole := rec.get(t, typeRole, karpenterName+"-controller")
-	controllerPolicy := rec.get(t, typePolicy, karpenterName+"-controller")
-	controllerAttachment := rec.get(t, typeAttachment, karpenterName+"-controller")
-	nodeRole := rec.get(t, typeRole, karpenterName+"-node")
-	queue := rec.get(t, typeQueue, karpenterName+"-interruption-queue")
-	crdRelease := rec.get(t, typeHelmRelease, karpenterName+"-crd")
-	release := rec.get(t, typeHelmRelease, karpenterName+"-controller")
-	statements := parsePolicy(t, controllerPolicy.Inputs["policy"].StringValue())
+	eks := rec.Get(t, typeEksCluster, "eks-demo")
+	fargate := rec.Get(t, typeFargateProfile, "eks-demo-karpenter")
+	controllerRole := rec.Get(t, typeRole, karpenterName+"-controller")
+	controllerPolicy := rec.Get(t, typePolicy, karpenterName+"-controller")
+	controllerAttachment := rec.Get(t, typeAttachment, karpenterName+"-controller")
+	nodeRole := rec.Get(t, typeRole, karpenterName+"-node")
+	queue := rec.Get(t, typeQueue, karpenterName+"-interruption-queue")
+	crdRelease := rec.Get(t, typeHelmRelease, karpenterName+"-crd")
+	release := rec.Get(t, typeHelmRelease, karpenterName+"-controller")
+	statements := iamtest.Parse(t, controllerPolicy.Inputs["policy"].StringValue())
 
 	t.Run("controller role trusts only the karpenter service account through the OIDC provider", func(t *testing.T) {
-		trust := parsePolicy(t, controllerRole.Inputs["assumeRolePolicy"].StringValue())
+		trust := iamtest.Parse(t, controllerRole.Inputs["assumeRolePolicy"].StringValue())
 		require.Len(t, trust, 1)
 		st := trust[0]
 		assert.Equal(t, "Allow", st.Effect)
@@ -131,7 +71,7 @@ func TestKarpenterLayer(t *testing.T) {
 					continue
 				}
 				for _, a := range st.Action {
-					assert.Truef(t, isReadOnly(a), "statement %s allows %s on * without a condition", st.Sid, a)
+					assert.Truef(t, iamtest.IsReadOnly(a), "statement %s allows %s on * without a condition", st.Sid, a)
 				}
 			}
 		}
@@ -212,10 +152,10 @@ func TestKarpenterLayer(t *testing.T) {
 
 	t.Run("node role has its managed policies and an EC2_LINUX access entry", func(t *testing.T) {
 		assert.Equal(t, "eks-demo-karpenter-node", nodeRole.Inputs["name"].StringValue(), "deterministic, so node classes can name it")
-		trust := parsePolicy(t, nodeRole.Inputs["assumeRolePolicy"].StringValue())
+		trust := iamtest.Parse(t, nodeRole.Inputs["assumeRolePolicy"].StringValue())
 		assert.Equal(t, map[string]any{"Service": "ec2.amazonaws.com"}, trust[0].Principal)
 		var attached []string
-		for _, a := range rec.ofType(typeAttachment) {
+		for _, a := range rec.OfType(typeAttachment) {
 			if a.Inputs["role"].StringValue() == nodeRole.Inputs["name"].StringValue() {
 				attached = append(attached, a.Inputs["policyArn"].StringValue())
 			}
@@ -226,7 +166,7 @@ func TestKarpenterLayer(t *testing.T) {
 			"arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
 			"arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
 		}, attached)
-		entry := rec.get(t, typeAccessEntry, karpenterName+"-node")
+		entry := rec.Get(t, typeAccessEntry, karpenterName+"-node")
 		assert.Equal(t, "EC2_LINUX", entry.Inputs["type"].StringValue())
 		assert.Equal(t, nodeRoleArn, entry.Inputs["principalArn"].StringValue())
 		assert.Equal(t, "eks-demo", entry.Inputs["clusterName"].StringValue())
@@ -235,9 +175,9 @@ func TestKarpenterLayer(t *testing.T) {
 	t.Run("the queue keeps events 300s, encrypted, TLS only", func(t *testing.T) {
 		assert.Equal(t, 300.0, queue.Inputs["messageRetentionSeconds"].NumberValue())
 		assert.Equal(t, true, queue.Inputs["sqsManagedSseEnabled"].V)
-		qp := rec.get(t, typeQueuePolicy, karpenterName+"-interruption-queue")
+		qp := rec.Get(t, typeQueuePolicy, karpenterName+"-interruption-queue")
 		var allow, deny bool
-		for _, st := range parsePolicy(t, qp.Inputs["policy"].StringValue()) {
+		for _, st := range iamtest.Parse(t, qp.Inputs["policy"].StringValue()) {
 			assert.Equal(t, []string{queueArn}, st.Resource)
 			switch st.Effect {
 			case "Allow":
@@ -267,7 +207,7 @@ func TestKarpenterLayer(t *testing.T) {
 			"health": "health-scheduled-change", "spot": "spot-interruption",
 			"state-change": "instance-state-change", "reservation": "capacity-reservation-interruption",
 		}
-		rules := rec.ofType(typeEventRule)
+		rules := rec.OfType(typeEventRule)
 		require.Len(t, rules, len(want))
 		for _, rule := range rules {
 			var pattern struct {
@@ -280,7 +220,7 @@ func TestKarpenterLayer(t *testing.T) {
 			key, ok := want[pattern.Source[0]+"/"+pattern.DetailType[0]]
 			require.Truef(t, ok, "unexpected pattern %v", pattern)
 			assert.Equal(t, karpenterName+"-"+key, rule.Name)
-			target := rec.get(t, typeEventTarget, rule.Name)
+			target := rec.Get(t, typeEventTarget, rule.Name)
 			assert.Equal(t, queueArn, target.Inputs["arn"].StringValue())
 			assert.Equal(t, rule.Name+"-7f3a", target.Inputs["rule"].StringValue())
 			if old, renamed := former[key]; renamed {
@@ -293,7 +233,7 @@ func TestKarpenterLayer(t *testing.T) {
 	})
 
 	t.Run("charts come anonymously from the karpenter OCI repository at the pinned version", func(t *testing.T) {
-		for _, r := range []*registration{crdRelease, release} {
+		for _, r := range []*mock.Registration{crdRelease, release} {
 			assert.True(t, strings.HasPrefix(r.Inputs["chart"].StringValue(), "oci://public.ecr.aws/karpenter/"))
 			assert.Equal(t, versions.Karpenter, r.Inputs["version"].StringValue())
 			assert.Equal(t, "karpenter", r.Inputs["namespace"].StringValue())
@@ -322,9 +262,9 @@ func TestKarpenterLayer(t *testing.T) {
 		annotationsAt := func(version string) map[string]any {
 			cfg := stackConfig(t, "Pulumi.dev.yaml")
 			cfg[testProject+":kubernetesVersion"] = version
-			run := runProgram(t, cfg, devVpc())
+			run := runProgram(t, cfg, fakeaws.DevVpc())
 			require.NoError(t, run.err)
-			values := run.rec.get(t, typeHelmRelease, karpenterName+"-controller").Inputs["values"].ObjectValue()
+			values := run.rec.Get(t, typeHelmRelease, karpenterName+"-controller").Inputs["values"].ObjectValue()
 			return values["podAnnotations"].ObjectValue().Mappable()
 		}
 		at35, at36 := annotationsAt("1.35"), annotationsAt("1.36")
@@ -333,35 +273,35 @@ func TestKarpenterLayer(t *testing.T) {
 	})
 
 	t.Run("the controller release waits for CRDs, Fargate, the policy attachment and the queue", func(t *testing.T) {
-		requireDependsOn(t, rec, release, crdRelease)
-		requireDependsOn(t, rec, release, fargate)
-		requireDependsOn(t, rec, release, controllerAttachment)
-		requireDependsOn(t, rec, release, controllerRole)
-		requireDependsOn(t, rec, release, queue)
+		rec.RequireDependsOn(t, release, crdRelease)
+		rec.RequireDependsOn(t, release, fargate)
+		rec.RequireDependsOn(t, release, controllerAttachment)
+		rec.RequireDependsOn(t, release, controllerRole)
+		rec.RequireDependsOn(t, release, queue)
 	})
 
 	t.Run("the CRD release does not wait for the fargate profile", func(t *testing.T) {
-		requireNotDependsOn(t, rec, crdRelease, fargate)
-		requireDependsOn(t, rec, crdRelease, eks)
+		rec.RequireNotDependsOn(t, crdRelease, fargate)
+		rec.RequireDependsOn(t, crdRelease, eks)
 	})
 
 	t.Run("IAM, the queue and the rules do not wait for the cluster beyond the OIDC provider", func(t *testing.T) {
-		independent := []*registration{nodeRole, controllerPolicy, queue, rec.get(t, typeQueuePolicy, karpenterName+"-interruption-queue")}
-		independent = append(independent, rec.ofType(typeEventRule)...)
-		independent = append(independent, rec.ofType(typeEventTarget)...)
-		for _, a := range rec.ofType(typeAttachment) {
+		independent := []*mock.Registration{nodeRole, controllerPolicy, queue, rec.Get(t, typeQueuePolicy, karpenterName+"-interruption-queue")}
+		independent = append(independent, rec.OfType(typeEventRule)...)
+		independent = append(independent, rec.OfType(typeEventTarget)...)
+		for _, a := range rec.OfType(typeAttachment) {
 			if a.Name != karpenterName+"-controller" {
 				independent = append(independent, a)
 			}
 		}
 		for _, reg := range independent {
-			requireNotDependsOn(t, rec, reg, eks)
-			requireNotDependsOn(t, rec, reg, fargate)
+			rec.RequireNotDependsOn(t, reg, eks)
+			rec.RequireNotDependsOn(t, reg, fargate)
 		}
 		// The controller role's trust names the OIDC provider, which only
 		// the cluster component can give; it must not wait for Fargate.
-		requireDependsOn(t, rec, controllerRole, eks)
-		requireNotDependsOn(t, rec, controllerRole, fargate)
+		rec.RequireDependsOn(t, controllerRole, eks)
+		rec.RequireNotDependsOn(t, controllerRole, fargate)
 	})
 }
 
@@ -381,7 +321,7 @@ func TestControllerSizeByStackClass(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			run := stackWith(t, tt.stackFile, tt.set)
-			values := run.rec.get(t, typeHelmRelease, tt.release).Inputs["values"].ObjectValue()
+			values := run.rec.Get(t, typeHelmRelease, tt.release).Inputs["values"].ObjectValue()
 			resources := values["controller"].ObjectValue()["resources"].ObjectValue().Mappable()
 			sized := map[string]any{"cpu": tt.cpu, "memory": tt.memory}
 			assert.Equal(t, map[string]any{"requests": sized, "limits": sized}, resources)
@@ -401,11 +341,11 @@ func TestNodeRepair(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			run := stackWith(t, "Pulumi.dev.yaml", tt.set)
-			values := run.rec.get(t, typeHelmRelease, karpenterName+"-controller").Inputs["values"].ObjectValue()
+			values := run.rec.Get(t, typeHelmRelease, karpenterName+"-controller").Inputs["values"].ObjectValue()
 			gates := values["settings"].ObjectValue()["featureGates"].ObjectValue()
 			assert.Equal(t, tt.on, gates["nodeRepair"].V, "settings.featureGates.nodeRepair")
 			found := false
-			for _, a := range run.rec.ofType(typeAddon) {
+			for _, a := range run.rec.OfType(typeAddon) {
 				if a.Inputs["addonName"].StringValue() == "eks-node-monitoring-agent" {
 					found = true
 					assert.Equal(t, "v1.4.0-eksbuild.1", a.Inputs["addonVersion"].StringValue(), "the EKS default version")

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/mock"
 	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -24,7 +26,7 @@ const (
 // runDevStack runs the program with Pulumi.dev.yaml against the dev VPC.
 func runDevStack(t *testing.T) stackRun {
 	t.Helper()
-	run := runProgram(t, stackConfig(t, "Pulumi.dev.yaml"), devVpc())
+	run := runProgram(t, stackConfig(t, "Pulumi.dev.yaml"), fakeaws.DevVpc())
 	require.NoError(t, run.err, "the dev stack must run under mocks")
 	return run
 }
@@ -32,12 +34,12 @@ func runDevStack(t *testing.T) stackRun {
 func TestClusterLayer(t *testing.T) {
 	run := runDevStack(t)
 	rec := run.rec
-	eks := rec.get(t, typeEksCluster, "eks-demo")
-	fargate := rec.get(t, typeFargateProfile, "eks-demo-karpenter")
-	vpcCni := rec.get(t, typeAddon, "eks-demo-vpc-cni")
+	eks := rec.Get(t, typeEksCluster, "eks-demo")
+	fargate := rec.Get(t, typeFargateProfile, "eks-demo-karpenter")
+	vpcCni := rec.Get(t, typeAddon, "eks-demo-vpc-cni")
 
 	t.Run("no node group of any kind is registered", func(t *testing.T) {
-		for _, reg := range rec.programRegistrations() {
+		for _, reg := range programRegistrations(rec) {
 			lower := strings.ToLower(reg.Type)
 			assert.NotContains(t, lower, "nodegroup", "%s::%s is a node group", reg.Type, reg.Name)
 			assert.NotContains(t, lower, "autoscaling", "%s::%s is an auto scaling group", reg.Type, reg.Name)
@@ -85,11 +87,11 @@ func TestClusterLayer(t *testing.T) {
 		assert.ElementsMatch(t, []string{"subnet-private-a", "subnet-private-b", "subnet-private-c"},
 			stringsOf(t, fargate.Inputs["subnetIds"]), "Fargate takes private subnets only")
 		assert.Equal(t, "eks-demo", fargate.Inputs["clusterName"].StringValue())
-		requireDependsOn(t, rec, fargate, eks)
+		rec.RequireDependsOn(t, fargate, eks)
 	})
 
 	t.Run("the fargate pod execution role trusts only this cluster's profiles", func(t *testing.T) {
-		role := rec.get(t, typeRole, "eks-demo-fargate-pod-execution")
+		role := rec.Get(t, typeRole, "eks-demo-fargate-pod-execution")
 		var doc struct {
 			Statement []struct {
 				Effect    string
@@ -104,10 +106,10 @@ func TestClusterLayer(t *testing.T) {
 		assert.Equal(t, "sts:AssumeRole", st.Action)
 		assert.Equal(t, "eks-fargate-pods.amazonaws.com", st.Principal["Service"])
 		assert.Equal(t, "arn:aws:eks:eu-west-1:"+testAccount+":fargateprofile/eks-demo/*", st.Condition["ArnLike"]["aws:SourceArn"])
-		requireNotDependsOn(t, rec, role, eks)
-		attachment := rec.get(t, "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "eks-demo-fargate-pod-execution")
+		rec.RequireNotDependsOn(t, role, eks)
+		attachment := rec.Get(t, "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "eks-demo-fargate-pod-execution")
 		assert.Equal(t, "arn:aws:iam::aws:policy/AmazonEKSFargatePodExecutionRolePolicy", attachment.Inputs["policyArn"].StringValue())
-		requireDependsOn(t, rec, fargate, attachment)
+		rec.RequireDependsOn(t, fargate, attachment)
 	})
 
 	t.Run("vpc-cni has one ENIConfig per pod-subnet AZ with prefix delegation", func(t *testing.T) {
@@ -142,9 +144,9 @@ func TestClusterLayer(t *testing.T) {
 	})
 
 	t.Run("vpc-cni takes the EKS default version, never the most recent", func(t *testing.T) {
-		assert.Equal(t, defaultVpcCniVersion, vpcCni.Inputs["addonVersion"].StringValue())
-		var asked []invocation
-		for _, inv := range rec.invocations {
+		assert.Equal(t, fakeaws.DefaultVpcCniVersion, vpcCni.Inputs["addonVersion"].StringValue())
+		var asked []mock.Invocation
+		for _, inv := range rec.Invocations() {
 			if inv.Token == "aws:eks/getAddonVersion:getAddonVersion" && inv.Args["addonName"].StringValue() == "vpc-cni" {
 				asked = append(asked, inv)
 			}
@@ -155,38 +157,38 @@ func TestClusterLayer(t *testing.T) {
 	})
 
 	t.Run("vpc-cni waits for the cluster but not for the fargate profile", func(t *testing.T) {
-		requireDependsOn(t, rec, vpcCni, eks)
-		requireNotDependsOn(t, rec, vpcCni, fargate)
-		for _, reg := range rec.ofType("aws:iam/role:Role") {
-			requireNotDependsOn(t, rec, vpcCni, reg)
+		rec.RequireDependsOn(t, vpcCni, eks)
+		rec.RequireNotDependsOn(t, vpcCni, fargate)
+		for _, reg := range rec.OfType("aws:iam/role:Role") {
+			rec.RequireNotDependsOn(t, vpcCni, reg)
 		}
 	})
 
 	t.Run("the node security group carries the discovery tag and talks to the cluster", func(t *testing.T) {
-		sg := rec.get(t, typeSecurityGroup, "eks-demo-node")
+		sg := rec.Get(t, typeSecurityGroup, "eks-demo-node")
 		assert.Equal(t, "eks-demo", sg.Inputs["tags"].ObjectValue()["karpenter.sh/discovery"].StringValue())
 		assert.Equal(t, "dev", sg.Inputs["tags"].ObjectValue()["environment"].StringValue(), "stack tags apply")
-		rule := rec.get(t, "aws:ec2/securityGroupRule:SecurityGroupRule", "eks-demo-cluster-from-node")
+		rule := rec.Get(t, "aws:ec2/securityGroupRule:SecurityGroupRule", "eks-demo-cluster-from-node")
 		assert.Equal(t, "sg-eks-cluster", rule.Inputs["securityGroupId"].StringValue())
 		assert.Equal(t, "sg-eks-demo-node", rule.Inputs["sourceSecurityGroupId"].StringValue())
-		self := rec.get(t, "aws:ec2/securityGroupRule:SecurityGroupRule", "eks-demo-node-from-node")
+		self := rec.Get(t, "aws:ec2/securityGroupRule:SecurityGroupRule", "eks-demo-node-from-node")
 		assert.Equal(t, true, self.Inputs["self"].V, "nodes and pods reach each other")
 		assert.Equal(t, "ingress", self.Inputs["type"].StringValue())
-		back := rec.get(t, "aws:ec2/securityGroupRule:SecurityGroupRule", "eks-demo-node-from-cluster")
+		back := rec.Get(t, "aws:ec2/securityGroupRule:SecurityGroupRule", "eks-demo-node-from-cluster")
 		assert.Equal(t, "sg-eks-cluster", back.Inputs["sourceSecurityGroupId"].StringValue())
-		requireNotDependsOn(t, rec, sg, eks)
+		rec.RequireNotDependsOn(t, sg, eks)
 	})
 
 	t.Run("nothing is tagged that the stack does not own", func(t *testing.T) {
-		assert.Empty(t, rec.ofType("aws:ec2/tag:Tag"), "the VPC and its subnets belong to someone else")
+		assert.Empty(t, rec.OfType("aws:ec2/tag:Tag"), "the VPC and its subnets belong to someone else")
 	})
 
 	t.Run("the kubernetes provider is built from the cluster's kubeconfig, as a secret", func(t *testing.T) {
-		providers := rec.ofType(typeK8sProvider)
+		providers := rec.OfType(typeK8sProvider)
 		require.Len(t, providers, 1)
 		kubeconfig := providers[0].Inputs["kubeconfig"]
 		assert.True(t, kubeconfig.ContainsSecrets(), "the engine must see the kubeconfig as a secret")
-		requireDependsOn(t, rec, providers[0], eks)
+		rec.RequireDependsOn(t, providers[0], eks)
 	})
 
 	t.Run("stack outputs", func(t *testing.T) {
@@ -221,11 +223,11 @@ func TestClusterLayer(t *testing.T) {
 func TestVpcCniVersionFromConfig(t *testing.T) {
 	cfg := stackConfig(t, "Pulumi.dev.yaml")
 	cfg[testProject+":addonVersions"] = `{"vpcCni":"v1.20.4-eksbuild.1"}`
-	run := runProgram(t, cfg, devVpc())
+	run := runProgram(t, cfg, fakeaws.DevVpc())
 	require.NoError(t, run.err)
-	addon := run.rec.get(t, typeAddon, "eks-demo-vpc-cni")
+	addon := run.rec.Get(t, typeAddon, "eks-demo-vpc-cni")
 	assert.Equal(t, "v1.20.4-eksbuild.1", addon.Inputs["addonVersion"].StringValue())
-	for _, inv := range run.rec.invocations {
+	for _, inv := range run.rec.Invocations() {
 		if inv.Token == "aws:eks/getAddonVersion:getAddonVersion" {
 			assert.NotEqual(t, "vpc-cni", inv.Args["addonName"].StringValue(), "a pinned version needs no lookup")
 		}
@@ -233,26 +235,26 @@ func TestVpcCniVersionFromConfig(t *testing.T) {
 }
 
 func TestVpcLookupFailures(t *testing.T) {
-	oneAZ := devVpc()
-	oneAZ.Subnets = filterSubnets(oneAZ.Subnets, func(s fakeSubnet) bool { return s.AZ == "eu-west-1a" })
-	twoPodsInA := devVpc()
-	twoPodsInA.Subnets = append(twoPodsInA.Subnets, fakeSubnet{"subnet-pod-a2", "eu-west-1a", "eks-demo-vpc-podsubnet-eu-west-1a-2"})
-	noPodInC := devVpc()
-	noPodInC.Subnets = filterSubnets(noPodInC.Subnets, func(s fakeSubnet) bool { return s.ID != "subnet-pod-c" })
-	otherVpc := devVpc()
+	oneAZ := fakeaws.DevVpc()
+	oneAZ.Subnets = filterSubnets(oneAZ.Subnets, func(s fakeaws.Subnet) bool { return s.AZ == "eu-west-1a" })
+	twoPodsInA := fakeaws.DevVpc()
+	twoPodsInA.Subnets = append(twoPodsInA.Subnets, fakeaws.Subnet{ID: "subnet-pod-a2", AZ: "eu-west-1a", Name: "eks-demo-vpc-podsubnet-eu-west-1a-2"})
+	noPodInC := fakeaws.DevVpc()
+	noPodInC.Subnets = filterSubnets(noPodInC.Subnets, func(s fakeaws.Subnet) bool { return s.ID != "subnet-pod-c" })
+	otherVpc := fakeaws.DevVpc()
 	otherVpc.Name = "someone-elses-vpc"
 
 	tests := []struct {
 		name string
-		vpc  fakeVpc
+		vpc  fakeaws.Vpc
 		set  map[string]string
 		want []string
 	}{
 		{"the VPC does not exist", otherVpc, nil,
 			[]string{`looking up VPC with Name tag "eks-demo-vpc" (config vpcName)`}},
-		{"the private pattern matches nothing", devVpc(), map[string]string{"privateSubnetNamePattern": "eks-demo-vpc-privat-*"},
+		{"the private pattern matches nothing", fakeaws.DevVpc(), map[string]string{"privateSubnetNamePattern": "eks-demo-vpc-privat-*"},
 			[]string{"config privateSubnetNamePattern", `no subnet of vpc-0de0 has a Name tag matching "eks-demo-vpc-privat-*"`}},
-		{"the pod pattern matches nothing", devVpc(), map[string]string{"podSubnetNamePattern": "pods-*"},
+		{"the pod pattern matches nothing", fakeaws.DevVpc(), map[string]string{"podSubnetNamePattern": "pods-*"},
 			[]string{"config podSubnetNamePattern", `matching "pods-*"`}},
 		{"private subnets in one AZ", oneAZ, nil,
 			[]string{"span 1 availability zone(s); EKS needs at least 2"}},
@@ -272,15 +274,15 @@ func TestVpcLookupFailures(t *testing.T) {
 			for _, want := range tt.want {
 				assert.Contains(t, run.err.Error(), want)
 			}
-			for _, reg := range run.rec.programRegistrations() {
+			for _, reg := range programRegistrations(run.rec) {
 				assert.Falsef(t, reg.Custom, "no cloud resource may be registered when the lookup fails; got %s::%s", reg.Type, reg.Name)
 			}
 		})
 	}
 }
 
-func filterSubnets(subnets []fakeSubnet, keep func(fakeSubnet) bool) []fakeSubnet {
-	var out []fakeSubnet
+func filterSubnets(subnets []fakeaws.Subnet, keep func(fakeaws.Subnet) bool) []fakeaws.Subnet {
+	var out []fakeaws.Subnet
 	for _, s := range subnets {
 		if keep(s) {
 			out = append(out, s)

@@ -36,7 +36,7 @@ func TestEveryNameFits(t *testing.T) {
 				checked[typ]++
 				assert.NoErrorf(t, names.Check(typ, physical), "%s", what)
 			}
-			for _, reg := range rec.programRegistrations() {
+			for _, reg := range programRegistrations(rec) {
 				limit, ok := names.Limits[reg.Type]
 				if !ok || !reg.Custom {
 					continue
@@ -47,7 +47,7 @@ func TestEveryNameFits(t *testing.T) {
 					check(reg.Type, names.Autoname(reg.Name), reg.Name+" (autonamed)")
 				}
 			}
-			eks := rec.ofType(typeEksCluster)
+			eks := rec.OfType(typeEksCluster)
 			require.Len(t, eks, 1)
 			_, ownRole := eks[0].Inputs["serviceRole"]
 			for _, child := range cluster.PulumiEKSNamedChildren(eks[0].Name, eks[0].Inputs["name"].StringValue(), ownRole) {

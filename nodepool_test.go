@@ -4,6 +4,8 @@ import (
 	"sort"
 	"testing"
 
+	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/mock"
 	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -17,7 +19,7 @@ const (
 )
 
 // registeredObject is a custom resource as the API server would receive it.
-func registeredObject(reg *registration) map[string]any {
+func registeredObject(reg *mock.Registration) map[string]any {
 	return resource.PropertyMap{
 		"apiVersion": reg.Inputs["apiVersion"],
 		"kind":       reg.Inputs["kind"],
@@ -28,10 +30,10 @@ func registeredObject(reg *registration) map[string]any {
 
 // nodeObjects returns the node classes and pools the program registered,
 // classes first, each sorted by name (registrations arrive concurrently).
-func nodeObjects(rec *recorder) []any {
+func nodeObjects(rec *mock.Recorder) []any {
 	var out []any
 	for _, typ := range []string{typeEC2NodeClass, typeNodePool} {
-		regs := rec.ofType(typ)
+		regs := rec.OfType(typ)
 		sort.Slice(regs, func(i, j int) bool { return regs[i].Name < regs[j].Name })
 		for _, reg := range regs {
 			out = append(out, registeredObject(reg))
@@ -54,12 +56,12 @@ func requirementsOf(nodeSpec map[string]any) map[string]any {
 func TestNodePoolLayer(t *testing.T) {
 	run := runDevStack(t)
 	rec := run.rec
-	karpenterRelease := rec.get(t, typeHelmRelease, karpenterName+"-controller")
-	nodeRole := rec.get(t, typeRole, karpenterName+"-node")
-	accessEntry := rec.get(t, typeAccessEntry, karpenterName+"-node")
-	vpcCni := rec.get(t, typeAddon, "eks-demo-vpc-cni")
-	class := rec.get(t, typeEC2NodeClass, "eks-demo-nodepools-class-default")
-	pool := rec.get(t, typeNodePool, "eks-demo-nodepools-pool-general")
+	karpenterRelease := rec.Get(t, typeHelmRelease, karpenterName+"-controller")
+	nodeRole := rec.Get(t, typeRole, karpenterName+"-node")
+	accessEntry := rec.Get(t, typeAccessEntry, karpenterName+"-node")
+	vpcCni := rec.Get(t, typeAddon, "eks-demo-vpc-cni")
+	class := rec.Get(t, typeEC2NodeClass, "eks-demo-nodepools-class-default")
+	pool := rec.Get(t, typeNodePool, "eks-demo-nodepools-pool-general")
 	classSpec := class.Inputs["spec"].ObjectValue().Mappable()
 	poolSpec := pool.Inputs["spec"].ObjectValue().Mappable()
 
@@ -108,20 +110,20 @@ func TestNodePoolLayer(t *testing.T) {
 	})
 
 	t.Run("node classes wait for the controller, the node role and its access entry", func(t *testing.T) {
-		requireDependsOn(t, rec, class, karpenterRelease)
-		requireDependsOn(t, rec, class, nodeRole)
-		requireDependsOn(t, rec, class, accessEntry)
+		rec.RequireDependsOn(t, class, karpenterRelease)
+		rec.RequireDependsOn(t, class, nodeRole)
+		rec.RequireDependsOn(t, class, accessEntry)
 	})
 
 	t.Run("node classes wait for every policy the node role needs", func(t *testing.T) {
 		for _, suffix := range []string{"worker", "cni", "ecr", "ssm"} {
-			requireDependsOn(t, rec, class, rec.get(t, typeAttachment, karpenterName+"-node-"+suffix))
+			rec.RequireDependsOn(t, class, rec.Get(t, typeAttachment, karpenterName+"-node-"+suffix))
 		}
 	})
 
 	t.Run("pools wait for their node class and vpc-cni", func(t *testing.T) {
-		requireDependsOn(t, rec, pool, class)
-		requireDependsOn(t, rec, pool, vpcCni)
+		rec.RequireDependsOn(t, pool, class)
+		rec.RequireDependsOn(t, pool, vpcCni)
 	})
 
 	t.Run("deletes wait long enough for a drain", func(t *testing.T) {
@@ -131,33 +133,33 @@ func TestNodePoolLayer(t *testing.T) {
 }
 
 func TestSeveralNodePools(t *testing.T) {
-	run := runProgram(t, stackConfig(t, "testdata/stack-multipool.yaml"), devVpc())
+	run := runProgram(t, stackConfig(t, "testdata/stack-multipool.yaml"), fakeaws.DevVpc())
 	require.NoError(t, run.err)
 	rec := run.rec
-	vpcCni := rec.get(t, typeAddon, "eks-prod-vpc-cni")
+	vpcCni := rec.Get(t, typeAddon, "eks-prod-vpc-cni")
 
 	t.Run("the registered objects match the golden file the CRD tests validate", func(t *testing.T) {
 		requireGolden(t, "nodepools-multipool.golden.json", nodeObjects(rec))
 	})
 
 	t.Run("no NodePool exists without its EC2NodeClass", func(t *testing.T) {
-		classes := map[string]*registration{}
-		for _, c := range rec.ofType(typeEC2NodeClass) {
+		classes := map[string]*mock.Registration{}
+		for _, c := range rec.OfType(typeEC2NodeClass) {
 			classes[c.Inputs["metadata"].ObjectValue()["name"].StringValue()] = c
 		}
-		pools := rec.ofType(typeNodePool)
+		pools := rec.OfType(typeNodePool)
 		require.Len(t, pools, 2)
 		for _, p := range pools {
 			ref := p.Inputs["spec"].ObjectValue()["template"].ObjectValue()["spec"].ObjectValue()["nodeClassRef"].ObjectValue()
 			class, ok := classes[ref["name"].StringValue()]
 			require.Truef(t, ok, "pool %s names class %s, which is not registered", p.Name, ref["name"].StringValue())
-			requireDependsOn(t, rec, p, class)
-			requireDependsOn(t, rec, p, vpcCni)
+			rec.RequireDependsOn(t, p, class)
+			rec.RequireDependsOn(t, p, vpcCni)
 		}
 	})
 
 	t.Run("the on-demand pool is an amd64 nitro pool of 4 to 32 vCPU with a 1000 vCPU limit", func(t *testing.T) {
-		p := rec.get(t, typeNodePool, "eks-prod-nodepools-pool-on-demand").Inputs["spec"].ObjectValue().Mappable()
+		p := rec.Get(t, typeNodePool, "eks-prod-nodepools-pool-on-demand").Inputs["spec"].ObjectValue().Mappable()
 		assert.Equal(t, map[string]any{"cpu": "1000"}, p["limits"], "limits replace the default limits as a whole")
 		assert.Equal(t, 10.0, p["weight"])
 		nodeSpec := p["template"].(map[string]any)["spec"].(map[string]any)
@@ -167,11 +169,11 @@ func TestSeveralNodePools(t *testing.T) {
 		assert.Equal(t, []any{"nitro"}, got["karpenter.k8s.aws/instance-hypervisor In"])
 		assert.Equal(t, []any{"4", "8", "16", "32"}, got["karpenter.k8s.aws/instance-cpu In"])
 		assert.NotContains(t, got, "karpenter.k8s.aws/instance-cpu Gt", "cpus replaces the default cpu floor")
-		assert.Equal(t, "2h15m0s", rec.get(t, typeNodePool, "eks-prod-nodepools-pool-on-demand").DeleteTimeout)
+		assert.Equal(t, "2h15m0s", rec.Get(t, typeNodePool, "eks-prod-nodepools-pool-on-demand").DeleteTimeout)
 	})
 
 	t.Run("production node classes pin the Bottlerocket version", func(t *testing.T) {
-		for _, c := range rec.ofType(typeEC2NodeClass) {
+		for _, c := range rec.OfType(typeEC2NodeClass) {
 			terms := c.Inputs["spec"].ObjectValue()["amiSelectorTerms"].ArrayValue()
 			assert.Equal(t, "bottlerocket@v"+versions.SuggestedBottlerocket, terms[0].ObjectValue()["alias"].StringValue())
 		}

@@ -7,13 +7,11 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
-	"sort"
 	"testing"
 
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"nodeless-eks/testkit/fakeaws"
+
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 )
 
 // registrationRun is one stack the tests run, as testdata/registrations.golden.json
@@ -26,10 +24,10 @@ type registrationRun struct {
 	Set   map[string]string `json:"set,omitempty"`
 	Unset []string          `json:"unset,omitempty"`
 	// Vpc is the fake account's VPC, nil for devVpc.
-	Vpc        *fakeVpc `json:"vpc,omitempty"`
-	Running    string   `json:"running,omitempty"`
-	Preview    bool     `json:"preview,omitempty"`
-	NoSpotRole bool     `json:"noSpotRole,omitempty"`
+	Vpc        *fakeaws.Vpc `json:"vpc,omitempty"`
+	Running    string       `json:"running,omitempty"`
+	Preview    bool         `json:"preview,omitempty"`
+	NoSpotRole bool         `json:"noSpotRole,omitempty"`
 
 	Error     string `json:"error,omitempty"`
 	Resources int    `json:"resources"`
@@ -62,12 +60,12 @@ func TestRegistrationsGolden(t *testing.T) {
 		for _, k := range want.Unset {
 			delete(cfg, k)
 		}
-		vpc := devVpc()
+		vpc := fakeaws.DevVpc()
 		if want.Vpc != nil {
 			vpc = *want.Vpc
 		}
-		rec := newRecorder(vpc, cfg[testProject+":clusterName"])
-		rec.runningVersion, rec.noSpotRole = want.Running, want.NoSpotRole
+		rec := newRecorder(&fakeaws.Account{Vpc: vpc, ClusterName: cfg[testProject+":clusterName"],
+			RunningVersion: want.Running, NoSpotRole: want.NoSpotRole})
 		run := runStack(t, cfg, rec, want.Preview)
 
 		got := *want
@@ -76,8 +74,8 @@ func TestRegistrationsGolden(t *testing.T) {
 			got.Error = run.err.Error()
 		}
 		regs := map[string]json.RawMessage{}
-		for _, reg := range rec.programRegistrations() {
-			regs[reg.Type+"::"+reg.Name] = reg.canonical
+		for _, reg := range programRegistrations(rec) {
+			regs[reg.Type+"::"+reg.Name] = reg.Canonical()
 		}
 		got.Resources = len(regs)
 		doc, err := json.Marshal(map[string]any{"registrations": regs, "exports": run.exports, "error": got.Error})
@@ -103,37 +101,3 @@ func TestRegistrationsGolden(t *testing.T) {
 		require.NoError(t, os.WriteFile(registrationsGolden, buf.Bytes(), 0o644))
 	}
 }
-
-// canonicalRPC is a registration as the engine receives it, without what
-// changes from run to run or with the source layout (source positions,
-// stack traces, callback addresses) and with lists sorted. Transforms are
-// kept as their count and, in transformed, what they make of representative
-// children.
-func canonicalRPC(rpc *pulumirpc.RegisterResourceRequest, transformed any) json.RawMessage {
-	c := proto.Clone(rpc).(*pulumirpc.RegisterResourceRequest)
-	c.SourcePosition, c.StackTrace, c.ParentStackTraceHandle = nil, nil, ""
-	transforms := len(c.Transforms)
-	c.Transforms = nil
-	sort.Strings(c.Dependencies)
-	for _, d := range c.PropertyDependencies {
-		sort.Strings(d.Urns)
-	}
-	raw, err := protojson.Marshal(c)
-	if err != nil {
-		panic(err)
-	}
-	var v map[string]any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		panic(err)
-	}
-	v["transformCount"] = transforms
-	if transformed != nil {
-		v["transformed"] = transformed
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return out
-}
-

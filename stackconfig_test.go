@@ -6,7 +6,8 @@ import (
 	"sort"
 	"testing"
 
-	"nodeless-eks/internal/stackfile"
+	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/stackfile"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/stretchr/testify/assert"
@@ -60,14 +61,14 @@ func TestShippedStackFiles(t *testing.T) {
 	require.Contains(t, files, "testdata/stack-minimal.yaml", "a stack that sets no optional key must be among them")
 	for _, file := range files {
 		t.Run(file, func(t *testing.T) {
-			run := runProgram(t, stackConfig(t, file), devVpc())
+			run := runProgram(t, stackConfig(t, file), fakeaws.DevVpc())
 			require.NoError(t, run.err, "%s passes the CLI's checks and must run", file)
 		})
 	}
 	t.Run("the minimal stack gets the default cluster name", func(t *testing.T) {
-		run := runProgram(t, stackConfig(t, "testdata/stack-minimal.yaml"), devVpc())
+		run := runProgram(t, stackConfig(t, "testdata/stack-minimal.yaml"), fakeaws.DevVpc())
 		require.NoError(t, run.err)
-		assert.Equal(t, "nodeless-eks-dev", run.rec.ofType(typeEksCluster)[0].Inputs["name"].StringValue())
+		assert.Equal(t, "nodeless-eks-dev", run.rec.OfType(typeEksCluster)[0].Inputs["name"].StringValue())
 	})
 	t.Run("the required keys say so, and nothing else is required", func(t *testing.T) {
 		var required []string

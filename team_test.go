@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"nodeless-eks/cluster"
+	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/iamtest"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/stretchr/testify/assert"
@@ -32,7 +34,7 @@ func stackWith(t *testing.T, stackFile string, set map[string]string) stackRun {
 	for k, v := range set {
 		cfg[testProject+":"+k] = v
 	}
-	run := runProgram(t, cfg, devVpc())
+	run := runProgram(t, cfg, fakeaws.DevVpc())
 	require.NoError(t, run.err)
 	return run
 }
@@ -43,7 +45,7 @@ func TestAccessEntries(t *testing.T) {
 		"team-a":   {"principalArn": "arn:aws:iam::123456789012:role/teams/team-a", "policy": "edit", "namespaces": ["team-a", "team-a-ci"]}
 	}`})
 	rec := run.rec
-	eks := rec.get(t, typeEksCluster, "eks-demo")
+	eks := rec.Get(t, typeEksCluster, "eks-demo")
 
 	tests := []struct {
 		name, entry, principal, policy, scope string
@@ -54,13 +56,13 @@ func TestAccessEntries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			entry := rec.get(t, typeAccessEntry, "eks-demo-access-"+tt.entry)
+			entry := rec.Get(t, typeAccessEntry, "eks-demo-access-"+tt.entry)
 			assert.Equal(t, tt.principal, entry.Inputs["principalArn"].StringValue())
 			assert.Equal(t, "STANDARD", entry.Inputs["type"].StringValue())
 			assert.Equal(t, "eks-demo", entry.Inputs["clusterName"].StringValue())
-			requireDependsOn(t, rec, entry, eks)
+			rec.RequireDependsOn(t, entry, eks)
 
-			assoc := rec.get(t, typeAccessPolicyAssociation, "eks-demo-access-"+tt.entry)
+			assoc := rec.Get(t, typeAccessPolicyAssociation, "eks-demo-access-"+tt.entry)
 			assert.Equal(t, tt.principal, assoc.Inputs["principalArn"].StringValue())
 			assert.Equal(t, "arn:aws:eks::aws:cluster-access-policy/"+tt.policy, assoc.Inputs["policyArn"].StringValue())
 			scope := assoc.Inputs["accessScope"].ObjectValue()
@@ -70,20 +72,20 @@ func TestAccessEntries(t *testing.T) {
 			} else {
 				assert.Equal(t, tt.namespaces, stringsOf(t, scope["namespaces"]))
 			}
-			requireDependsOn(t, rec, assoc, entry)
+			rec.RequireDependsOn(t, assoc, entry)
 		})
 	}
 
 	t.Run("nothing in the bootstrap waits for people's access", func(t *testing.T) {
-		cleanup := rec.get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
+		cleanup := rec.Get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
 		for _, typ := range []string{typeHelmRelease, typeNodePool, typeAddon} {
-			for _, reg := range rec.ofType(typ) {
-				if rec.dependsOn(reg, cleanup) {
+			for _, reg := range rec.OfType(typ) {
+				if rec.DependsOn(reg, cleanup) {
 					continue // ArgoCD, deleted before the cleanup; see TestDestroyCleanup
 				}
-				for _, e := range rec.ofType(typeAccessEntry) {
+				for _, e := range rec.OfType(typeAccessEntry) {
 					if strings.Contains(e.Name, "-access-") {
-						requireNotDependsOn(t, rec, reg, e)
+						rec.RequireNotDependsOn(t, reg, e)
 					}
 				}
 			}
@@ -91,11 +93,11 @@ func TestAccessEntries(t *testing.T) {
 	})
 
 	t.Run("the destroy cleanup runs while people still have access", func(t *testing.T) {
-		cleanup := rec.get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
+		cleanup := rec.Get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
 		for _, typ := range []string{typeAccessEntry, typeAccessPolicyAssociation} {
-			for _, e := range rec.ofType(typ) {
+			for _, e := range rec.OfType(typ) {
 				if strings.Contains(e.Name, "-access-") {
-					requireDependsOn(t, rec, cleanup, e)
+					rec.RequireDependsOn(t, cleanup, e)
 				}
 			}
 		}
@@ -103,10 +105,10 @@ func TestAccessEntries(t *testing.T) {
 
 	t.Run("no entry is registered without config", func(t *testing.T) {
 		dev := runDevStack(t)
-		for _, e := range dev.rec.ofType(typeAccessEntry) {
+		for _, e := range dev.rec.OfType(typeAccessEntry) {
 			assert.NotContains(t, e.Name, "-access-", "only the node role's entry exists")
 		}
-		assert.Empty(t, dev.rec.ofType(typeAccessPolicyAssociation))
+		assert.Empty(t, dev.rec.OfType(typeAccessPolicyAssociation))
 	})
 }
 
@@ -118,12 +120,12 @@ func TestTwoStacksInOneVpc(t *testing.T) {
 	for _, clusterName := range []string{"team-a", "team-b"} {
 		run := devStackWith(t, map[string]string{"clusterName": clusterName})
 		names[clusterName] = map[string]string{}
-		vpc := devVpc()
+		vpc := fakeaws.DevVpc()
 		foreign := map[string]bool{vpc.ID: true}
 		for _, s := range vpc.Subnets {
 			foreign[s.ID] = true
 		}
-		for _, reg := range run.rec.programRegistrations() {
+		for _, reg := range programRegistrations(run.rec) {
 			if (!reg.Custom && !reg.Remote) || strings.HasPrefix(reg.Type, "kubernetes:") || strings.HasPrefix(reg.Type, "pulumi:providers:") {
 				continue // Kubernetes objects live in each stack's own cluster
 			}
@@ -138,7 +140,7 @@ func TestTwoStacksInOneVpc(t *testing.T) {
 				names[clusterName][reg.Type+" "+n.StringValue()] = reg.Name
 			}
 		}
-		tags, ok := run.rec.get(t, typeSecurityGroup, clusterName+"-node").Inputs["tags"]
+		tags, ok := run.rec.Get(t, typeSecurityGroup, clusterName+"-node").Inputs["tags"]
 		require.True(t, ok, "%s: the node security group carries tags", clusterName)
 		assert.Equal(t, clusterName, tags.ObjectValue()["karpenter.sh/discovery"].StringValue(), "the only discovery tag is on our own group")
 	}
@@ -152,22 +154,22 @@ func TestTwoStacksInOneVpc(t *testing.T) {
 func TestControlPlaneLogging(t *testing.T) {
 	t.Run("the log group exists before the cluster, with a retention", func(t *testing.T) {
 		rec := runDevStack(t).rec
-		group := rec.get(t, typeLogGroup, "eks-demo-control-plane")
+		group := rec.Get(t, typeLogGroup, "eks-demo-control-plane")
 		assert.Equal(t, "/aws/eks/eks-demo/cluster", group.Inputs["name"].StringValue(), "the name EKS writes to")
 		assert.Equal(t, 90.0, group.Inputs["retentionInDays"].NumberValue())
-		eks := rec.get(t, typeEksCluster, "eks-demo")
-		requireDependsOn(t, rec, eks, group)
+		eks := rec.Get(t, typeEksCluster, "eks-demo")
+		rec.RequireDependsOn(t, eks, group)
 		assert.Equal(t, []string{"api", "audit", "authenticator"}, stringsOf(t, eks.Inputs["enabledClusterLogTypes"]))
-		requireNotDependsOn(t, rec, group, eks)
+		rec.RequireNotDependsOn(t, group, eks)
 	})
 	t.Run("retention and log types come from config", func(t *testing.T) {
 		rec := devStackWith(t, map[string]string{"logRetentionDays": "30", "clusterLogTypes": `["audit"]`}).rec
-		assert.Equal(t, 30.0, rec.get(t, typeLogGroup, "eks-demo-control-plane").Inputs["retentionInDays"].NumberValue())
-		assert.Equal(t, []string{"audit"}, stringsOf(t, rec.get(t, typeEksCluster, "eks-demo").Inputs["enabledClusterLogTypes"]))
+		assert.Equal(t, 30.0, rec.Get(t, typeLogGroup, "eks-demo-control-plane").Inputs["retentionInDays"].NumberValue())
+		assert.Equal(t, []string{"audit"}, stringsOf(t, rec.Get(t, typeEksCluster, "eks-demo").Inputs["enabledClusterLogTypes"]))
 	})
 	t.Run("no log types means no log group", func(t *testing.T) {
 		run := devStackWith(t, map[string]string{"clusterLogTypes": `[]`})
-		assert.Empty(t, run.rec.ofType(typeLogGroup))
+		assert.Empty(t, run.rec.OfType(typeLogGroup))
 		assert.Equal(t, "", run.exports["logGroupName"])
 	})
 }
@@ -175,11 +177,11 @@ func TestControlPlaneLogging(t *testing.T) {
 func TestSecretsEncryption(t *testing.T) {
 	t.Run("a rotated key of our own encrypts Secrets", func(t *testing.T) {
 		rec := runDevStack(t).rec
-		key := rec.get(t, typeKmsKey, "eks-demo-secrets")
+		key := rec.Get(t, typeKmsKey, "eks-demo-secrets")
 		assert.Equal(t, true, key.Inputs["enableKeyRotation"].V)
-		eks := rec.get(t, typeEksCluster, "eks-demo")
+		eks := rec.Get(t, typeEksCluster, "eks-demo")
 		assert.Equal(t, "arn:aws:kms:eu-west-1:"+testAccount+":key/eks-demo-secrets-0000", eks.Inputs["encryptionConfigKeyArn"].StringValue())
-		requireDependsOn(t, rec, eks, key)
+		rec.RequireDependsOn(t, eks, key)
 		assert.False(t, key.Protect, "dev stacks can be destroyed")
 		tags := key.Inputs["tags"].ObjectValue()
 		assert.Equal(t, "eks-demo", tags["nodeless-eks/cluster"].StringValue(), "the deploy role reaches only keys tagged for its clusters")
@@ -188,19 +190,19 @@ func TestSecretsEncryption(t *testing.T) {
 	t.Run("a configured key is used and none is created", func(t *testing.T) {
 		arn := "arn:aws:kms:eu-west-1:" + testAccount + ":key/1234abcd-12ab-34cd-56ef-1234567890ab"
 		rec := devStackWith(t, map[string]string{"kmsKeyArn": arn}).rec
-		assert.Empty(t, rec.ofType(typeKmsKey))
-		assert.Equal(t, arn, rec.get(t, typeEksCluster, "eks-demo").Inputs["encryptionConfigKeyArn"].StringValue())
+		assert.Empty(t, rec.OfType(typeKmsKey))
+		assert.Equal(t, arn, rec.Get(t, typeEksCluster, "eks-demo").Inputs["encryptionConfigKeyArn"].StringValue())
 	})
 }
 
 func TestProductionGuards(t *testing.T) {
-	run := runProgram(t, stackConfig(t, "testdata/stack-multipool.yaml"), devVpc())
+	run := runProgram(t, stackConfig(t, "testdata/stack-multipool.yaml"), fakeaws.DevVpc())
 	require.NoError(t, run.err)
-	eks := run.rec.get(t, typeEksCluster, "eks-prod")
+	eks := run.rec.Get(t, typeEksCluster, "eks-prod")
 
 	t.Run("the cluster and its key are protected", func(t *testing.T) {
 		assert.True(t, eks.Protect, "the pulumi-eks component is protected")
-		assert.True(t, run.rec.get(t, typeKmsKey, "eks-prod-secrets").Protect)
+		assert.True(t, run.rec.Get(t, typeKmsKey, "eks-prod-secrets").Protect)
 	})
 	t.Run("the transform protects pulumi-eks's EKS cluster and nothing else", func(t *testing.T) {
 		child := eks.Transformed["aws:eks/cluster:Cluster"]
@@ -208,7 +210,7 @@ func TestProductionGuards(t *testing.T) {
 		assert.True(t, eks.Transformed["aws:iam/role:Role"].Unchanged, "other children of pulumi-eks pass unchanged")
 	})
 	t.Run("dev stacks are not protected", func(t *testing.T) {
-		dev := runDevStack(t).rec.get(t, typeEksCluster, "eks-demo")
+		dev := runDevStack(t).rec.Get(t, typeEksCluster, "eks-demo")
 		assert.False(t, dev.Protect)
 		assert.False(t, dev.Transformed["aws:eks/cluster:Cluster"].Protect)
 	})
@@ -230,7 +232,7 @@ func TestUpgradePolicy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := stackWith(t, tt.stackFile, tt.set).rec
-			eks := rec.ofType(typeEksCluster)
+			eks := rec.OfType(typeEksCluster)
 			require.Len(t, eks, 1)
 			child, ok := eks[0].Transformed["aws:eks/cluster:Cluster"]
 			require.True(t, ok, "the EKS cluster must carry a transform for its child")
@@ -246,30 +248,30 @@ func TestIAMPathAndBoundary(t *testing.T) {
 	const boundary = "arn:aws:iam::123456789012:policy/org-boundary"
 	run := devStackWith(t, map[string]string{"iamPath": "/eks/", "iamPermissionsBoundary": boundary})
 	rec := run.rec
-	roles := rec.ofType(typeRole)
+	roles := rec.OfType(typeRole)
 	require.GreaterOrEqual(t, len(roles), 5, "service, Fargate, controller, node and LB controller roles")
 	for _, role := range roles {
 		assert.Equalf(t, "/eks/", role.Inputs["path"].StringValue(), "role %s", role.Name)
 		assert.Equalf(t, boundary, role.Inputs["permissionsBoundary"].StringValue(), "role %s", role.Name)
 	}
-	for _, policy := range rec.ofType(typePolicy) {
+	for _, policy := range rec.OfType(typePolicy) {
 		assert.Equalf(t, "/eks/", policy.Inputs["path"].StringValue(), "policy %s", policy.Name)
 	}
 
 	t.Run("the cluster's service role is ours, with its policy before the cluster", func(t *testing.T) {
-		service := rec.get(t, typeRole, "eks-demo-service")
-		eks := rec.get(t, typeEksCluster, "eks-demo")
+		service := rec.Get(t, typeRole, "eks-demo-service")
+		eks := rec.Get(t, typeEksCluster, "eks-demo")
 		assert.True(t, eks.Inputs["serviceRole"].IsResourceReference(), "pulumi-eks must use our role")
-		requireDependsOn(t, rec, eks, service)
-		requireDependsOn(t, rec, eks, rec.get(t, typeAttachment, "eks-demo-service"))
-		trust := parsePolicy(t, service.Inputs["assumeRolePolicy"].StringValue())
+		rec.RequireDependsOn(t, eks, service)
+		rec.RequireDependsOn(t, eks, rec.Get(t, typeAttachment, "eks-demo-service"))
+		trust := iamtest.Parse(t, service.Inputs["assumeRolePolicy"].StringValue())
 		require.Len(t, trust, 1)
 		assert.Equal(t, map[string]any{"Service": "eks.amazonaws.com"}, trust[0].Principal)
 	})
 	t.Run("without them pulumi-eks keeps its own service role", func(t *testing.T) {
 		dev := runDevStack(t).rec
-		assert.NotContains(t, dev.get(t, typeEksCluster, "eks-demo").Inputs, resource.PropertyKey("serviceRole"))
-		for _, role := range dev.ofType(typeRole) {
+		assert.NotContains(t, dev.Get(t, typeEksCluster, "eks-demo").Inputs, resource.PropertyKey("serviceRole"))
+		for _, role := range dev.OfType(typeRole) {
 			assert.NotEqual(t, "eks-demo-service", role.Name)
 			assert.NotContainsf(t, role.Inputs, resource.PropertyKey("permissionsBoundary"), "role %s", role.Name)
 			assert.NotContainsf(t, role.Inputs, resource.PropertyKey("path"), "role %s", role.Name)

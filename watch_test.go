@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"nodeless-eks/internal/bootwatch"
-	"nodeless-eks/internal/bootwatch/bootwatchtest"
 	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/kubeapi"
+	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/fakekube"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
@@ -83,12 +84,12 @@ func watchedStack(t *testing.T, preview bool, capture *logCapture, cluster func(
 		mu.Lock()
 		defer mu.Unlock()
 		kubeconfigs = append(kubeconfigs, kubeconfig)
-		return &bootwatchtest.Cluster{Clock: bootwatchtest.NewClock(time.Now()), At: cluster}, nil
+		return &fakekube.Cluster{Clock: fakekube.NewClock(time.Now()), At: cluster}, nil
 	}
 	bootLog = func(*pulumi.Context) pulumi.Log { return capture }
 
-	rec := newRecorder(devVpc(), "")
-	rec.hold = hold
+	rec := newRecorder(&fakeaws.Account{Vpc: fakeaws.DevVpc()})
+	rec.Hold = hold
 	run := runStack(t, stackConfig(t, "Pulumi.dev.yaml"), rec, preview)
 	require.NoError(t, run.err)
 
@@ -116,18 +117,18 @@ func TestBootstrapWatchSaysWhyOnTheResource(t *testing.T) {
 	t.Cleanup(func() { bootWatchInterval = interval })
 	bootWatchInterval = 10 * time.Millisecond
 
-	sgNotFound := bootwatchtest.Cond{Type: "SecurityGroupsReady", Status: "False", Reason: "SecurityGroupsNotFound",
+	sgNotFound := fakekube.Cond{Type: "SecurityGroupsReady", Status: "False", Reason: "SecurityGroupsNotFound",
 		Message: "SecurityGroupSelector did not match any SecurityGroups"}
 	label := "nodeless-eks/stack=nodeless-eks.dev"
 	begun := time.Now()
 	cluster := func(time.Duration) []kubeapi.Object {
 		// The controller's pod is Ready after a moment, as on Fargate.
-		pod := bootwatchtest.PodState{Node: "fargate-ip-10-0-1-5", Ready: time.Since(begun) > 100*time.Millisecond}
+		pod := fakekube.PodState{Node: "fargate-ip-10-0-1-5", Ready: time.Since(begun) > 100*time.Millisecond}
 		return []kubeapi.Object{
-			bootwatchtest.Pod("karpenter", "karpenter-a", "app.kubernetes.io/name=karpenter,app.kubernetes.io/instance=karpenter", "controller", pod),
-			bootwatchtest.Object("EC2NodeClass", "default", label, time.Now(), sgNotFound),
-			bootwatchtest.Object("NodePool", "general", label, time.Now(),
-				bootwatchtest.Cond{Type: "NodeClassReady", Status: "False", Reason: "SecurityGroupsNotFound", Message: "EC2NodeClass not ready"}),
+			fakekube.Pod("karpenter", "karpenter-a", "app.kubernetes.io/name=karpenter,app.kubernetes.io/instance=karpenter", "controller", pod),
+			fakekube.Object("EC2NodeClass", "default", label, time.Now(), sgNotFound),
+			fakekube.Object("NodePool", "general", label, time.Now(),
+				fakekube.Cond{Type: "NodeClassReady", Status: "False", Reason: "SecurityGroupsNotFound", Message: "EC2NodeClass not ready"}),
 		}
 	}
 	// As in a real bootstrap, each step's resources are still being created
@@ -179,15 +180,15 @@ func TestBootstrapWatchSaysWhyOnTheResource(t *testing.T) {
 
 	line, ok := capture.find("info", "Karpenter controller: 1 of 1 pods Ready on Fargate")
 	require.True(t, ok, "the controller's progress is said: %v", capture.lines)
-	assert.Equal(t, rec.get(t, "nodeless-eks:karpenter:Karpenter", karpenterName).URN, line.urn, "on Karpenter's component")
+	assert.Equal(t, rec.Get(t, "nodeless-eks:karpenter:Karpenter", karpenterName).URN, line.urn, "on Karpenter's component")
 
 	line, ok = capture.find("warning", "EC2NodeClass default is not Ready: SecurityGroupsReady=False (SecurityGroupsNotFound: SecurityGroupSelector did not match any SecurityGroups)")
 	require.True(t, ok, "the class's failing condition is said with its reason and message: %v", capture.lines)
-	assert.Equal(t, rec.get(t, "nodeless-eks:nodepool:NodePools", "eks-demo-nodepools").URN, line.urn, "on the node pools' component")
+	assert.Equal(t, rec.Get(t, "nodeless-eks:nodepool:NodePools", "eks-demo-nodepools").URN, line.urn, "on the node pools' component")
 
 	line, ok = capture.find("warning", "NodePool general is not Ready: NodeClassReady=False (SecurityGroupsNotFound: EC2NodeClass not ready)")
 	require.True(t, ok, "%v", capture.lines)
-	assert.Equal(t, rec.get(t, "nodeless-eks:nodepool:NodePools", "eks-demo-nodepools").URN, line.urn)
+	assert.Equal(t, rec.Get(t, "nodeless-eks:nodepool:NodePools", "eks-demo-nodepools").URN, line.urn)
 }
 
 // TestEveryBootstrapWaitIsBounded pins each wait of the bootstrap to its
@@ -213,7 +214,7 @@ func TestEveryBootstrapWaitIsBounded(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, typ := range []string{typeFargateProfile, typeHelmRelease, typeAddon, typeNodePool, typeEC2NodeClass} {
-		for _, reg := range rec.ofType(typ) {
+		for _, reg := range rec.OfType(typ) {
 			bound, ok := want[reg.Name]
 			if !assert.True(t, ok, "%s %s waits without a bound from internal/bounds", typ, reg.Name) {
 				continue

@@ -9,13 +9,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"nodeless-eks/internal/iampolicy"
-	"nodeless-eks/internal/reviewttl/fakeapi"
-	"nodeless-eks/internal/stackfile"
+	"nodeless-eks/testkit/fakecloud"
+	"nodeless-eks/testkit/iamtest"
+	"nodeless-eks/testkit/mock"
+	"nodeless-eks/testkit/stackfile"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -28,86 +29,38 @@ const (
 	account = "123456789012"
 )
 
-type registration struct {
-	Type, Name, URN string
-	Inputs          resource.PropertyMap
-	Dependencies    []string
-	RetainOnDelete  bool
-	ImportID        string
-}
-
-type recorder struct {
-	mu   sync.Mutex
-	regs []*registration
-}
-
-func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
-	reg := &registration{Type: args.TypeToken, Name: args.Name, Inputs: args.Inputs,
-		URN: fmt.Sprintf("urn:pulumi:admin::%s::%s::%s", project, args.TypeToken, args.Name)}
-	if rpc := args.RegisterRPC; rpc != nil {
-		reg.Dependencies = rpc.GetDependencies()
-		reg.RetainOnDelete = rpc.GetRetainOnDelete()
-		reg.ImportID = rpc.GetImportId()
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.regs = append(r.regs, reg)
-	state := args.Inputs.Copy()
-	switch args.TypeToken {
-	case "aws:iam/role:Role":
-		state["name"] = resource.NewProperty(args.Name + "-7f3a")
-		state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":role/" + args.Name + "-7f3a")
-	case "aws:iam/policy:Policy":
-		state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":policy/" + args.Name + "-7f3a")
-	case "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
-		state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":oidc-provider/api.pulumi.com/oidc")
-	}
-	return args.Name + "-id", state, nil
-}
-
-func (r *recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
-	switch args.Token {
-	case "aws:index/getCallerIdentity:getCallerIdentity":
-		return resource.PropertyMap{"accountId": resource.NewProperty(account)}, nil
-	case "aws:index/getPartition:getPartition":
-		return resource.PropertyMap{"partition": resource.NewProperty("aws")}, nil
-	}
-	return nil, fmt.Errorf("unexpected invoke %s", args.Token)
-}
-
-func (r *recorder) ofType(typ string) []*registration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []*registration
-	for _, reg := range r.regs {
-		if reg.Type == typ {
-			out = append(out, reg)
+// newRecorder is a mock engine whose IAM resources get the ARNs AWS
+// would give them and whose account answers the program's two lookups.
+func newRecorder() *mock.Recorder {
+	rec := mock.New(project, "admin")
+	rec.State = func(reg *mock.Registration) (string, resource.PropertyMap, error) {
+		state := reg.Inputs.Copy()
+		switch reg.Type {
+		case "aws:iam/role:Role":
+			state["name"] = resource.NewProperty(reg.Name + "-7f3a")
+			state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":role/" + reg.Name + "-7f3a")
+		case "aws:iam/policy:Policy":
+			state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":policy/" + reg.Name + "-7f3a")
+		case "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
+			state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":oidc-provider/api.pulumi.com/oidc")
 		}
+		return reg.Name + "-id", state, nil
 	}
-	return out
-}
-
-func (r *recorder) get(t *testing.T, typ, name string) *registration {
-	t.Helper()
-	reg, ok := r.find(typ, name)
-	if !ok {
-		t.Fatalf("no %s named %s", typ, name)
-	}
-	return reg
-}
-
-func (r *recorder) find(typ, name string) (*registration, bool) {
-	for _, reg := range r.ofType(typ) {
-		if reg.Name == name {
-			return reg, true
+	rec.Invoke = func(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+		switch args.Token {
+		case "aws:index/getCallerIdentity:getCallerIdentity":
+			return resource.PropertyMap{"accountId": resource.NewProperty(account)}, nil
+		case "aws:index/getPartition:getPartition":
+			return resource.PropertyMap{"partition": resource.NewProperty("aws")}, nil
 		}
+		return nil, fmt.Errorf("unexpected invoke %s", args.Token)
 	}
-	return nil, false
+	return rec
 }
 
 // run runs the program with Pulumi.example.yaml, read as the Pulumi CLI
-// reads it (internal/stackfile), and the given changes ("" deletes a key).
-func run(t *testing.T, set map[string]string) (*recorder, error) {
+// reads it (testkit/stackfile), and the given changes ("" deletes a key).
+func run(t *testing.T, set map[string]string) (*mock.Recorder, error) {
 	t.Helper()
 	cfg, err := stackfile.Load("Pulumi.yaml", "Pulumi.example.yaml")
 	require.NoError(t, err, "the Pulumi CLI would refuse Pulumi.example.yaml")
@@ -121,41 +74,8 @@ func run(t *testing.T, set map[string]string) (*recorder, error) {
 		}
 		cfg[k] = v
 	}
-	b, err := json.Marshal(cfg)
-	require.NoError(t, err)
-	t.Setenv(pulumi.EnvConfig, string(b))
-	rec := &recorder{}
-	return rec, pulumi.RunErr(program, pulumi.WithMocks(project, "admin", rec))
-}
-
-type policyStatement struct {
-	Sid       string
-	Effect    string
-	Principal map[string]any
-	Action    any
-	Resource  any
-	Condition map[string]map[string]any
-}
-
-func parse(t *testing.T, doc string) []policyStatement {
-	t.Helper()
-	var d struct{ Statement []policyStatement }
-	require.NoError(t, json.Unmarshal([]byte(doc), &d))
-	return d.Statement
-}
-
-func strs(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case []any:
-		out := make([]string, len(v))
-		for i, e := range v {
-			out[i] = e.(string)
-		}
-		return out
-	}
-	return nil
+	rec := newRecorder()
+	return rec, rec.Run(t, cfg, false, program).Err
 }
 
 func TestExampleConfig(t *testing.T) {
@@ -166,7 +86,7 @@ func TestExampleConfig(t *testing.T) {
 	}
 
 	t.Run("Pulumi Cloud is the OIDC provider, for both audiences", func(t *testing.T) {
-		p := rec.get(t, "aws:iam/openIdConnectProvider:OpenIdConnectProvider", "pulumi-cloud")
+		p := rec.Get(t, "aws:iam/openIdConnectProvider:OpenIdConnectProvider", "pulumi-cloud")
 		assert.Equal(t, "https://api.pulumi.com/oidc", p.Inputs["url"].StringValue())
 		var ids []string
 		for _, v := range p.Inputs["clientIdLists"].ArrayValue() {
@@ -177,13 +97,13 @@ func TestExampleConfig(t *testing.T) {
 
 	t.Run("credentials by blast radius: a role per production stack, one for the others, one for review stacks", func(t *testing.T) {
 		var names []string
-		for _, r := range rec.ofType("aws:iam/role:Role") {
+		for _, r := range rec.OfType("aws:iam/role:Role") {
 			names = append(names, r.Name)
 		}
 		assert.ElementsMatch(t, []string{"deploy-prod", "deploy-nonprod", "deploy-review"}, names)
 
-		trust := func(role string) []policyStatement {
-			return parse(t, rec.get(t, "aws:iam/role:Role", role).Inputs["assumeRolePolicy"].StringValue())
+		trust := func(role string) []iamtest.Statement {
+			return iamtest.Parse(t, rec.Get(t, "aws:iam/role:Role", role).Inputs["assumeRolePolicy"].StringValue())
 		}
 		prod := trust("deploy-prod")
 		require.Len(t, prod, 2)
@@ -212,10 +132,10 @@ func TestExampleConfig(t *testing.T) {
 		require.Len(t, review, 1, "review stacks have no ESC environment")
 		assert.Equal(t, []any{"pulumi:deploy:org:my-org:project:nodeless-eks:stack:pr-*:operation:*:scope:write"},
 			review[0].Condition["StringLike"]["api.pulumi.com/oidc:sub"])
-		for _, role := range rec.ofType("aws:iam/role:Role") {
+		for _, role := range rec.OfType("aws:iam/role:Role") {
 			for _, st := range trust(role.Name) {
-				assert.Equal(t, "sts:AssumeRoleWithWebIdentity", st.Action)
-				assert.Equal(t, "arn:aws:iam::"+account+":oidc-provider/api.pulumi.com/oidc", st.Principal["Federated"])
+				assert.Equal(t, []string{"sts:AssumeRoleWithWebIdentity"}, st.Action)
+				assert.Equal(t, "arn:aws:iam::"+account+":oidc-provider/api.pulumi.com/oidc", st.PrincipalOf("Federated"))
 			}
 		}
 	})
@@ -225,7 +145,7 @@ func TestExampleConfig(t *testing.T) {
 			// The parts attached to the role, as one document.
 			var all iampolicy.Document
 			for i := 1; ; i++ {
-				reg, ok := rec.find("aws:iam/policy:Policy", fmt.Sprintf("%s-%d", role, i))
+				reg, ok := rec.Find("aws:iam/policy:Policy", fmt.Sprintf("%s-%d", role, i))
 				if !ok {
 					break
 				}
@@ -252,14 +172,14 @@ func TestExampleConfig(t *testing.T) {
 
 	t.Run("each role's scope has its own boundary, under the name its stacks give", func(t *testing.T) {
 		passes := func(role, cluster string) bool {
-			doc, err := iampolicy.Parse(rec.get(t, "aws:iam/policy:Policy", "boundary-"+role).Inputs["policy"].StringValue())
+			doc, err := iampolicy.Parse(rec.Get(t, "aws:iam/policy:Policy", "boundary-"+role).Inputs["policy"].StringValue())
 			require.NoError(t, err)
 			allowAll := iampolicy.New(iampolicy.Statement{Effect: "Allow", Action: "*", Resource: "*"})
 			return iampolicy.Allowed == iampolicy.Evaluate(allowAll, &doc, iampolicy.Request{Action: "iam:PassRole",
 				Resource: "arn:aws:iam::" + account + ":role/" + cluster + "-karpenter-node", Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}})
 		}
 		for _, key := range []string{"prod", "staging", "pr"} {
-			b := rec.get(t, "aws:iam/policy:Policy", "boundary-"+key)
+			b := rec.Get(t, "aws:iam/policy:Policy", "boundary-"+key)
 			assert.Equal(t, "deploy-nodeless-eks-"+key+"-boundary", b.Inputs["name"].StringValue())
 			doc, err := iampolicy.Parse(b.Inputs["policy"].StringValue())
 			require.NoError(t, err)
@@ -273,13 +193,14 @@ func TestExampleConfig(t *testing.T) {
 
 	t.Run("every stack it configures exists, and outlives this project", func(t *testing.T) {
 		for _, stack := range []string{"prod", "staging", "pr"} {
-			st := rec.get(t, "pulumiservice:index:Stack", "stack-"+stack)
+			st := rec.Get(t, "pulumiservice:index:Stack", "stack-"+stack)
 			assert.Equal(t, stack, st.Inputs["stackName"].StringValue())
 			assert.Equal(t, "nodeless-eks", st.Inputs["projectName"].StringValue())
 			assert.True(t, st.RetainOnDelete, "destroying deploy/ keeps the stack %s and its state", stack)
 			assert.Empty(t, st.ImportID)
-			settings := rec.get(t, "pulumiservice:index:DeploymentSettings", "settings-"+stack)
-			assert.Contains(t, settings.Dependencies, st.URN, "the settings endpoints answer 404 for a stack that does not exist")
+			settings := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-"+stack)
+			// The settings endpoints answer 404 for a stack that does not exist.
+			rec.RequireDependsOn(t, settings, st)
 		}
 	})
 
@@ -288,7 +209,7 @@ func TestExampleConfig(t *testing.T) {
 			role     string
 			previews bool
 		}{"prod": {"deploy-prod", false}, "staging": {"deploy-nonprod", true}} {
-			env := rec.get(t, "pulumiservice:index:Environment", "env-"+stack)
+			env := rec.Get(t, "pulumiservice:index:Environment", "env-"+stack)
 			assert.Equal(t, stack, env.Inputs["name"].StringValue())
 			assert.Equal(t, "nodeless-eks", env.Inputs["project"].StringValue())
 			yaml := env.Inputs["yaml"].AssetValue().Text
@@ -296,7 +217,7 @@ func TestExampleConfig(t *testing.T) {
 			assert.Contains(t, yaml, "fn::open::aws-login:")
 			assert.Contains(t, yaml, "subjectAttributes:\n            - rootEnvironment.name", "the subject the role's trust accepts, also when a stack file imports it")
 
-			settings := rec.get(t, "pulumiservice:index:DeploymentSettings", "settings-"+stack)
+			settings := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-"+stack)
 			vcs := settings.Inputs["vcs"].ObjectValue()
 			assert.Equal(t, "github", vcs["provider"].StringValue())
 			assert.Equal(t, "my-org/nodeless-eks", vcs["repository"].StringValue())
@@ -311,15 +232,16 @@ func TestExampleConfig(t *testing.T) {
 			assert.Equal(t, "arn:aws:iam::"+account+":role/"+want.role+"-7f3a", oidc["roleARN"].StringValue())
 			assert.Equal(t, "6h0m0s", oidc["duration"].StringValue())
 
-			drift := rec.get(t, "pulumiservice:index:DriftSchedule", "drift-"+stack)
+			drift := rec.Get(t, "pulumiservice:index:DriftSchedule", "drift-"+stack)
 			assert.Equal(t, false, drift.Inputs["autoRemediate"].V, "drift is reported, not overwritten")
-			assert.Contains(t, drift.Dependencies, settings.URN, "a schedule needs the stack's settings")
+			rec.RequireDependsOn(t, drift, settings) // a schedule needs the stack's settings
+			rec.RequireDependsOn(t, drift, rec.Get(t, "pulumiservice:index:Stack", "stack-"+stack))
 		}
-		assert.Equal(t, "0 */6 * * *", rec.get(t, "pulumiservice:index:DriftSchedule", "drift-staging").Inputs["scheduleCron"].StringValue())
+		assert.Equal(t, "0 */6 * * *", rec.Get(t, "pulumiservice:index:DriftSchedule", "drift-staging").Inputs["scheduleCron"].StringValue())
 	})
 
 	t.Run("path filters: the program and the stack's own file, not another stack's, docs or tests", func(t *testing.T) {
-		settings := rec.get(t, "pulumiservice:index:DeploymentSettings", "settings-prod")
+		settings := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-prod")
 		var paths []string
 		for _, p := range settings.Inputs["vcs"].ObjectValue()["paths"].ArrayValue() {
 			paths = append(paths, p.StringValue())
@@ -343,20 +265,20 @@ func TestExampleConfig(t *testing.T) {
 	})
 
 	t.Run("runs fail fast without Go, the AWS CLI or the workload boundary", func(t *testing.T) {
-		cmds := rec.get(t, "pulumiservice:index:DeploymentSettings", "settings-prod").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
+		cmds := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-prod").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
 		require.Len(t, cmds, 3, "named stacks get no TTL")
 		assert.Contains(t, cmds[0].StringValue(), "command -v go")
 		assert.Contains(t, cmds[1].StringValue(), "command -v aws")
 		assert.Contains(t, cmds[2].StringValue(), "nodeless-eks:iamPermissionsBoundary")
 		assert.Contains(t, cmds[2].StringValue(), boundaryArn("prod"), "the production stack's own boundary")
-		staging := rec.get(t, "pulumiservice:index:DeploymentSettings", "settings-staging").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
+		staging := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-staging").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
 		assert.Contains(t, staging[2].StringValue(), boundaryArn("staging"))
-		review := rec.get(t, "pulumiservice:index:DeploymentSettings", "settings-pr").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
+		review := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-pr").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
 		assert.Contains(t, review[2].StringValue(), boundaryArn("pr"))
 	})
 
 	t.Run("the review template is never deployed itself, and its copies expire after their last update", func(t *testing.T) {
-		tmpl := rec.get(t, "pulumiservice:index:DeploymentSettings", "settings-pr")
+		tmpl := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-pr")
 		vcs := tmpl.Inputs["vcs"].ObjectValue()
 		assert.Equal(t, true, vcs["pullRequestTemplate"].V)
 		assert.Equal(t, false, vcs["deployCommits"].V)
@@ -367,10 +289,10 @@ func TestExampleConfig(t *testing.T) {
 		require.Len(t, cmds, 4)
 		ttl := cmds[3].StringValue()
 		assert.Equal(t, ReviewTTLCommand(".", "pr", 8), ttl)
-		for _, d := range rec.ofType("pulumiservice:index:DriftSchedule") {
+		for _, d := range rec.OfType("pulumiservice:index:DriftSchedule") {
 			assert.NotEqual(t, "pr", d.Inputs["stack"].StringValue(), "the template has nothing to drift")
 		}
-		assert.Empty(t, rec.ofType("pulumiservice:index:TtlSchedule"), "a TtlSchedule names one stack and one time")
+		assert.Empty(t, rec.OfType("pulumiservice:index:TtlSchedule"), "a TtlSchedule names one stack and one time")
 	})
 }
 
@@ -386,7 +308,7 @@ func TestSessionCoversTheLongestDestroy(t *testing.T) {
 
 	rec, err := run(t, nil)
 	require.NoError(t, err)
-	roles := rec.ofType("aws:iam/role:Role")
+	roles := rec.OfType("aws:iam/role:Role")
 	require.NotEmpty(t, roles)
 	for _, role := range roles {
 		session := role.Inputs["maxSessionDuration"].NumberValue()
@@ -417,17 +339,16 @@ func TestDeployerPolicyCoversWhatTheRootProgramCreates(t *testing.T) {
 		boundaryArns: []string{"arn:aws:iam::" + account + ":policy/deploy-nodeless-eks-prod-boundary"}}).JSON()
 	require.NoError(t, err)
 	var granted []string
-	for _, st := range parse(t, doc) {
+	for _, st := range iamtest.Parse(t, doc) {
 		if st.Effect == "Deny" {
 			continue
 		}
-		granted = append(granted, strs(st.Action)...)
-		for _, r := range strs(st.Resource) {
+		granted = append(granted, st.Action...)
+		for _, r := range st.Resource {
 			if r == "*" {
 				// Every action on * is read-only or carries a condition.
-				for _, a := range strs(st.Action) {
-					verb := a[strings.Index(a, ":")+1:]
-					if !strings.HasPrefix(verb, "Describe") && !strings.HasPrefix(verb, "List") && !strings.HasPrefix(verb, "Get") {
+				for _, a := range st.Action {
+					if !iamtest.IsReadOnly(a) {
 						assert.NotEmptyf(t, st.Condition, "statement %s allows %s on *", st.Sid, a)
 					}
 				}
@@ -458,11 +379,11 @@ func TestOrganisationManagedPolicyAndProvider(t *testing.T) {
 		"deployPolicyArns": `["arn:aws:iam::` + account + `:policy/platform-deployer"]`,
 	})
 	require.NoError(t, err)
-	assert.Empty(t, rec.ofType("aws:iam/openIdConnectProvider:OpenIdConnectProvider"), "an account has one provider per URL")
-	for _, p := range rec.ofType("aws:iam/policy:Policy") {
+	assert.Empty(t, rec.OfType("aws:iam/openIdConnectProvider:OpenIdConnectProvider"), "an account has one provider per URL")
+	for _, p := range rec.OfType("aws:iam/policy:Policy") {
 		assert.True(t, strings.HasPrefix(p.Name, "boundary-"), "the organisation's policy replaces the deployer policies, not the boundaries: %s", p.Name)
 	}
-	attachments := rec.ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+	attachments := rec.OfType("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
 	require.Len(t, attachments, 3, "one per deploy role")
 	for _, a := range attachments {
 		assert.Equal(t, "arn:aws:iam::"+account+":policy/platform-deployer", a.Inputs["policyArn"].StringValue())
@@ -473,7 +394,7 @@ func TestImportExistingStacks(t *testing.T) {
 	rec, err := run(t, map[string]string{"importStacks": "true"})
 	require.NoError(t, err)
 	for _, stack := range []string{"prod", "staging", "pr"} {
-		assert.Equal(t, "my-org/nodeless-eks/"+stack, rec.get(t, "pulumiservice:index:Stack", "stack-"+stack).ImportID)
+		assert.Equal(t, "my-org/nodeless-eks/"+stack, rec.Get(t, "pulumiservice:index:Stack", "stack-"+stack).ImportID)
 	}
 }
 
@@ -766,7 +687,7 @@ func TestReviewTTLCommand(t *testing.T) {
 		t.Skip("git is not on PATH; the command finds the checkout with git")
 	}
 	command := ReviewTTLCommand(".", "pr", 8)
-	runCommand := func(t *testing.T, api *fakeapi.API, stack, op, token string) (string, error) {
+	runCommand := func(t *testing.T, api *fakecloud.API, stack, op, token string) (string, error) {
 		t.Helper()
 		cmd := exec.Command("sh", "-c", command)
 		cmd.Dir = ".."
@@ -775,7 +696,7 @@ func TestReviewTTLCommand(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	ttls := func(api *fakeapi.API) []string {
+	ttls := func(api *fakecloud.API) []string {
 		var out []string
 		for _, s := range api.Schedules() {
 			if s.ScheduleOnce != "" && s.Definition["request"].(map[string]any)["operationContext"] != nil {
@@ -785,7 +706,7 @@ func TestReviewTTLCommand(t *testing.T) {
 		return out
 	}
 
-	api := fakeapi.New("stack-token", "my-org/nodeless-eks/pr-42", fakeapi.Drift("drift"))
+	api := fakecloud.New("stack-token", "my-org/nodeless-eks/pr-42", fakecloud.Drift("drift"))
 	defer api.Close()
 	out, err := runCommand(t, api, "pr-42", "update", "stack-token")
 	require.NoError(t, err, out)
@@ -852,7 +773,7 @@ func TestBadConfig(t *testing.T) {
 			rec, err := run(t, tt.set)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
-			assert.Empty(t, rec.regs, "nothing is registered for bad config")
+			assert.Empty(t, rec.All(), "nothing is registered for bad config")
 		})
 	}
 }

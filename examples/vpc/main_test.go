@@ -1,14 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
 	"sync"
 	"testing"
 
-	"nodeless-eks/internal/stackfile"
+	"nodeless-eks/testkit/mock"
+	"nodeless-eks/testkit/stackfile"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -18,92 +18,52 @@ import (
 
 const project = "nodeless-eks-vpc"
 
-type registration struct {
-	Type, Name, URN string
-	Inputs          resource.PropertyMap
-	Dependencies    []string
-}
-
-// recorder is a mock engine that records registrations and answers the
-// availability-zone lookup with four zones.
-type recorder struct {
-	mu    sync.Mutex
-	regs  []*registration
-	byURN map[string]*registration
-}
-
-func (r *recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
-	reg := &registration{Type: args.TypeToken, Name: args.Name, Inputs: args.Inputs}
-	reg.URN = fmt.Sprintf("urn:pulumi:dev::%s::%s::%s", project, args.TypeToken, args.Name)
-	if rpc := args.RegisterRPC; rpc != nil {
-		reg.Dependencies = rpc.GetDependencies()
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.regs = append(r.regs, reg)
-	r.byURN[reg.URN] = reg
-	state := args.Inputs.Copy()
-	if args.TypeToken == "aws:ec2/eip:Eip" {
-		state["publicIp"] = resource.NewProperty("52.0.0." + fmt.Sprint(len(r.regs)))
-	}
-	return args.Name + "-id", state, nil
-}
-
-func (r *recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
-	if args.Token != "aws:index/getAvailabilityZones:getAvailabilityZones" {
-		return nil, fmt.Errorf("unexpected invoke %s", args.Token)
-	}
-	names := []resource.PropertyValue{}
-	for _, az := range []string{"eu-west-1c", "eu-west-1a", "eu-west-1d", "eu-west-1b"} {
-		names = append(names, resource.NewProperty(az))
-	}
-	return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
-}
-
-func (r *recorder) ofType(typ string) []*registration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []*registration
-	for _, reg := range r.regs {
-		if reg.Type == typ {
-			out = append(out, reg)
+// newRecorder is a mock engine whose account has four availability zones
+// and gives each Elastic IP its own address.
+func newRecorder() *mock.Recorder {
+	rec := mock.New(project, "dev")
+	var mu sync.Mutex
+	eips := 0
+	rec.State = func(reg *mock.Registration) (string, resource.PropertyMap, error) {
+		state := reg.Inputs.Copy()
+		if reg.Type == "aws:ec2/eip:Eip" {
+			mu.Lock()
+			eips++
+			state["publicIp"] = resource.NewProperty("52.0.0." + fmt.Sprint(eips))
+			mu.Unlock()
 		}
+		return reg.Name + "-id", state, nil
 	}
-	return out
-}
-
-func (r *recorder) named(t *testing.T, typ, name string) *registration {
-	t.Helper()
-	for _, reg := range r.ofType(typ) {
-		if reg.Name == name {
-			return reg
+	rec.Invoke = func(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+		if args.Token != "aws:index/getAvailabilityZones:getAvailabilityZones" {
+			return nil, fmt.Errorf("unexpected invoke %s", args.Token)
 		}
+		names := []resource.PropertyValue{}
+		for _, az := range []string{"eu-west-1c", "eu-west-1a", "eu-west-1d", "eu-west-1b"} {
+			names = append(names, resource.NewProperty(az))
+		}
+		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
 	}
-	t.Fatalf("no %s named %s", typ, name)
-	return nil
+	return rec
 }
 
 // run runs the program with Pulumi.dev.yaml, read as the Pulumi CLI reads
-// it (internal/stackfile), and the given changes.
-func run(t *testing.T, set map[string]string) (*recorder, error) {
+// it (testkit/stackfile), and the given changes.
+func run(t *testing.T, set map[string]string) (*mock.Recorder, error) {
 	t.Helper()
 	cfg, err := stackfile.Load("Pulumi.yaml", "Pulumi.dev.yaml")
 	require.NoError(t, err, "the Pulumi CLI would refuse Pulumi.dev.yaml")
 	for k, v := range set {
 		cfg[project+":"+k] = v
 	}
-	b, err := json.Marshal(cfg)
-	require.NoError(t, err)
-	t.Setenv(pulumi.EnvConfig, string(b))
-	rec := &recorder{byURN: map[string]*registration{}}
-	err = pulumi.RunErr(program, pulumi.WithMocks(project, "dev", rec))
-	return rec, err
+	rec := newRecorder()
+	return rec, rec.Run(t, cfg, false, program).Err
 }
 
 func TestDevVpc(t *testing.T) {
 	rec, err := run(t, nil)
 	require.NoError(t, err)
-	subnets := rec.ofType("aws:ec2/subnet:Subnet")
+	subnets := rec.OfType("aws:ec2/subnet:Subnet")
 	require.Len(t, subnets, 9, "three tiers in three zones")
 
 	t.Run("the first three zones by name", func(t *testing.T) {
@@ -115,13 +75,13 @@ func TestDevVpc(t *testing.T) {
 	})
 
 	t.Run("the pod CIDR is added to the VPC before its subnets", func(t *testing.T) {
-		assoc := rec.named(t, "aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation", "eks-demo-vpc-pods")
+		assoc := rec.Get(t, "aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation", "eks-demo-vpc-pods")
 		assert.Equal(t, "100.64.0.0/16", assoc.Inputs["cidrBlock"].StringValue())
 		pods := 0
 		for _, s := range subnets {
 			if strings.Contains(s.Name, "-podsubnet-") {
 				pods++
-				assert.Contains(t, s.Dependencies, assoc.URN, "%s", s.Name)
+				rec.RequireDependsOn(t, s, assoc)
 			}
 		}
 		assert.Equal(t, 3, pods, "one pod subnet per zone")
@@ -140,11 +100,11 @@ func TestDevVpc(t *testing.T) {
 	})
 
 	t.Run("private and pod subnets leave through NAT, public ones through the internet gateway", func(t *testing.T) {
-		tables := map[string]*registration{}
-		for _, rt := range rec.ofType("aws:ec2/routeTable:RouteTable") {
+		tables := map[string]*mock.Registration{}
+		for _, rt := range rec.OfType("aws:ec2/routeTable:RouteTable") {
 			tables[rt.Name+"-id"] = rt
 		}
-		assocs := rec.ofType("aws:ec2/routeTableAssociation:RouteTableAssociation")
+		assocs := rec.OfType("aws:ec2/routeTableAssociation:RouteTableAssociation")
 		require.Len(t, assocs, 9, "every subnet has a route table")
 		for _, a := range assocs {
 			rt, ok := tables[a.Inputs["routeTableId"].StringValue()]
@@ -160,20 +120,24 @@ func TestDevVpc(t *testing.T) {
 	})
 
 	t.Run("one NAT gateway for dev, in a public subnet, after the internet gateway", func(t *testing.T) {
-		nats := rec.ofType("aws:ec2/natGateway:NatGateway")
+		nats := rec.OfType("aws:ec2/natGateway:NatGateway")
 		require.Len(t, nats, 1)
 		assert.Equal(t, "eks-demo-vpc-public-eu-west-1a-id", nats[0].Inputs["subnetId"].StringValue())
-		assert.Contains(t, nats[0].Dependencies, rec.named(t, "aws:ec2/internetGateway:InternetGateway", "eks-demo-vpc").URN)
+		igw := rec.Get(t, "aws:ec2/internetGateway:InternetGateway", "eks-demo-vpc")
+		rec.RequireDependsOn(t, nats[0], igw)
+		// A private subnet's default route goes through the NAT gateway,
+		// so it too waits for the internet gateway.
+		rec.RequireDependsOn(t, rec.Get(t, "aws:ec2/routeTable:RouteTable", "eks-demo-vpc-private-eu-west-1a"), igw)
 	})
 }
 
 func TestNatPerZone(t *testing.T) {
 	rec, err := run(t, map[string]string{"natGateways": "perAz", "availabilityZones": "2"})
 	require.NoError(t, err)
-	nats := rec.ofType("aws:ec2/natGateway:NatGateway")
+	nats := rec.OfType("aws:ec2/natGateway:NatGateway")
 	require.Len(t, nats, 2)
 	for _, az := range []string{"eu-west-1a", "eu-west-1b"} {
-		rt := rec.named(t, "aws:ec2/routeTable:RouteTable", "eks-demo-vpc-private-"+az)
+		rt := rec.Get(t, "aws:ec2/routeTable:RouteTable", "eks-demo-vpc-private-"+az)
 		assert.Equal(t, "eks-demo-vpc-"+az+"-id", rt.Inputs["routes"].ArrayValue()[0].ObjectValue()["natGatewayId"].StringValue(),
 			"%s's private subnets use their own zone's gateway", az)
 	}
@@ -187,12 +151,12 @@ func TestNamesMatchTheRootDevStack(t *testing.T) {
 	rec, err := run(t, nil)
 	require.NoError(t, err)
 
-	vpc := rec.named(t, "aws:ec2/vpc:Vpc", "eks-demo-vpc")
+	vpc := rec.Get(t, "aws:ec2/vpc:Vpc", "eks-demo-vpc")
 	assert.Equal(t, root["nodeless-eks:vpcName"], vpc.Inputs["tags"].ObjectValue()["Name"].StringValue())
 	for pattern, tier := range map[string]string{"privateSubnetNamePattern": "-private-", "podSubnetNamePattern": "-podsubnet-"} {
 		p := root["nodeless-eks:"+pattern]
 		matched := 0
-		for _, s := range rec.ofType("aws:ec2/subnet:Subnet") {
+		for _, s := range rec.OfType("aws:ec2/subnet:Subnet") {
 			ok, err := path.Match(p, s.Inputs["tags"].ObjectValue()["Name"].StringValue())
 			require.NoError(t, err)
 			assert.Equalf(t, strings.Contains(s.Name, tier), ok, "root %s %q on %s", pattern, p, s.Name)
@@ -224,7 +188,7 @@ func TestBadConfig(t *testing.T) {
 			rec, err := run(t, tt.set)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
-			assert.Empty(t, rec.regs, "nothing is registered for bad config")
+			assert.Empty(t, rec.All(), "nothing is registered for bad config")
 		})
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"nodeless-eks/internal/bootwatch"
-	"nodeless-eks/internal/bootwatch/bootwatchtest"
 	"nodeless-eks/internal/kubeapi"
+	"nodeless-eks/testkit/fakekube"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,7 +35,7 @@ func (l line) String() string {
 }
 
 type sink struct {
-	clock *bootwatchtest.Clock
+	clock *fakekube.Clock
 	lines []line
 }
 
@@ -71,8 +71,8 @@ const (
 func run(t *testing.T, watch func(context.Context, bootwatch.API, bootwatch.Sink, bootwatch.Options, time.Duration),
 	bound time.Duration, at func(time.Duration) []kubeapi.Object, logs map[string]string) (*sink, time.Duration) {
 	t.Helper()
-	clock := bootwatchtest.NewClock(t0)
-	cluster := &bootwatchtest.Cluster{Clock: clock, At: at, LogText: logs, LogsMove: true}
+	clock := fakekube.NewClock(t0)
+	cluster := &fakekube.Cluster{Clock: clock, At: at, LogText: logs, LogsMove: true}
 	s := &sink{clock: clock}
 	watch(context.Background(), cluster, s, bootwatch.Options{
 		Namespace: ns, Selector: selector, Container: "controller", OwnLabel: own,
@@ -85,13 +85,13 @@ func run(t *testing.T, watch func(context.Context, bootwatch.API, bootwatch.Sink
 	return s, clock.Elapsed()
 }
 
-func controllerPod(name string, s bootwatchtest.PodState) kubeapi.Object {
-	return bootwatchtest.Pod(ns, name, selector, "controller", s)
+func controllerPod(name string, s fakekube.PodState) kubeapi.Object {
+	return fakekube.Pod(ns, name, selector, "controller", s)
 }
 
 func TestControllerHealthy(t *testing.T) {
 	s, took := run(t, bootwatch.Controller, 8*time.Minute, func(e time.Duration) []kubeapi.Object {
-		state := bootwatchtest.PodState{}
+		state := fakekube.PodState{}
 		if e >= time.Minute {
 			state.Node = fargate
 		}
@@ -108,7 +108,7 @@ func TestControllerFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		// pod is the controller pod at each moment; events and logs go with it.
-		pod    func(time.Duration) bootwatchtest.PodState
+		pod    func(time.Duration) fakekube.PodState
 		events []kubeapi.Object
 		logs   map[string]string
 		// want is the warning, said once, no later than by.
@@ -117,36 +117,36 @@ func TestControllerFailures(t *testing.T) {
 	}{
 		{
 			name: "no Fargate profile selects the namespace",
-			pod:  func(time.Duration) bootwatchtest.PodState { return bootwatchtest.PodState{} },
-			events: []kubeapi.Object{bootwatchtest.Event(ns, "Pod", "karpenter-a", "Warning", "FailedScheduling",
+			pod:  func(time.Duration) fakekube.PodState { return fakekube.PodState{} },
+			events: []kubeapi.Object{fakekube.Event(ns, "Pod", "karpenter-a", "Warning", "FailedScheduling",
 				"0/0 nodes are available: no nodes available to schedule pods.", t0.Add(5*time.Second))},
 			want: []string{"pod karpenter-a is not scheduled after 2m0s: FailedScheduling: 0/0 nodes are available"},
 			by:   2 * time.Minute,
 		},
 		{
 			name: "unscheduled without any event",
-			pod:  func(time.Duration) bootwatchtest.PodState { return bootwatchtest.PodState{} },
+			pod:  func(time.Duration) fakekube.PodState { return fakekube.PodState{} },
 			want: []string{"pod karpenter-a is not scheduled after 2m0s; on Fargate that means no ACTIVE Fargate profile selects namespace karpenter"},
 			by:   2 * time.Minute,
 		},
 		{
 			name: "the image cannot be pulled",
-			pod: func(e time.Duration) bootwatchtest.PodState {
+			pod: func(e time.Duration) fakekube.PodState {
 				if e < 70*time.Second {
-					return bootwatchtest.PodState{Node: fargate}
+					return fakekube.PodState{Node: fargate}
 				}
-				return bootwatchtest.PodState{Node: fargate, Waiting: "ImagePullBackOff", Message: `Back-off pulling image "public.ecr.aws/karpenter/controller:1.14.3"`}
+				return fakekube.PodState{Node: fargate, Waiting: "ImagePullBackOff", Message: `Back-off pulling image "public.ecr.aws/karpenter/controller:1.14.3"`}
 			},
 			want: []string{`pod karpenter-a: container controller cannot start: ImagePullBackOff: Back-off pulling image "public.ecr.aws/karpenter/controller:1.14.3"`},
 			by:   70 * time.Second,
 		},
 		{
 			name: "IRSA trust refuses the service account: the controller crashes",
-			pod: func(e time.Duration) bootwatchtest.PodState {
+			pod: func(e time.Duration) fakekube.PodState {
 				if e < 100*time.Second {
-					return bootwatchtest.PodState{Node: fargate}
+					return fakekube.PodState{Node: fargate}
 				}
-				return bootwatchtest.PodState{Node: fargate, Waiting: "CrashLoopBackOff", Message: "back-off 20s restarting failed container"}
+				return fakekube.PodState{Node: fargate, Waiting: "CrashLoopBackOff", Message: "back-off 20s restarting failed container"}
 			},
 			logs: map[string]string{ns + "/karpenter-a/controller": "panic: operation error STS: AssumeRoleWithWebIdentity, https response error StatusCode: 403, api error AccessDenied: Not authorized to perform sts:AssumeRoleWithWebIdentity\n"},
 			want: []string{"pod karpenter-a: container controller keeps crashing (Error, exit code 1); its last log lines:\n    panic: operation error STS: AssumeRoleWithWebIdentity"},
@@ -154,8 +154,8 @@ func TestControllerFailures(t *testing.T) {
 		},
 		{
 			name: "running but never Ready",
-			pod: func(time.Duration) bootwatchtest.PodState {
-				return bootwatchtest.PodState{Node: fargate}
+			pod: func(time.Duration) fakekube.PodState {
+				return fakekube.PodState{Node: fargate}
 			},
 			logs: map[string]string{ns + "/karpenter-a/controller": `{"level":"ERROR","message":"failed to discover cluster CIDR","error":"dial tcp: lookup sts.eu-west-1.amazonaws.com: i/o timeout"}`},
 			want: []string{"pod karpenter-a runs on " + fargate + " but is not Ready after 2m0s; its last log lines:\n    {\"level\":\"ERROR\",\"message\":\"failed to discover cluster CIDR\""},
@@ -180,9 +180,9 @@ func TestControllerFailures(t *testing.T) {
 }
 
 func TestControllerUnreadable(t *testing.T) {
-	clock := bootwatchtest.NewClock(t0)
+	clock := fakekube.NewClock(t0)
 	s := &sink{clock: clock}
-	cluster := &bootwatchtest.Cluster{Clock: clock, Err: errors.New(`Get "https://ABC.gr7.eu-west-1.eks.amazonaws.com/api/v1/namespaces/karpenter/pods": dial tcp: i/o timeout`)}
+	cluster := &fakekube.Cluster{Clock: clock, Err: errors.New(`Get "https://ABC.gr7.eu-west-1.eks.amazonaws.com/api/v1/namespaces/karpenter/pods": dial tcp: i/o timeout`)}
 	bootwatch.Controller(context.Background(), cluster, s, bootwatch.Options{Namespace: ns, Selector: selector, Interval: 10 * time.Second, StuckAfter: 2 * time.Minute, Now: clock.Now, Sleep: clock.Sleep}, 8*time.Minute)
 	require.Len(t, s.lines, 1, "said once, not every 10 seconds")
 	assert.Contains(t, s.lines[0].msg, "cannot read the Karpenter controller's pods: Get")
@@ -192,9 +192,9 @@ func TestControllerUnreadable(t *testing.T) {
 func TestWatchStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the release was created: Pulumi has its verdict
-	clock := bootwatchtest.NewClock(t0)
+	clock := fakekube.NewClock(t0)
 	s := &sink{clock: clock}
-	cluster := &bootwatchtest.Cluster{Clock: clock, At: func(time.Duration) []kubeapi.Object { return nil }}
+	cluster := &fakekube.Cluster{Clock: clock, At: func(time.Duration) []kubeapi.Object { return nil }}
 	bootwatch.Nodes(ctx, cluster, s, bootwatch.Options{Interval: 10 * time.Second, StuckAfter: 2 * time.Minute, Now: clock.Now, Sleep: clock.Sleep}, 18*time.Minute)
 	assert.Empty(t, s.lines)
 	assert.Zero(t, clock.Elapsed())
@@ -204,7 +204,7 @@ func TestWatchStopsWhenCancelled(t *testing.T) {
 // the class and pool appear at 5s, CoreDNS's two pods at 30s; faults
 // change it.
 type bootstrap struct {
-	class, pool []bootwatchtest.Cond
+	class, pool []fakekube.Cond
 	// claims and events appear with the pods; dnsNode is where CoreDNS
 	// runs from dnsReadyAt (never when zero).
 	claims     func(time.Duration) []kubeapi.Object
@@ -218,8 +218,8 @@ func (b bootstrap) at(e time.Duration) []kubeapi.Object {
 	var objs []kubeapi.Object
 	if e >= 5*time.Second {
 		objs = append(objs,
-			bootwatchtest.Object("EC2NodeClass", "default", own, t0.Add(5*time.Second), b.class...),
-			bootwatchtest.Object("NodePool", "default", own, t0.Add(5*time.Second), b.pool...))
+			fakekube.Object("EC2NodeClass", "default", own, t0.Add(5*time.Second), b.class...),
+			fakekube.Object("NodePool", "default", own, t0.Add(5*time.Second), b.pool...))
 	}
 	objs = append(objs, b.foreign...)
 	if e < 30*time.Second {
@@ -230,24 +230,24 @@ func (b bootstrap) at(e time.Duration) []kubeapi.Object {
 	}
 	objs = append(objs, b.events...)
 	for _, name := range []string{"coredns-5d8b-x1", "coredns-5d8b-x2"} {
-		state := bootwatchtest.PodState{}
+		state := fakekube.PodState{}
 		if b.dnsReadyAt > 0 && e >= b.dnsReadyAt {
-			state = bootwatchtest.PodState{Node: b.dnsNode, Ready: true}
+			state = fakekube.PodState{Node: b.dnsNode, Ready: true}
 		}
-		objs = append(objs, bootwatchtest.Pod("kube-system", name, "k8s-app=kube-dns", "coredns", state))
+		objs = append(objs, fakekube.Pod("kube-system", name, "k8s-app=kube-dns", "coredns", state))
 	}
 	return objs
 }
 
 func TestNodesHealthy(t *testing.T) {
 	b := bootstrap{
-		class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
+		class: []fakekube.Cond{fakekube.Ready}, pool: []fakekube.Cond{fakekube.Ready},
 		claims: func(e time.Duration) []kubeapi.Object {
-			conds := []bootwatchtest.Cond{{Type: "Launched", Status: "True"}}
+			conds := []fakekube.Cond{{Type: "Launched", Status: "True"}}
 			if e >= 90*time.Second {
-				conds = append(conds, bootwatchtest.Cond{Type: "Registered", Status: "True"})
+				conds = append(conds, fakekube.Cond{Type: "Registered", Status: "True"})
 			}
-			return []kubeapi.Object{bootwatchtest.NodeClaim("default-abcde", "default", "c6g.large", "on-demand", "eu-west-1a", ec2Node, t0.Add(28*time.Second), conds...)}
+			return []kubeapi.Object{fakekube.NodeClaim("default-abcde", "default", "c6g.large", "on-demand", "eu-west-1a", ec2Node, t0.Add(28*time.Second), conds...)}
 		},
 		dnsNode: ec2Node, dnsReadyAt: 150 * time.Second,
 	}
@@ -268,7 +268,7 @@ func TestNodesHealthy(t *testing.T) {
 }
 
 func TestNodesFailures(t *testing.T) {
-	sgNotFound := bootwatchtest.Cond{Type: "SecurityGroupsReady", Status: "False", Reason: "SecurityGroupsNotFound", Message: "SecurityGroupSelector did not match any SecurityGroups"}
+	sgNotFound := fakekube.Cond{Type: "SecurityGroupsReady", Status: "False", Reason: "SecurityGroupsNotFound", Message: "SecurityGroupSelector did not match any SecurityGroups"}
 	for _, tc := range []struct {
 		name string
 		b    bootstrap
@@ -279,9 +279,9 @@ func TestNodesFailures(t *testing.T) {
 		{
 			name: "a node class whose security group selector matches nothing",
 			b: bootstrap{
-				class: []bootwatchtest.Cond{sgNotFound, {Type: "Ready", Status: "False", Reason: "UnhealthyDependents", Message: "SecurityGroupsReady=False"},
+				class: []fakekube.Cond{sgNotFound, {Type: "Ready", Status: "False", Reason: "UnhealthyDependents", Message: "SecurityGroupsReady=False"},
 					{Type: "SubnetsReady", Status: "True"}, {Type: "AMIsReady", Status: "True"}},
-				pool: []bootwatchtest.Cond{{Type: "NodeClassReady", Status: "False", Reason: "SecurityGroupsNotFound", Message: "EC2NodeClass not ready"},
+				pool: []fakekube.Cond{{Type: "NodeClassReady", Status: "False", Reason: "SecurityGroupsNotFound", Message: "EC2NodeClass not ready"},
 					{Type: "Ready", Status: "False", Reason: "UnhealthyDependents", Message: "NodeClassReady=False"}},
 			},
 			want: []line{
@@ -295,10 +295,10 @@ func TestNodesFailures(t *testing.T) {
 		{
 			name: "EC2 refuses the launch",
 			b: bootstrap{
-				class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
+				class: []fakekube.Cond{fakekube.Ready}, pool: []fakekube.Cond{fakekube.Ready},
 				claims: func(time.Duration) []kubeapi.Object {
-					return []kubeapi.Object{bootwatchtest.NodeClaim("default-abcde", "default", "", "", "", "", t0.Add(32*time.Second),
-						bootwatchtest.Cond{Type: "Launched", Status: "Unknown", Reason: "LaunchFailed", Message: "creating instance, with fleet error(s), UnauthorizedOperation: You are not authorized to perform this operation. User: arn:aws:sts::123456789012:assumed-role/eks-demo-karpenter-controller/1 is not authorized to perform: iam:PassRole on resource: arn:aws:iam::123456789012:role/eks-demo-karpenter-node"})}
+					return []kubeapi.Object{fakekube.NodeClaim("default-abcde", "default", "", "", "", "", t0.Add(32*time.Second),
+						fakekube.Cond{Type: "Launched", Status: "Unknown", Reason: "LaunchFailed", Message: "creating instance, with fleet error(s), UnauthorizedOperation: You are not authorized to perform this operation. User: arn:aws:sts::123456789012:assumed-role/eks-demo-karpenter-controller/1 is not authorized to perform: iam:PassRole on resource: arn:aws:iam::123456789012:role/eks-demo-karpenter-node"})}
 				},
 			},
 			want: []line{{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindNodeClaim, Name: "default-abcde", Pool: "default"},
@@ -308,8 +308,8 @@ func TestNodesFailures(t *testing.T) {
 		{
 			name: "no capacity (or a vCPU quota, or a full subnet): Karpenter deletes the claim and leaves an event",
 			b: bootstrap{
-				class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
-				events: []kubeapi.Object{bootwatchtest.Event("", "NodeClaim", "default-abcde", "Warning", "InsufficientCapacityError",
+				class: []fakekube.Cond{fakekube.Ready}, pool: []fakekube.Cond{fakekube.Ready},
+				events: []kubeapi.Object{fakekube.Event("", "NodeClaim", "default-abcde", "Warning", "InsufficientCapacityError",
 					"NodeClaim default-abcde event: creating instance, insufficient capacity, with fleet error(s), InsufficientInstanceCapacity: We currently do not have sufficient c6g.large capacity in the Availability Zone you requested (eu-west-1a).", t0.Add(31*time.Second))},
 			},
 			want: []line{{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindNodeClaim, Name: "default-abcde", Pool: "default"},
@@ -319,14 +319,14 @@ func TestNodesFailures(t *testing.T) {
 		{
 			name: "a pool allowed only an instance type the region does not offer",
 			b: bootstrap{
-				class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
+				class: []fakekube.Cond{fakekube.Ready}, pool: []fakekube.Cond{fakekube.Ready},
 				events: []kubeapi.Object{
-					bootwatchtest.From("karpenter", bootwatchtest.Event("kube-system", "Pod", "coredns-5d8b-x1", "Warning", "FailedScheduling",
+					fakekube.From("karpenter", fakekube.Event("kube-system", "Pod", "coredns-5d8b-x1", "Warning", "FailedScheduling",
 						`Failed to schedule pod, incompatible with nodepool "default", daemonset overhead={"cpu":"150m","memory":"120Mi","pods":"3"}, no instance type satisfied resources {"cpu":"250m","memory":"190Mi","pods":"4"} and requirements karpenter.sh/capacity-type In [on-demand spot], node.kubernetes.io/instance-type In [c6g.64xlarge] (no instance type met all requirements)`, t0.Add(31*time.Second))),
-					bootwatchtest.From("karpenter", bootwatchtest.Event("kube-system", "Pod", "coredns-5d8b-x2", "Warning", "FailedScheduling",
+					fakekube.From("karpenter", fakekube.Event("kube-system", "Pod", "coredns-5d8b-x2", "Warning", "FailedScheduling",
 						`Failed to schedule pod, incompatible with nodepool "default", no instance type met all requirements`, t0.Add(31*time.Second))),
 					// The scheduler's newer word on the same pods says nothing of the cause.
-					bootwatchtest.From("default-scheduler", bootwatchtest.Event("kube-system", "Pod", "coredns-5d8b-x1", "Warning", "FailedScheduling",
+					fakekube.From("default-scheduler", fakekube.Event("kube-system", "Pod", "coredns-5d8b-x1", "Warning", "FailedScheduling",
 						`0/2 nodes are available: 2 node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}.`, t0.Add(50*time.Second))),
 				},
 			},
@@ -341,8 +341,8 @@ func TestNodesFailures(t *testing.T) {
 		{
 			name: "nodes launch but never join: the pool stays Ready, its registration health says why",
 			b: bootstrap{
-				class: []bootwatchtest.Cond{bootwatchtest.Ready},
-				pool: []bootwatchtest.Cond{bootwatchtest.Ready, {Type: "NodeRegistrationHealthy", Status: "False", Reason: "Unhealthy",
+				class: []fakekube.Cond{fakekube.Ready},
+				pool: []fakekube.Cond{fakekube.Ready, {Type: "NodeRegistrationHealthy", Status: "False", Reason: "Unhealthy",
 					Message: "Failed to register node, NodeClaim default-abcde failed to register within 15m0s"}},
 			},
 			want: []line{{warn: true, subject: bootwatch.Subject{Kind: bootwatch.KindNodePool, Name: "default"},
@@ -352,8 +352,8 @@ func TestNodesFailures(t *testing.T) {
 		{
 			name: "no pool can ever take CoreDNS and Karpenter says nothing: stuck after the pools are Ready",
 			b: bootstrap{
-				class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
-				events: []kubeapi.Object{bootwatchtest.From("default-scheduler", bootwatchtest.Event("kube-system", "Pod", "coredns-5d8b-x1", "Warning", "FailedScheduling",
+				class: []fakekube.Cond{fakekube.Ready}, pool: []fakekube.Cond{fakekube.Ready},
+				events: []kubeapi.Object{fakekube.From("default-scheduler", fakekube.Event("kube-system", "Pod", "coredns-5d8b-x1", "Warning", "FailedScheduling",
 					`0/2 nodes are available: 2 node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}.`, t0.Add(40*time.Second)))},
 			},
 			want: []line{
@@ -395,14 +395,14 @@ func TestNodesFailures(t *testing.T) {
 func TestNothingToSayOnAnUpThatChangesNothing(t *testing.T) {
 	long := t0.Add(-30 * 24 * time.Hour)
 	up := func(time.Duration) []kubeapi.Object {
-		ready := bootwatchtest.PodState{Node: ec2Node, Ready: true}
+		ready := fakekube.PodState{Node: ec2Node, Ready: true}
 		return []kubeapi.Object{
-			controllerPod("karpenter-a", bootwatchtest.PodState{Node: fargate, Ready: true}),
-			bootwatchtest.Object("EC2NodeClass", "default", own, long, bootwatchtest.Ready),
-			bootwatchtest.Object("NodePool", "default", own, long, bootwatchtest.Ready),
-			bootwatchtest.NodeClaim("default-old", "default", "c6g.large", "spot", "eu-west-1a", ec2Node, long,
-				bootwatchtest.Cond{Type: "Launched", Status: "True"}, bootwatchtest.Cond{Type: "Registered", Status: "True"}),
-			bootwatchtest.Pod("kube-system", "coredns-1", "k8s-app=kube-dns", "coredns", ready),
+			controllerPod("karpenter-a", fakekube.PodState{Node: fargate, Ready: true}),
+			fakekube.Object("EC2NodeClass", "default", own, long, fakekube.Ready),
+			fakekube.Object("NodePool", "default", own, long, fakekube.Ready),
+			fakekube.NodeClaim("default-old", "default", "c6g.large", "spot", "eu-west-1a", ec2Node, long,
+				fakekube.Cond{Type: "Launched", Status: "True"}, fakekube.Cond{Type: "Registered", Status: "True"}),
+			fakekube.Pod("kube-system", "coredns-1", "k8s-app=kube-dns", "coredns", ready),
 		}
 	}
 	for name, watch := range map[string]func(context.Context, bootwatch.API, bootwatch.Sink, bootwatch.Options, time.Duration){
@@ -416,11 +416,11 @@ func TestNothingToSayOnAnUpThatChangesNothing(t *testing.T) {
 
 func TestNodesIgnoresOtherStacksObjects(t *testing.T) {
 	b := bootstrap{
-		class: []bootwatchtest.Cond{bootwatchtest.Ready}, pool: []bootwatchtest.Cond{bootwatchtest.Ready},
+		class: []fakekube.Cond{fakekube.Ready}, pool: []fakekube.Cond{fakekube.Ready},
 		foreign: []kubeapi.Object{
-			bootwatchtest.Object("NodePool", "gpu", "app=team-a", t0, bootwatchtest.Cond{Type: "NodeClassReady", Status: "False", Reason: "NodeClassNotFound"}),
-			bootwatchtest.NodeClaim("gpu-zzz", "gpu", "", "", "", "", t0, bootwatchtest.Cond{Type: "Launched", Status: "False", Reason: "LaunchFailed", Message: "no GPU capacity"}),
-			bootwatchtest.Event("", "NodeClaim", "gpu-zzz", "Warning", "LaunchFailed", "no GPU capacity", t0.Add(time.Minute)),
+			fakekube.Object("NodePool", "gpu", "app=team-a", t0, fakekube.Cond{Type: "NodeClassReady", Status: "False", Reason: "NodeClassNotFound"}),
+			fakekube.NodeClaim("gpu-zzz", "gpu", "", "", "", "", t0, fakekube.Cond{Type: "Launched", Status: "False", Reason: "LaunchFailed", Message: "no GPU capacity"}),
+			fakekube.Event("", "NodeClaim", "gpu-zzz", "Warning", "LaunchFailed", "no GPU capacity", t0.Add(time.Minute)),
 		},
 		dnsNode: ec2Node, dnsReadyAt: time.Minute,
 	}

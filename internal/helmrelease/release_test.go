@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"nodeless-eks/internal/k8ssdktest"
+	"nodeless-eks/testkit/gomod"
+	"nodeless-eks/testkit/mock"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -18,7 +19,7 @@ import (
 )
 
 func TestNewRegistersTheProvidersReleaseType(t *testing.T) {
-	rec := &k8ssdktest.Recorder{}
+	rec := mock.New("project", "stack")
 	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
 		_, err := New(ctx, "lbc", &ReleaseArgs{
 			Name:            pulumi.String("aws-load-balancer-controller"),
@@ -35,9 +36,9 @@ func TestNewRegistersTheProvidersReleaseType(t *testing.T) {
 		return err
 	}, pulumi.WithMocks("project", "stack", rec))
 	require.NoError(t, err)
-	require.Len(t, rec.Regs, 1)
-	reg := rec.Regs[0]
-	_, moduleVersion := k8ssdktest.ModuleDir(t)
+	require.Len(t, rec.All(), 1)
+	reg := rec.All()[0]
+	_, moduleVersion := gomod.Dir(t, gomod.PulumiKubernetes)
 
 	tests := []struct {
 		name string
@@ -72,7 +73,7 @@ func TestNewRequiresAChart(t *testing.T) {
 	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
 		_, err := New(ctx, "x", &ReleaseArgs{Name: pulumi.String("x")})
 		return err
-	}, pulumi.WithMocks("project", "stack", &k8ssdktest.Recorder{}))
+	}, pulumi.WithMocks("project", "stack", mock.New("project", "stack")))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Chart is required")
 }
@@ -82,7 +83,7 @@ func TestNewRequiresAChart(t *testing.T) {
 // declares for it. The generated source is parsed, not compiled, so this
 // test does not pay for the packages the program avoids.
 func TestWireShapeMatchesTheSDKSchema(t *testing.T) {
-	dir, _ := k8ssdktest.ModuleDir(t)
+	dir, _ := gomod.Dir(t, gomod.PulumiKubernetes)
 	fset := token.NewFileSet()
 	sdkFields := map[string]map[string]string{} // struct -> pulumi tag -> Go type
 	for _, file := range []string{"release.go", "pulumiTypes.go"} {

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"nodeless-eks/internal/k8ssdktest"
+	"nodeless-eks/testkit/gomod"
+	"nodeless-eks/testkit/mock"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
@@ -17,16 +18,16 @@ import (
 )
 
 func TestNewConfigGroupRegistersTheProvidersComponent(t *testing.T) {
-	rec := &k8ssdktest.Recorder{}
+	rec := mock.New("project", "stack")
 	files := []string{"https://example.com/a.yaml", "https://example.com/b.yaml"}
 	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
 		_, err := NewConfigGroup(ctx, "crds", &ConfigGroupArgs{Files: pulumi.ToStringArray(files)})
 		return err
 	}, pulumi.WithMocks("project", "stack", rec))
 	require.NoError(t, err)
-	require.Len(t, rec.Regs, 1)
-	reg := rec.Regs[0]
-	_, moduleVersion := k8ssdktest.ModuleDir(t)
+	require.Len(t, rec.All(), 1)
+	reg := rec.All()[0]
+	_, moduleVersion := gomod.Dir(t, gomod.PulumiKubernetes)
 
 	assert.Equal(t, "kubernetes:yaml/v2:ConfigGroup", reg.Type, "the provider's ConfigGroup type")
 	assert.True(t, reg.Remote, "the provider constructs the group's children")
@@ -42,7 +43,7 @@ func TestNewConfigGroupRequiresFiles(t *testing.T) {
 	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
 		_, err := NewConfigGroup(ctx, "x", &ConfigGroupArgs{})
 		return err
-	}, pulumi.WithMocks("project", "stack", &k8ssdktest.Recorder{}))
+	}, pulumi.WithMocks("project", "stack", mock.New("project", "stack")))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Files is required")
 }
@@ -51,7 +52,7 @@ func TestNewConfigGroupRequiresFiles(t *testing.T) {
 // the name and type of pulumi-kubernetes' generated configGroupArgs,
 // parsed from the module source rather than compiled.
 func TestWireShapeMatchesTheSDKSchema(t *testing.T) {
-	dir, _ := k8ssdktest.ModuleDir(t)
+	dir, _ := gomod.Dir(t, gomod.PulumiKubernetes)
 	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, "go", "kubernetes", "yaml", "v2", "configGroup.go"), nil, 0)
 	require.NoError(t, err)
 	sdk := map[string]string{}

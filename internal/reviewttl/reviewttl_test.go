@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"nodeless-eks/internal/reviewttl/fakeapi"
+	"nodeless-eks/testkit/fakecloud"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,7 +13,7 @@ import (
 
 var stack = Stack{Organization: "my-org", Project: "nodeless-eks", Name: "pr-42"}
 
-func ttls(schedules []fakeapi.Schedule) []string {
+func ttls(schedules []fakecloud.Schedule) []string {
 	var out []string
 	for _, s := range schedules {
 		if s.Definition["request"].(map[string]any)["operation"] == "destroy" && s.Definition["request"].(map[string]any)["operationContext"] != nil {
@@ -28,7 +28,7 @@ func TestKeep(t *testing.T) {
 	later := first.Add(3 * time.Hour)
 
 	t.Run("the first update creates the schedule, later ones move it", func(t *testing.T) {
-		api := fakeapi.New("tok", "my-org/nodeless-eks/pr-42", fakeapi.Drift("drift-1"))
+		api := fakecloud.New("tok", "my-org/nodeless-eks/pr-42", fakecloud.Drift("drift-1"))
 		defer api.Close()
 		c := &Client{API: api.URL, Token: "tok"}
 		res, err := c.Keep(context.Background(), stack, first)
@@ -45,8 +45,8 @@ func TestKeep(t *testing.T) {
 		assert.Empty(t, api.BadHeaders, "every call sends the documented Accept and Content-Type")
 	})
 	t.Run("schedules that piled up are cut back to one", func(t *testing.T) {
-		api := fakeapi.New("tok", "my-org/nodeless-eks/pr-42",
-			fakeapi.TTL("ttl-a", "2026-11-30 08:00:00.000"), fakeapi.RawDestroy("manual", "2026-12-24 00:00:00.000"), fakeapi.TTL("ttl-b", "2026-11-30 12:00:00.000"))
+		api := fakecloud.New("tok", "my-org/nodeless-eks/pr-42",
+			fakecloud.TTL("ttl-a", "2026-11-30 08:00:00.000"), fakecloud.RawDestroy("manual", "2026-12-24 00:00:00.000"), fakecloud.TTL("ttl-b", "2026-11-30 12:00:00.000"))
 		defer api.Close()
 		res, err := (&Client{API: api.URL, Token: "tok"}).Keep(context.Background(), stack, later)
 		require.NoError(t, err)
@@ -56,7 +56,7 @@ func TestKeep(t *testing.T) {
 		assert.Len(t, api.Schedules(), 2, "a destroy scheduled by hand is not a TTL and stays")
 	})
 	t.Run("errors name the call and Pulumi Cloud's answer", func(t *testing.T) {
-		api := fakeapi.New("tok", "my-org/nodeless-eks/pr-42")
+		api := fakecloud.New("tok", "my-org/nodeless-eks/pr-42")
 		defer api.Close()
 		_, err := (&Client{API: api.URL, Token: "expired"}).Keep(context.Background(), stack, first)
 		require.Error(t, err)

@@ -1,8 +1,8 @@
-// Package bootwatchtest is a fake cluster for the bootstrap watch: its
+// Package fakekube is a fake cluster for the bootstrap watch: its
 // objects are a function of a fake clock that advances only when the
 // watch sleeps, so a test states what the cluster shows at each minute and
 // checks what the watch says and when.
-package bootwatchtest
+package fakekube
 
 import (
 	"context"

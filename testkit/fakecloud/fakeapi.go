@@ -1,11 +1,11 @@
-// Package fakeapi is a local stand-in for the part of Pulumi Cloud's
+// Package fakecloud is a local stand-in for the part of Pulumi Cloud's
 // schedules API that reviewttl uses, as documented
 // (https://www.pulumi.com/docs/reference/cloud-rest-api/schedules/) and as
 // the Pulumi CLI and the pulumiservice provider read it: list a stack's
 // schedules ({"schedules": [...]}), create and update a TTL schedule, and
 // delete a schedule. Tests of reviewttl and of the review stacks' pre-run
 // command run against it.
-package fakeapi
+package fakecloud
 
 import (
 	"encoding/json"

@@ -1,0 +1,289 @@
+// Package fakeaws is the AWS account the program's tests run against: a
+// VPC to look up, the state AWS gives the resources the program creates
+// (ARNs, names, endpoints), and the answers of the lookups it makes (EKS
+// add-on versions, public SSM parameters, the clusters that already run).
+// The root program's tests and each layer's share it through mock.Recorder.
+package fakeaws
+
+import (
+	"fmt"
+	"path"
+	"sync"
+	"time"
+
+	"nodeless-eks/testkit/mock"
+
+	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+const (
+	// AccountID and Region are the account's.
+	AccountID = "123456789012"
+	Region    = "eu-west-1"
+	// Issuer is the cluster's OIDC issuer.
+	Issuer = "oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF"
+	// Endpoint is the cluster's API server.
+	Endpoint = "https://0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com"
+	// DefaultVpcCniVersion and DefaultCoreDNSVersion are what the fake EKS
+	// API calls the default versions of those add-ons.
+	DefaultVpcCniVersion  = "v1.19.5-eksbuild.3"
+	DefaultCoreDNSVersion = "v1.11.4-eksbuild.14"
+	// StandInName is the plain aws:eks/cluster:Cluster that WithEKSStandIn
+	// registers so pulumi-eks's eksCluster reference has a resource to name.
+	StandInName = "pulumi-eks-child-stand-in"
+	// Suffix is what the fake engine appends to auto-named resources.
+	Suffix = "-7f3a"
+)
+
+// DefaultAddonVersions are the fake EKS API's default add-on versions.
+var DefaultAddonVersions = map[string]string{
+	"vpc-cni":                   DefaultVpcCniVersion,
+	"kube-proxy":                "v1.34.0-eksbuild.2",
+	"coredns":                   DefaultCoreDNSVersion,
+	"eks-pod-identity-agent":    "v1.3.8-eksbuild.2",
+	"eks-node-monitoring-agent": "v1.4.0-eksbuild.1",
+	"aws-ebs-csi-driver":        "v1.48.0-eksbuild.2",
+	"metrics-server":            "v0.8.0-eksbuild.1",
+}
+
+// Subnet is a subnet of the fake VPC.
+type Subnet struct{ ID, AZ, Name string }
+
+// Vpc is the VPC the lookups see.
+type Vpc struct {
+	ID, Name string
+	Subnets  []Subnet
+}
+
+// DevVpc matches Pulumi.dev.yaml: three AZs, a private and a pod subnet in
+// each, and a public subnet that no pattern may pick up.
+func DevVpc() Vpc {
+	v := Vpc{ID: "vpc-0de0", Name: "eks-demo-vpc"}
+	for _, az := range []string{"a", "b", "c"} {
+		v.Subnets = append(v.Subnets,
+			Subnet{"subnet-private-" + az, Region + az, "eks-demo-vpc-private-" + Region + az},
+			Subnet{"subnet-pod-" + az, Region + az, "eks-demo-vpc-podsubnet-" + Region + az},
+			Subnet{"subnet-public-" + az, Region + az, "eks-demo-vpc-public-" + Region + az},
+		)
+	}
+	return v
+}
+
+// Account is the fake AWS account.
+type Account struct {
+	Vpc Vpc
+	// ClusterName is the name AWS gives the cluster.
+	ClusterName string
+	// RunningVersion is the Kubernetes version of the cluster that already
+	// exists, "" when there is none yet.
+	RunningVersion string
+	// NoSpotRole leaves the account without the EC2 Spot service-linked role.
+	NoSpotRole bool
+
+	mu         sync.Mutex
+	standInURN string
+}
+
+// Recorder returns a mock engine for stack of project whose resources and
+// lookups are the account's.
+func (a *Account) Recorder(project, stack string) *mock.Recorder {
+	rec := mock.New(project, stack)
+	rec.State, rec.Invoke = a.State, a.Invoke
+	return rec
+}
+
+// State is what AWS answers for a created resource.
+func (a *Account) State(reg *mock.Registration) (string, resource.PropertyMap, error) {
+	id := reg.Name + "-id"
+	state := reg.Inputs.Copy()
+	switch reg.Type {
+	case "aws:eks/cluster:Cluster":
+		a.mu.Lock()
+		a.standInURN = reg.URN
+		a.mu.Unlock()
+		state["name"] = resource.NewProperty(a.ClusterName)
+		state["arn"] = resource.NewProperty("arn:aws:eks:" + Region + ":" + AccountID + ":cluster/" + a.ClusterName)
+		state["endpoint"] = resource.NewProperty(Endpoint)
+		state["vpcConfig"] = resource.NewProperty(resource.PropertyMap{
+			"clusterSecurityGroupId": resource.NewProperty("sg-eks-cluster"),
+		})
+	case "eks:index:Cluster":
+		a.mu.Lock()
+		standIn := a.standInURN
+		a.mu.Unlock()
+		if standIn == "" {
+			return "", nil, fmt.Errorf("register %s before the program so eksCluster can reference it (WithEKSStandIn)", StandInName)
+		}
+		state["eksCluster"] = resource.MakeCustomResourceReference(resource.URN(standIn), resource.ID(StandInName+"-id"), "")
+		state["kubeconfigJson"] = resource.NewProperty(`{"apiVersion":"v1","kind":"Config"}`)
+		state["oidcIssuer"] = resource.NewProperty(Issuer)
+		state["oidcProviderUrl"] = resource.NewProperty("https://" + Issuer)
+		state["oidcProviderArn"] = resource.NewProperty("arn:aws:iam::" + AccountID + ":oidc-provider/" + Issuer)
+		id = ""
+	case "aws:iam/role:Role":
+		roleName := reg.Name + Suffix // autonamed unless the program names it
+		if n, ok := reg.Inputs["name"]; ok && n.IsString() {
+			roleName = n.StringValue()
+		}
+		state["name"] = resource.NewProperty(roleName)
+		state["arn"] = resource.NewProperty("arn:aws:iam::" + AccountID + ":role/" + roleName)
+	case "aws:ec2/securityGroup:SecurityGroup":
+		id = "sg-" + reg.Name
+	case "aws:iam/policy:Policy":
+		state["arn"] = resource.NewProperty("arn:aws:iam::" + AccountID + ":policy/" + reg.Name + Suffix)
+	case "aws:sqs/queue:Queue":
+		state["name"] = resource.NewProperty(reg.Name + Suffix)
+		state["arn"] = resource.NewProperty("arn:aws:sqs:" + Region + ":" + AccountID + ":" + reg.Name + Suffix)
+		state["url"] = resource.NewProperty("https://sqs." + Region + ".amazonaws.com/" + AccountID + "/" + reg.Name + Suffix)
+	case "aws:kms/key:Key":
+		state["arn"] = resource.NewProperty("arn:aws:kms:" + Region + ":" + AccountID + ":key/" + reg.Name + "-0000")
+	case "aws:cloudwatch/eventRule:EventRule":
+		state["name"] = resource.NewProperty(reg.Name + Suffix)
+	}
+	if !reg.Custom {
+		id = ""
+	}
+	return id, state, nil
+}
+
+// Invoke answers the lookups the program makes.
+func (a *Account) Invoke(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	switch args.Token {
+	case "aws:ec2/getVpc:getVpc":
+		if filterValue(args.Args, "tag:Name") != a.Vpc.Name {
+			return nil, fmt.Errorf("no matching EC2 VPC found")
+		}
+		return resource.PropertyMap{"id": resource.NewProperty(a.Vpc.ID)}, nil
+	case "aws:ec2/getSubnets:getSubnets":
+		if filterValue(args.Args, "vpc-id") != a.Vpc.ID {
+			return nil, fmt.Errorf("getSubnets: missing vpc-id filter")
+		}
+		pattern := filterValue(args.Args, "tag:Name")
+		var ids []resource.PropertyValue
+		for _, s := range a.Vpc.Subnets {
+			if ok, _ := path.Match(pattern, s.Name); ok {
+				ids = append(ids, resource.NewProperty(s.ID))
+			}
+		}
+		return resource.PropertyMap{"ids": resource.NewProperty(ids)}, nil
+	case "aws:ec2/getSubnet:getSubnet":
+		id := args.Args["id"].StringValue()
+		for _, s := range a.Vpc.Subnets {
+			if s.ID == id {
+				return resource.PropertyMap{
+					"id":               resource.NewProperty(s.ID),
+					"availabilityZone": resource.NewProperty(s.AZ),
+					"vpcId":            resource.NewProperty(a.Vpc.ID),
+					"tags":             resource.NewProperty(resource.PropertyMap{"Name": resource.NewProperty(s.Name)}),
+				}, nil
+			}
+		}
+		return nil, fmt.Errorf("no matching EC2 Subnet found")
+	case "aws:eks/getClusters:getClusters":
+		names := []resource.PropertyValue{resource.NewProperty("someone-elses-cluster")}
+		if a.RunningVersion != "" {
+			names = append(names, resource.NewProperty(a.ClusterName))
+		}
+		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
+	case "aws:eks/getCluster:getCluster":
+		if a.RunningVersion == "" || args.Args["name"].StringValue() != a.ClusterName {
+			return nil, fmt.Errorf("the program read cluster %v, which getClusters did not list", args.Args["name"])
+		}
+		return resource.PropertyMap{"name": args.Args["name"], "version": resource.NewProperty(a.RunningVersion)}, nil
+	case "aws:iam/getRoles:getRoles":
+		var names []resource.PropertyValue
+		if !a.NoSpotRole && args.Args["pathPrefix"].StringValue() == "/aws-service-role/spot.amazonaws.com/" {
+			names = append(names, resource.NewProperty("AWSServiceRoleForEC2Spot"))
+		}
+		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
+	case "aws:ssm/getParametersByPath:getParametersByPath":
+		dir := args.Args["path"].StringValue()
+		var names []resource.PropertyValue
+		for _, p := range PublishedParameters {
+			if path.Dir(p) == dir {
+				names = append(names, resource.NewProperty(p))
+			}
+		}
+		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
+	case "aws:index/getCallerIdentity:getCallerIdentity":
+		return resource.PropertyMap{"accountId": resource.NewProperty(AccountID)}, nil
+	case "aws:index/getPartition:getPartition":
+		return resource.PropertyMap{"partition": resource.NewProperty("aws"), "dnsSuffix": resource.NewProperty("amazonaws.com")}, nil
+	case "aws:eks/getAddonVersion:getAddonVersion":
+		version, ok := DefaultAddonVersions[args.Args["addonName"].StringValue()]
+		if !ok {
+			return nil, fmt.Errorf("no add-on %v", args.Args["addonName"])
+		}
+		return resource.PropertyMap{"version": resource.NewProperty(version)}, nil
+	}
+	return nil, fmt.Errorf("unexpected invoke %s", args.Token)
+}
+
+// PublishedParameters are the public SSM parameters of the fake region:
+// Bottlerocket 1.61.0 (the first with Kubernetes 1.36) and 1.66.0 for both
+// architectures, 1.64.0 for x86_64 only, and one AL2023 release.
+var PublishedParameters = func() []string {
+	var out []string
+	for _, minor := range []int{34, 35, 36} {
+		for _, arch := range []string{"x86_64", "arm64"} {
+			for _, v := range []string{"1.61.0", "1.66.0"} {
+				out = append(out, fmt.Sprintf("/aws/service/bottlerocket/aws-k8s-1.%d/%s/%s/image_id", minor, arch, v))
+			}
+		}
+		out = append(out, fmt.Sprintf("/aws/service/bottlerocket/aws-k8s-1.%d/x86_64/1.64.0/image_id", minor),
+			fmt.Sprintf("/aws/service/eks/optimized-ami/1.%d/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.%d-v20261120/image_id", minor, minor))
+	}
+	return out
+}()
+
+// filterValue returns the first value of the EC2 filter called name.
+func filterValue(args resource.PropertyMap, name string) string {
+	filters, ok := args["filters"]
+	if !ok || !filters.IsArray() {
+		return ""
+	}
+	for _, f := range filters.ArrayValue() {
+		if f.ObjectValue()["name"].StringValue() == name {
+			return f.ObjectValue()["values"].ArrayValue()[0].StringValue()
+		}
+	}
+	return ""
+}
+
+// WithEKSStandIn runs program after registering the stand-in for the
+// aws:eks/cluster:Cluster that pulumi-eks returns as a resource reference:
+// the mock monitor resolves only URNs it has seen. Registration is
+// asynchronous, so it waits until the mock has it; otherwise pulumi-eks's
+// registration can overtake it and fail.
+func WithEKSStandIn(program pulumi.RunFunc) pulumi.RunFunc {
+	return func(ctx *pulumi.Context) error {
+		standIn, err := awseks.NewCluster(ctx, StandInName, &awseks.ClusterArgs{
+			RoleArn:   pulumi.String("arn:aws:iam::" + AccountID + ":role/stand-in"),
+			VpcConfig: awseks.ClusterVpcConfigArgs{},
+		})
+		if err != nil {
+			return err
+		}
+		registered := make(chan struct{})
+		standIn.URN().ApplyT(func(string) error { close(registered); return nil })
+		select {
+		case <-registered:
+		case <-time.After(20 * time.Second):
+			return fmt.Errorf("the mock never registered %s", StandInName)
+		}
+		return program(ctx)
+	}
+}
+
+// Registrations are the registrations of rec without the stand-in.
+func Registrations(rec *mock.Recorder) []*mock.Registration {
+	var out []*mock.Registration
+	for _, reg := range rec.All() {
+		if reg.Name != StandInName {
+			out = append(out, reg)
+		}
+	}
+	return out
+}

@@ -4,8 +4,11 @@
 package main
 
 import (
+	"time"
+
 	"nodeless-eks/addons"
 	"nodeless-eks/cluster"
+	"nodeless-eks/config"
 	"nodeless-eks/internal/names"
 	"nodeless-eks/karpenter"
 	"nodeless-eks/nodepool"
@@ -14,14 +17,15 @@ import (
 )
 
 func main() {
-	pulumi.Run(program)
+	pulumi.Run(func(ctx *pulumi.Context) error { return program(ctx, time.Now().UTC()) })
 }
 
 // program is the whole stack, in bootstrap order: network lookup, control
 // plane with its Fargate profile, Karpenter on Fargate, node pools, and the
-// add-ons that run on the nodes Karpenter launches.
-func program(ctx *pulumi.Context) error {
-	cfg, err := loadConfig(ctx)
+// add-ons that run on the nodes Karpenter launches. today is the day the
+// EKS support calendar is read against.
+func program(ctx *pulumi.Context, today time.Time) error {
+	cfg, err := config.Load(ctx, today)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"nodeless-eks/testkit/mock"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
 // testToday is the day the tests read the EKS support calendar against, so
@@ -18,7 +19,6 @@ import (
 var testToday = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 
 func TestMain(m *testing.M) {
-	today = func() time.Time { return testToday }
 	// Mocked stacks have no cluster to watch; watch_test.go gives one.
 	bootAPI = func(string) (bootwatch.API, error) { return nil, errors.New("no cluster under mocks") }
 	os.Exit(m.Run())
@@ -62,6 +62,9 @@ func newRecorder(acct *fakeaws.Account) *mock.Recorder {
 	return rec
 }
 
+// testProgram is the program on testToday.
+func testProgram(ctx *pulumi.Context) error { return program(ctx, testToday) }
+
 // stackRun is the outcome of running the real program under mocks.
 type stackRun struct {
 	rec *mock.Recorder
@@ -91,7 +94,7 @@ func runProgramOn(t *testing.T, cfg map[string]string, vpc fakeaws.Vpc, runningV
 // with preview, as a preview does.
 func runStack(t *testing.T, cfg map[string]string, rec *mock.Recorder, preview bool) stackRun {
 	t.Helper()
-	res := rec.Run(t, cfg, preview, fakeaws.WithEKSStandIn(program))
+	res := rec.Run(t, cfg, preview, fakeaws.WithEKSStandIn(testProgram))
 	return stackRun{rec: rec, exports: res.Exports, secretExports: res.SecretExports, err: res.Err}
 }
 

@@ -1,21 +1,102 @@
-package main
+package config
 
 import (
-	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"nodeless-eks/internal/names"
+	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/nodepool/spec/spectest"
 	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/mock"
+	"nodeless-eks/testkit/stackfile"
 	"nodeless-eks/versions"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// testToday is the day the tests read the EKS support calendar against, so
+// that they do not change as real days pass.
+var testToday = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+const testProject = "nodeless-eks"
+
+// loaded is the outcome of Load under the mock engine.
+type loaded struct {
+	cfg *Config
+	rec *mock.Recorder
+	err error
+}
+
+// load runs Load with cfg as the dev stack's configuration against the
+// fake account, whose cluster already runs running ("" for none).
+func load(t *testing.T, cfg map[string]string, running string) loaded {
+	t.Helper()
+	return loadIn(t, cfg, &fakeaws.Account{Vpc: fakeaws.DevVpc(), ClusterName: cfg[testProject+":clusterName"], RunningVersion: running})
+}
+
+func loadIn(t *testing.T, cfg map[string]string, acct *fakeaws.Account) loaded {
+	t.Helper()
+	var got loaded
+	got.rec = acct.Recorder(testProject, "dev")
+	got.err = got.rec.Run(t, cfg, false, func(ctx *pulumi.Context) error {
+		var err error
+		got.cfg, err = Load(ctx, testToday)
+		return err
+	}).Err
+	return got
+}
+
+// stackConfig reads one of the project's stack files the way `pulumi up`
+// hands it to the program (testkit/stackfile).
+func stackConfig(t *testing.T, stackFile string) map[string]string {
+	t.Helper()
+	cfg, err := stackfile.Load("../Pulumi.yaml", "../"+stackFile)
+	require.NoError(t, err, "the Pulumi CLI would refuse %s", stackFile)
+	return cfg
+}
+
+// declaredKeys lists the project keys that Pulumi.yaml declares.
+func declaredKeys(proj *workspace.Project) []string {
+	return slices.Sorted(maps.Keys(proj.Config))
+}
+
+// encodeConfig renders values as the engine passes them to a program.
+func encodeConfig(t *testing.T, values map[string]any) map[string]string {
+	t.Helper()
+	out, err := stackfile.Encode(values)
+	require.NoError(t, err)
+	return out
+}
+
+// TestTheKeyTableIsPulumiYaml: the program reads exactly the keys the
+// project declares, each once, and aws:region.
+func TestTheKeyTableIsPulumiYaml(t *testing.T) {
+	var read []string
+	for _, k := range defaults(testProject, "dev").keys(new(map[string]spec.Pool), new(map[string]spec.NodeClass)) {
+		if k.name == "aws:region" {
+			continue
+		}
+		assert.NotContains(t, read, k.name, "read twice")
+		read = append(read, k.name)
+	}
+	assert.ElementsMatch(t, declaredKeys(loadProject(t)), read)
+}
+
+// loadProject loads Pulumi.yaml with the CLI's own loader.
+func loadProject(t *testing.T) *workspace.Project {
+	t.Helper()
+	proj, err := workspace.LoadProject("../Pulumi.yaml")
+	require.NoError(t, err, "Pulumi.yaml must pass Pulumi's project schema")
+	return proj
+}
 
 func TestConfigRejectsBadInput(t *testing.T) {
 	tests := []struct {
@@ -113,10 +194,9 @@ func TestConfigRejectsBadInput(t *testing.T) {
 				}
 				cfg[k] = v
 			}
-			run := runProgram(t, cfg, fakeaws.DevVpc())
+			run := load(t, cfg, "")
 			require.Error(t, run.err, "the program must reject %v", tt.set)
 			assert.Contains(t, run.err.Error(), tt.want, "the error must name the key and what is allowed")
-			assert.Empty(t, programRegistrations(run.rec), "nothing may be registered before the configuration is valid")
 		})
 	}
 
@@ -131,19 +211,19 @@ func TestProductionPublicEndpointAcknowledged(t *testing.T) {
 	cfg := stackConfig(t, "testdata/stack-multipool.yaml")
 	cfg[testProject+":publicAccessCidrs"] = `["0.0.0.0/0"]`
 	cfg[testProject+":allowPublicEndpointFromInternet"] = "true"
-	run := runProgram(t, cfg, fakeaws.DevVpc())
+	run := load(t, cfg, "")
 	require.NoError(t, run.err, "an explicit acknowledgement lets a production stack keep a public endpoint open to all")
-	assert.Equal(t, []string{"0.0.0.0/0"}, stringsOf(t, run.rec.Get(t, typeEksCluster, "eks-prod").Inputs["publicAccessCidrs"]))
+	assert.Equal(t, []string{"0.0.0.0/0"}, run.cfg.PublicAccessCidrs)
 
 	cfg[testProject+":endpointPublicAccess"] = "false"
 	cfg[testProject+":allowPublicEndpointFromInternet"] = "false"
-	require.NoError(t, runProgram(t, cfg, fakeaws.DevVpc()).err, "without a public endpoint its CIDRs expose nothing")
+	require.NoError(t, load(t, cfg, "").err, "without a public endpoint its CIDRs expose nothing")
 }
 
 func TestConfigAcceptsABlockHoldingADocumentationRange(t *testing.T) {
 	cfg := stackConfig(t, "Pulumi.dev.yaml")
 	cfg[testProject+":publicAccessCidrs"] = `["203.0.0.0/16"]`
-	require.NoError(t, runProgram(t, cfg, fakeaws.DevVpc()).err, "203.0.0.0/16 is real address space around 203.0.113.0/24")
+	require.NoError(t, load(t, cfg, "").err, "203.0.0.0/16 is real address space around 203.0.113.0/24")
 }
 
 func TestDefaultClusterName(t *testing.T) {
@@ -172,9 +252,9 @@ func TestDefaultClusterName(t *testing.T) {
 	t.Run("a stack without clusterName gets the project and stack name", func(t *testing.T) {
 		cfg := stackConfig(t, "Pulumi.dev.yaml")
 		delete(cfg, testProject+":clusterName")
-		run := runProgram(t, cfg, fakeaws.DevVpc())
+		run := load(t, cfg, "")
 		require.NoError(t, run.err)
-		assert.Equal(t, "nodeless-eks-dev", run.rec.Get(t, typeEksCluster, "nodeless-eks-dev").Inputs["name"].StringValue())
+		assert.Equal(t, "nodeless-eks-dev", run.cfg.ClusterName)
 	})
 }
 
@@ -185,7 +265,7 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 	cfg[testProject+":publicAccessCidrs"] = `["nope"]`
 	cfg[testProject+":addonVersions"] = `{"coredns":"v1"}`
 
-	run := runProgram(t, cfg, fakeaws.DevVpc())
+	run := load(t, cfg, "")
 	require.Error(t, run.err)
 	for _, key := range []string{"clusterName", "kubernetesVersion", "publicAccessCidrs[0]", "addonVersions"} {
 		assert.Contains(t, run.err.Error(), key, "all problems are reported together")
@@ -215,30 +295,18 @@ func TestConfigDefaultsMatchPulumiYaml(t *testing.T) {
 		"a stack that omits optional keys must behave the same with and without Pulumi.yaml's defaults")
 }
 
-// loadConfigUnderMocks runs loadConfig with cfg as the stack configuration.
+// loadConfigUnderMocks loads cfg over nothing but what it sets.
 func loadConfigUnderMocks(t *testing.T, cfg map[string]string) *Config {
 	t.Helper()
-	raw := encodeConfig(t, map[string]any{})
-	for k, v := range cfg {
-		raw[k] = v
-	}
-	var got *Config
-	run := func(ctx *pulumi.Context) error {
-		var err error
-		got, err = loadConfig(ctx)
-		return err
-	}
-	b, err := json.Marshal(raw)
-	require.NoError(t, err)
-	t.Setenv(pulumi.EnvConfig, string(b))
-	require.NoError(t, pulumi.RunErr(run, pulumi.WithMocks(testProject, testStack, newRecorder(&fakeaws.Account{Vpc: fakeaws.DevVpc()}))))
-	return got
+	got := load(t, cfg, "")
+	require.NoError(t, got.err)
+	return got.cfg
 }
 
 func TestConfigRejectsBadNodePools(t *testing.T) {
 	// Shared with test/kubecheck, which checks that the API server would
 	// have rejected each row too.
-	rows, err := spectest.LoadBadNodePools("testdata/bad-nodepools.json")
+	rows, err := spectest.LoadBadNodePools("../testdata/bad-nodepools.json")
 	require.NoError(t, err)
 	for _, row := range rows {
 		t.Run(row.Name, func(t *testing.T) {
@@ -252,10 +320,9 @@ func TestConfigRejectsBadNodePools(t *testing.T) {
 			if row.Production {
 				cfg[testProject+":production"] = "true"
 			}
-			run := runProgram(t, cfg, fakeaws.DevVpc())
+			run := load(t, cfg, "")
 			require.Error(t, run.err, "the program must reject %s", row.Name)
 			assert.Contains(t, run.err.Error(), row.Key, "the error must name the key")
-			assert.Empty(t, programRegistrations(run.rec), "nothing may be registered")
 		})
 	}
 }
@@ -275,19 +342,18 @@ func TestUpgradeStep(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := stackConfig(t, "Pulumi.dev.yaml")
 			cfg[testProject+":kubernetesVersion"] = tt.want
-			run := runProgramOn(t, cfg, fakeaws.DevVpc(), tt.running)
+			run := load(t, cfg, tt.running)
 			if tt.wantErr == "" {
 				require.NoError(t, run.err)
 				return
 			}
 			require.Error(t, run.err)
 			assert.Contains(t, run.err.Error(), tt.wantErr)
-			assert.Empty(t, programRegistrations(run.rec), "a refused upgrade changes nothing")
 		})
 	}
 	t.Run("the cluster is looked up only when the account lists it", func(t *testing.T) {
 		cfg := stackConfig(t, "Pulumi.dev.yaml")
-		run := runProgramOn(t, cfg, fakeaws.DevVpc(), "")
+		run := load(t, cfg, "")
 		require.NoError(t, run.err)
 		for _, inv := range run.rec.Invocations() {
 			assert.NotEqual(t, "aws:eks/getCluster:getCluster", inv.Token, "a new cluster is known from the list, not from a failed read")
@@ -390,16 +456,9 @@ func TestSpotServiceLinkedRole(t *testing.T) {
 		for k, v := range set {
 			cfg[testProject+":"+k] = v
 		}
-		var got *Config
-		raw, err := json.Marshal(cfg)
-		require.NoError(t, err)
-		t.Setenv(pulumi.EnvConfig, string(raw))
-		rec := newRecorder(&fakeaws.Account{Vpc: fakeaws.DevVpc(), NoSpotRole: noSpotRole})
-		require.NoError(t, pulumi.RunErr(func(ctx *pulumi.Context) error {
-			got, err = loadConfig(ctx)
-			return err
-		}, pulumi.WithMocks(testProject, testStack, rec)))
-		return got.Warnings
+		got := loadIn(t, cfg, &fakeaws.Account{Vpc: fakeaws.DevVpc(), NoSpotRole: noSpotRole})
+		require.NoError(t, got.err)
+		return got.cfg.Warnings
 	}
 	t.Run("a spot pool in an account without the role is warned about, with the command that creates it", func(t *testing.T) {
 		w := warningsWith(t, nil, true)

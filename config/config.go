@@ -1,0 +1,192 @@
+// Package config is the stack's configuration: the typed Config that
+// main.go hands out field by field (components never read config), the
+// table of keys it is loaded from, the checks by topic that refuse a value
+// AWS or Kubernetes would refuse, and the preflight that reads the account
+// before anything is registered. Pulumi.yaml declares the same keys and
+// defaults; the tests hold the two together.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"nodeless-eks/cluster"
+	"nodeless-eks/internal/bounds"
+	"nodeless-eks/internal/iamopts"
+	"nodeless-eks/karpenter"
+	"nodeless-eks/nodepool/spec"
+	"nodeless-eks/versions"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// Defaults for optional keys; Pulumi.yaml declares the same values.
+const (
+	defaultCoreDNSReplicas = 2
+	// The aws-load-balancer-controller chart; from 3.0.0 its version
+	// equals the controller's (3.5.0 runs v3.5.0).
+	defaultLoadBalancerControllerVersion = "3.5.0"
+	// The argo-cd chart 10.1.1 runs Argo CD v3.4.4, a maintained minor
+	// (Argo CD supports its three newest minors).
+	defaultArgoCDVersion    = "10.1.1"
+	defaultLogRetentionDays = 90
+)
+
+// defaultKubernetesVersion is the newest minor EKS and Karpenter support.
+var defaultKubernetesVersion = fmt.Sprintf("1.%d", versions.DefaultKubernetesMinor)
+
+var (
+	defaultPublicAccessCidrs = []string{"0.0.0.0/0"}
+	// A security review asks first for API calls, audit and who logged in.
+	defaultClusterLogTypes = []string{"api", "audit", "authenticator"}
+)
+
+// Config is the typed stack configuration.
+type Config struct {
+	// ClusterName is the EKS cluster's physical name, and the start of
+	// every AWS name the stack creates.
+	ClusterName string
+	// KubernetesVersion is "1.NN", within Karpenter's supported range.
+	KubernetesVersion string
+	// Region is aws:region; the vpc-cni ENIConfigs name it.
+	Region string
+	// VpcName is the Name tag of the existing VPC.
+	VpcName string
+	// PrivateSubnetNamePattern matches the Name tags of the private subnets
+	// that hold nodes, Fargate pods and the control-plane ENIs.
+	PrivateSubnetNamePattern string
+	// PodSubnetNamePattern matches the Name tags of the pod subnets
+	// (secondary CIDR), one per availability zone.
+	PodSubnetNamePattern string
+	// EndpointPublicAccess enables the public API endpoint. Default true.
+	EndpointPublicAccess bool
+	// EndpointPrivateAccess enables the private API endpoint. Default true.
+	EndpointPrivateAccess bool
+	// PublicAccessCidrs may reach the public endpoint. Default 0.0.0.0/0.
+	PublicAccessCidrs []string
+	// KarpenterVersion is the version of the karpenter and karpenter-crd
+	// charts. Default versions.Karpenter.
+	KarpenterVersion string
+	// AddonVersions pins EKS add-on versions; empty means the EKS default
+	// for KubernetesVersion.
+	AddonVersions AddonVersions
+	// Tags go on every AWS resource that supports them.
+	Tags map[string]string
+	// NodePools by name, defaults applied. Default {"general": spec.DefaultPool()}.
+	NodePools map[string]spec.Pool
+	// NodeClasses by name, defaults applied. Default {"default": spec.DefaultNodeClass()}.
+	NodeClasses map[string]spec.NodeClass
+	// Production requires pinned versions (Bottlerocket AMI), a chosen
+	// SupportType and at least two CoreDNS replicas. Default false.
+	Production bool
+	// SupportType is the cluster's upgrade policy, cluster.SupportStandard
+	// or cluster.SupportExtended. Default STANDARD on non-production
+	// stacks; production stacks must choose.
+	SupportType string
+	// AllowExtendedSupport accepts, on a production stack, a minor past
+	// the end of its standard support (billed six times as much).
+	AllowExtendedSupport bool
+	// CoreDNSReplicas is the CoreDNS replica count. Default 2.
+	CoreDNSReplicas int
+	// LoadBalancerControllerVersion is the aws-load-balancer-controller
+	// chart version.
+	LoadBalancerControllerVersion string
+	// ArgoCD installs ArgoCD. Default false.
+	ArgoCD bool
+	// ArgoCDVersion is the argo-cd chart version.
+	ArgoCDVersion string
+
+	// AccessEntries grant IAM principals access to the cluster, by entry
+	// name. Default none: only the creator is admin.
+	AccessEntries map[string]cluster.AccessEntry
+	// ClusterLogTypes are sent to CloudWatch. Default api, audit, authenticator.
+	ClusterLogTypes []string
+	// LogRetentionDays is the control-plane log retention. Default 90.
+	LogRetentionDays int
+	// KmsKeyArn encrypts Secrets with an existing key; "" creates one.
+	KmsKeyArn string
+	// AllowPublicEndpointFromInternet accepts, on a production stack, a
+	// public endpoint open to 0.0.0.0/0. Default false.
+	AllowPublicEndpointFromInternet bool
+	// IAM is the path and permissions boundary of every role and policy.
+	IAM iamopts.Options
+	// MetricsServer installs the metrics-server add-on. Default true.
+	MetricsServer bool
+	// NodeRepair lets Karpenter replace unhealthy nodes and installs the
+	// node monitoring agent. Default true.
+	NodeRepair bool
+	// ControllerResources size each Karpenter controller replica on
+	// Fargate. Default karpenter.SmallController, or
+	// karpenter.ProductionController on production stacks.
+	ControllerResources karpenter.ControllerResources
+
+	// Warnings are what `pulumi preview` and `up` print about a valid
+	// configuration that will cost more or change soon.
+	Warnings []string
+}
+
+// AddonVersions pins EKS add-on versions (e.g. "v1.20.4-eksbuild.1").
+type AddonVersions struct {
+	VpcCni              string `json:"vpcCni,omitempty"`
+	KubeProxy           string `json:"kubeProxy,omitempty"`
+	CoreDNS             string `json:"coredns,omitempty"`
+	PodIdentityAgent    string `json:"podIdentityAgent,omitempty"`
+	NodeMonitoringAgent string `json:"nodeMonitoringAgent,omitempty"`
+	EBSCSIDriver        string `json:"ebsCsiDriver,omitempty"`
+	MetricsServer       string `json:"metricsServer,omitempty"`
+}
+
+// Load reads the stack configuration, applies defaults, validates it and
+// reads the account (preflight) with the EKS support calendar read on
+// today. Every problem is reported at once, before any resource is
+// registered.
+func Load(ctx *pulumi.Context, today time.Time) (*Config, error) {
+	c := defaults(ctx.Project(), ctx.Stack())
+	var pools map[string]spec.Pool
+	var classes map[string]spec.NodeClass
+	errs := readKeys(ctx, c.keys(&pools, &classes))
+	c.ControllerResources = controllerResourcesOr(c.ControllerResources, c.Production)
+	c.NodePools, c.NodeClasses = spec.Resolve(pools, classes)
+	if err := c.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
+	}
+	if c.SupportType == "" && !c.Production {
+		c.SupportType = cluster.SupportStandard
+	}
+	if err := preflight(ctx, c, today); err != nil {
+		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
+	}
+	return c, nil
+}
+
+// CleanupNodeTimeout bounds how long the destroy cleanup waits for the
+// nodes of the pools the stack did not create: their terminationGracePeriod
+// is unknown to the program, so the stack's own longest stands for it, plus
+// bounds.NodeTermination; halfway through, the cleanup deletes the pods
+// whose drain is still blocked, so the bound holds either way.
+func (c *Config) CleanupNodeTimeout() time.Duration {
+	longest := time.Hour
+	for _, p := range c.NodePools {
+		if d, err := time.ParseDuration(p.TerminationGracePeriod); err == nil && d > longest {
+			longest = d
+		}
+	}
+	return longest + bounds.NodeTermination
+}
+
+// controllerResourcesOr fills the unset fields from the stack class's size:
+// small on dev and test stacks, upstream's recommendation on production.
+func controllerResourcesOr(r karpenter.ControllerResources, production bool) karpenter.ControllerResources {
+	def := karpenter.SmallController
+	if production {
+		def = karpenter.ProductionController
+	}
+	if r.CPU == "" && r.Memory == "" {
+		return def
+	}
+	return r
+}

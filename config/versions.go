@@ -1,0 +1,97 @@
+package config
+
+import (
+	"regexp"
+	"strings"
+
+	"nodeless-eks/cluster"
+	"nodeless-eks/nodepool/spec"
+	"nodeless-eks/versions"
+)
+
+var (
+	k8sVersionRe = regexp.MustCompile(`^1\.(\d{1,2})$`)
+	semverRe     = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
+	addonVerRe   = regexp.MustCompile(`^v\d+\.\d+\.\d+-eksbuild\.\d+$`)
+)
+
+// checkKubernetesVersion holds the minor to Karpenter's range and the EKS
+// calendar this program knows, and the AMI pins to releases that ship it.
+func (c *Config) checkKubernetesVersion(p *problems) {
+	minor, minorErr := minor(c.KubernetesVersion)
+	switch {
+	case minorErr != nil || !k8sVersionRe.MatchString(c.KubernetesVersion):
+		p.add("kubernetesVersion %q: want \"1.NN\", e.g. %q", c.KubernetesVersion, defaultKubernetesVersion)
+	case minor < versions.MinKubernetesMinor || minor > versions.MaxKubernetesMinor:
+		p.add("kubernetesVersion %q: karpenter %s supports 1.%d-1.%d",
+			c.KubernetesVersion, versions.Karpenter, versions.MinKubernetesMinor, versions.MaxKubernetesMinor)
+	default:
+		if _, ok := versions.Kubernetes(minor); !ok {
+			p.add("kubernetesVersion %q: not in the EKS support calendar this program knows (1.%d-1.%d, versions/kubernetes.go): "+
+				"EKS ended its support before that, or has not released it", c.KubernetesVersion,
+				versions.EKSCalendar[0].Minor, versions.EKSCalendar[len(versions.EKSCalendar)-1].Minor)
+		} else {
+			p.addErr(spec.CheckAMIPins(c.NodeClasses, minor))
+		}
+	}
+}
+
+func (c *Config) checkSupportType(p *problems) {
+	switch {
+	case c.SupportType == "" && c.Production:
+		p.add("supportType: production stacks choose the cluster's upgrade policy: %q (EKS upgrades the control plane to the "+
+			"next minor when standard support ends; $%.2f an hour) or %q (the cluster keeps its minor for up to 12 more months "+
+			"at $%.2f an hour, six times the price)", cluster.SupportStandard, versions.StandardSupportUSDPerHour,
+			cluster.SupportExtended, versions.ExtendedSupportUSDPerHour)
+	case c.SupportType != "" && c.SupportType != cluster.SupportStandard && c.SupportType != cluster.SupportExtended:
+		p.add("supportType %q: want %q or %q", c.SupportType, cluster.SupportStandard, cluster.SupportExtended)
+	}
+}
+
+func (c *Config) checkKarpenterVersion(p *problems) {
+	if !semverRe.MatchString(c.KarpenterVersion) {
+		p.add("karpenterVersion %q: want a chart version such as %q", c.KarpenterVersion, versions.Karpenter)
+	} else if newerMinor(c.KarpenterVersion, versions.Karpenter) {
+		p.add("karpenterVersion %q: newer than %s, whose controller policy and CRDs this program is validated against; "+
+			"a newer controller may need permissions the policy lacks. Upgrade the program first (see the README's Upgrades section)",
+			c.KarpenterVersion, versions.Karpenter)
+	}
+}
+
+func (c *Config) checkAddonVersions(p *problems) {
+	for _, a := range []struct{ key, version string }{
+		{"vpcCni", c.AddonVersions.VpcCni}, {"kubeProxy", c.AddonVersions.KubeProxy},
+		{"coredns", c.AddonVersions.CoreDNS}, {"podIdentityAgent", c.AddonVersions.PodIdentityAgent},
+		{"nodeMonitoringAgent", c.AddonVersions.NodeMonitoringAgent}, {"ebsCsiDriver", c.AddonVersions.EBSCSIDriver},
+		{"metricsServer", c.AddonVersions.MetricsServer},
+	} {
+		if a.version != "" && !addonVerRe.MatchString(a.version) {
+			p.add("addonVersions.%s %q: want an EKS add-on version such as \"v1.20.4-eksbuild.1\", or leave it unset for the EKS default", a.key, a.version)
+		}
+	}
+}
+
+// checkChartVersions: the load balancer controller's and Argo CD's charts.
+func (c *Config) checkChartVersions(p *problems) {
+	if !semverRe.MatchString(c.LoadBalancerControllerVersion) {
+		p.add("loadBalancerControllerVersion %q: want a chart version such as %q", c.LoadBalancerControllerVersion, defaultLoadBalancerControllerVersion)
+	} else if newerMinor("3.0.0", c.LoadBalancerControllerVersion) {
+		p.add("loadBalancerControllerVersion %q: want chart 3.0.0 or later (e.g. %q), whose version is the controller's: the program "+
+			"applies the controller's CRDs from the controller's tag v<version>, and chart %s runs a controller of another number",
+			c.LoadBalancerControllerVersion, defaultLoadBalancerControllerVersion, c.LoadBalancerControllerVersion)
+	}
+	if !semverRe.MatchString(c.ArgoCDVersion) {
+		p.add("argocdVersion %q: want a chart version such as %q", c.ArgoCDVersion, defaultArgoCDVersion)
+	}
+}
+
+// newerMinor reports whether semantic version a has a greater major.minor
+// than b.
+func newerMinor(a, b string) bool {
+	minorOf := func(v string) string {
+		parts := strings.SplitN(v, ".", 3)
+		return strings.Join(parts[:min(2, len(parts))], ".")
+	}
+	order, err := versions.Compare(minorOf(a), minorOf(b))
+	return err == nil && order > 0
+}

@@ -284,3 +284,22 @@ func (r *Recorder) RequireNotDependsOn(t testing.TB, from, to *Registration) {
 	t.Helper()
 	require.Falsef(t, r.DependsOn(from, to), "%s::%s must not depend on %s::%s", from.Type, from.Name, to.Type, to.Name)
 }
+
+// StandInType is the type of StandIn resources.
+const StandInType = "test:index:StandIn"
+
+// StandIn is a custom resource with no inputs that a layer's test hands
+// the layer where the program would hand it a resource of another layer,
+// so that the test can check what waits for it.
+type StandIn struct {
+	pulumi.CustomResourceState
+}
+
+// NewStandIn registers a StandIn called name.
+func NewStandIn(ctx *pulumi.Context, name string) (*StandIn, error) {
+	var r StandIn
+	if err := ctx.RegisterResource(StandInType, name, nil, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

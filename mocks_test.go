@@ -10,7 +10,6 @@ import (
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/mock"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
@@ -33,33 +32,9 @@ const (
 	testAccount   = fakeaws.AccountID
 )
 
-// childrenOf are representative children that the engine hands to the
-// transforms of a remote component: what pulumi-eks creates for the
-// cluster, and what a ConfigGroup creates for a CRD and a Deployment.
-var childrenOf = map[string]map[string]resource.PropertyMap{
-	"eks:index:Cluster": {
-		"aws:eks/cluster:Cluster": {"name": resource.NewProperty("c"), "version": resource.NewProperty("1.36")},
-		"aws:iam/role:Role":       {"assumeRolePolicy": resource.NewProperty("{}")},
-	},
-	"kubernetes:yaml/v2:ConfigGroup": {
-		"kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition": {
-			"apiVersion": resource.NewProperty("apiextensions.k8s.io/v1"),
-			"kind":       resource.NewProperty("CustomResourceDefinition"),
-			"metadata": resource.NewProperty(resource.PropertyMap{
-				"name":        resource.NewProperty("targetgroupbindings.elbv2.k8s.aws"),
-				"annotations": resource.NewProperty(resource.PropertyMap{"controller-gen.kubebuilder.io/version": resource.NewProperty("v0.16.5")}),
-			}),
-			"spec": resource.NewProperty(resource.PropertyMap{"group": resource.NewProperty("elbv2.k8s.aws")}),
-		},
-		"kubernetes:apps/v1:Deployment": {"metadata": resource.NewProperty(resource.PropertyMap{"name": resource.NewProperty("x")})},
-	},
-}
-
 // newRecorder is a mock engine for the dev stack whose account is acct.
 func newRecorder(acct *fakeaws.Account) *mock.Recorder {
-	rec := acct.Recorder(testProject, testStack)
-	rec.Children = childrenOf
-	return rec
+	return acct.Recorder(testProject, testStack)
 }
 
 // testProgram is the program on testToday.

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"nodeless-eks/cluster"
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/iamtest"
 
@@ -16,7 +15,6 @@ import (
 const (
 	typeCommand                 = "command:local:Command"
 	typeAccessPolicyAssociation = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
-	typeLogGroup                = "aws:cloudwatch/logGroup:LogGroup"
 	typeKmsKey                  = "aws:kms/key:Key"
 )
 
@@ -39,42 +37,14 @@ func stackWith(t *testing.T, stackFile string, set map[string]string) stackRun {
 	return run
 }
 
+// TestAccessEntries: people's access and the stack's order (the entries
+// themselves: cluster/cluster_test.go).
 func TestAccessEntries(t *testing.T) {
 	run := devStackWith(t, map[string]string{"accessEntries": `{
 		"platform": {"principalArn": "arn:aws:iam::111122223333:role/platform-admins", "policy": "cluster-admin"},
 		"team-a":   {"principalArn": "arn:aws:iam::123456789012:role/teams/team-a", "policy": "edit", "namespaces": ["team-a", "team-a-ci"]}
 	}`})
 	rec := run.rec
-	eks := rec.Get(t, typeEksCluster, "eks-demo")
-
-	tests := []struct {
-		name, entry, principal, policy, scope string
-		namespaces                            []string
-	}{
-		{"a cluster-admin entry is cluster-wide", "platform", "arn:aws:iam::111122223333:role/platform-admins", "AmazonEKSClusterAdminPolicy", "cluster", nil},
-		{"an edit entry is limited to its namespaces", "team-a", "arn:aws:iam::123456789012:role/teams/team-a", "AmazonEKSEditPolicy", "namespace", []string{"team-a", "team-a-ci"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			entry := rec.Get(t, typeAccessEntry, "eks-demo-access-"+tt.entry)
-			assert.Equal(t, tt.principal, entry.Inputs["principalArn"].StringValue())
-			assert.Equal(t, "STANDARD", entry.Inputs["type"].StringValue())
-			assert.Equal(t, "eks-demo", entry.Inputs["clusterName"].StringValue())
-			rec.RequireDependsOn(t, entry, eks)
-
-			assoc := rec.Get(t, typeAccessPolicyAssociation, "eks-demo-access-"+tt.entry)
-			assert.Equal(t, tt.principal, assoc.Inputs["principalArn"].StringValue())
-			assert.Equal(t, "arn:aws:eks::aws:cluster-access-policy/"+tt.policy, assoc.Inputs["policyArn"].StringValue())
-			scope := assoc.Inputs["accessScope"].ObjectValue()
-			assert.Equal(t, tt.scope, scope["type"].StringValue())
-			if tt.namespaces == nil {
-				assert.NotContains(t, scope, resource.PropertyKey("namespaces"))
-			} else {
-				assert.Equal(t, tt.namespaces, stringsOf(t, scope["namespaces"]))
-			}
-			rec.RequireDependsOn(t, assoc, entry)
-		})
-	}
 
 	t.Run("nothing in the bootstrap waits for people's access", func(t *testing.T) {
 		cleanup := rec.Get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
@@ -103,13 +73,6 @@ func TestAccessEntries(t *testing.T) {
 		}
 	})
 
-	t.Run("no entry is registered without config", func(t *testing.T) {
-		dev := runDevStack(t)
-		for _, e := range dev.rec.OfType(typeAccessEntry) {
-			assert.NotContains(t, e.Name, "-access-", "only the node role's entry exists")
-		}
-		assert.Empty(t, dev.rec.OfType(typeAccessPolicyAssociation))
-	})
 }
 
 // TestTwoStacksInOneVpc runs two clusters against the same VPC: neither may
@@ -151,50 +114,6 @@ func TestTwoStacksInOneVpc(t *testing.T) {
 	}
 }
 
-func TestControlPlaneLogging(t *testing.T) {
-	t.Run("the log group exists before the cluster, with a retention", func(t *testing.T) {
-		rec := runDevStack(t).rec
-		group := rec.Get(t, typeLogGroup, "eks-demo-control-plane")
-		assert.Equal(t, "/aws/eks/eks-demo/cluster", group.Inputs["name"].StringValue(), "the name EKS writes to")
-		assert.Equal(t, 90.0, group.Inputs["retentionInDays"].NumberValue())
-		eks := rec.Get(t, typeEksCluster, "eks-demo")
-		rec.RequireDependsOn(t, eks, group)
-		assert.Equal(t, []string{"api", "audit", "authenticator"}, stringsOf(t, eks.Inputs["enabledClusterLogTypes"]))
-		rec.RequireNotDependsOn(t, group, eks)
-	})
-	t.Run("retention and log types come from config", func(t *testing.T) {
-		rec := devStackWith(t, map[string]string{"logRetentionDays": "30", "clusterLogTypes": `["audit"]`}).rec
-		assert.Equal(t, 30.0, rec.Get(t, typeLogGroup, "eks-demo-control-plane").Inputs["retentionInDays"].NumberValue())
-		assert.Equal(t, []string{"audit"}, stringsOf(t, rec.Get(t, typeEksCluster, "eks-demo").Inputs["enabledClusterLogTypes"]))
-	})
-	t.Run("no log types means no log group", func(t *testing.T) {
-		run := devStackWith(t, map[string]string{"clusterLogTypes": `[]`})
-		assert.Empty(t, run.rec.OfType(typeLogGroup))
-		assert.Equal(t, "", run.exports["logGroupName"])
-	})
-}
-
-func TestSecretsEncryption(t *testing.T) {
-	t.Run("a rotated key of our own encrypts Secrets", func(t *testing.T) {
-		rec := runDevStack(t).rec
-		key := rec.Get(t, typeKmsKey, "eks-demo-secrets")
-		assert.Equal(t, true, key.Inputs["enableKeyRotation"].V)
-		eks := rec.Get(t, typeEksCluster, "eks-demo")
-		assert.Equal(t, "arn:aws:kms:eu-west-1:"+testAccount+":key/eks-demo-secrets-0000", eks.Inputs["encryptionConfigKeyArn"].StringValue())
-		rec.RequireDependsOn(t, eks, key)
-		assert.False(t, key.Protect, "dev stacks can be destroyed")
-		tags := key.Inputs["tags"].ObjectValue()
-		assert.Equal(t, "eks-demo", tags["nodeless-eks/cluster"].StringValue(), "the deploy role reaches only keys tagged for its clusters")
-		assert.Equal(t, "platform-team", tags["owner"].StringValue(), "the stack's tags too")
-	})
-	t.Run("a configured key is used and none is created", func(t *testing.T) {
-		arn := "arn:aws:kms:eu-west-1:" + testAccount + ":key/1234abcd-12ab-34cd-56ef-1234567890ab"
-		rec := devStackWith(t, map[string]string{"kmsKeyArn": arn}).rec
-		assert.Empty(t, rec.OfType(typeKmsKey))
-		assert.Equal(t, arn, rec.Get(t, typeEksCluster, "eks-demo").Inputs["encryptionConfigKeyArn"].StringValue())
-	})
-}
-
 func TestProductionGuards(t *testing.T) {
 	run := runProgram(t, stackConfig(t, "testdata/stack-multipool.yaml"), fakeaws.DevVpc())
 	require.NoError(t, run.err)
@@ -209,39 +128,6 @@ func TestProductionGuards(t *testing.T) {
 		assert.True(t, child.Protect, "the transform protects the EKS cluster itself, not relying on the component's protection reaching it")
 		assert.True(t, eks.Transformed["aws:iam/role:Role"].Unchanged, "other children of pulumi-eks pass unchanged")
 	})
-	t.Run("dev stacks are not protected", func(t *testing.T) {
-		dev := runDevStack(t).rec.Get(t, typeEksCluster, "eks-demo")
-		assert.False(t, dev.Protect)
-		assert.False(t, dev.Transformed["aws:eks/cluster:Cluster"].Protect)
-	})
-}
-
-// TestUpgradePolicy follows supportType through the transform that the
-// program registers on pulumi-eks to the aws:eks/cluster:Cluster child,
-// which pulumi-eks v3.9 does not let set it.
-func TestUpgradePolicy(t *testing.T) {
-	tests := []struct {
-		name, stackFile string
-		set             map[string]string
-		want            string
-	}{
-		{"a dev stack defaults to STANDARD", "Pulumi.dev.yaml", nil, cluster.SupportStandard},
-		{"a dev stack may choose EXTENDED", "Pulumi.dev.yaml", map[string]string{"supportType": "EXTENDED"}, cluster.SupportExtended},
-		{"a production stack gets what it chose", "testdata/stack-multipool.yaml", map[string]string{"supportType": "EXTENDED"}, cluster.SupportExtended},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rec := stackWith(t, tt.stackFile, tt.set).rec
-			eks := rec.OfType(typeEksCluster)
-			require.Len(t, eks, 1)
-			child, ok := eks[0].Transformed["aws:eks/cluster:Cluster"]
-			require.True(t, ok, "the EKS cluster must carry a transform for its child")
-			policy := child.Props["upgradePolicy"]
-			require.Truef(t, policy.IsObject(), "upgradePolicy must be set on the child; got %v", child.Props)
-			assert.Equal(t, tt.want, policy.ObjectValue()["supportType"].StringValue())
-			assert.Equal(t, "1.36", child.Props["version"].StringValue(), "the child's other inputs pass through")
-		})
-	}
 }
 
 func TestIAMPathAndBoundary(t *testing.T) {

@@ -480,3 +480,16 @@ func mustParseDay(t *testing.T, s string) time.Time {
 	require.NoError(t, err)
 	return d
 }
+
+func TestSupportTypeDefault(t *testing.T) {
+	dev := load(t, stackConfig(t, "Pulumi.dev.yaml"), "")
+	require.NoError(t, dev.err)
+	assert.Equal(t, "STANDARD", dev.cfg.SupportType, "a dev stack that does not choose gets STANDARD")
+
+	prod := stackConfig(t, "testdata/stack-multipool.yaml")
+	prod[testProject+":supportType"] = "EXTENDED"
+	got := load(t, prod, "")
+	require.NoError(t, got.err)
+	assert.Equal(t, "EXTENDED", got.cfg.SupportType, "a production stack gets what it chose")
+	assert.True(t, got.cfg.Production)
+}

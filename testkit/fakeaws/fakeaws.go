@@ -87,11 +87,34 @@ type Account struct {
 }
 
 // Recorder returns a mock engine for stack of project whose resources and
-// lookups are the account's.
+// lookups are the account's, and that runs the transforms of remote
+// components on RemoteChildren.
 func (a *Account) Recorder(project, stack string) *mock.Recorder {
 	rec := mock.New(project, stack)
-	rec.State, rec.Invoke = a.State, a.Invoke
+	rec.State, rec.Invoke, rec.Children = a.State, a.Invoke, RemoteChildren
 	return rec
+}
+
+// RemoteChildren are representative children that the engine hands to the
+// transforms of a remote component: what pulumi-eks creates for the
+// cluster, and what a ConfigGroup creates for a CRD and a Deployment.
+var RemoteChildren = map[string]map[string]resource.PropertyMap{
+	"eks:index:Cluster": {
+		"aws:eks/cluster:Cluster": {"name": resource.NewProperty("c"), "version": resource.NewProperty("1.36")},
+		"aws:iam/role:Role":       {"assumeRolePolicy": resource.NewProperty("{}")},
+	},
+	"kubernetes:yaml/v2:ConfigGroup": {
+		"kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition": {
+			"apiVersion": resource.NewProperty("apiextensions.k8s.io/v1"),
+			"kind":       resource.NewProperty("CustomResourceDefinition"),
+			"metadata": resource.NewProperty(resource.PropertyMap{
+				"name":        resource.NewProperty("targetgroupbindings.elbv2.k8s.aws"),
+				"annotations": resource.NewProperty(resource.PropertyMap{"controller-gen.kubebuilder.io/version": resource.NewProperty("v0.16.5")}),
+			}),
+			"spec": resource.NewProperty(resource.PropertyMap{"group": resource.NewProperty("elbv2.k8s.aws")}),
+		},
+		"kubernetes:apps/v1:Deployment": {"metadata": resource.NewProperty(resource.PropertyMap{"name": resource.NewProperty("x")})},
+	},
 }
 
 // State is what AWS answers for a created resource.

@@ -1,61 +1,37 @@
 package main
 
 import (
-	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
-	"nodeless-eks/testkit/fakeaws"
-	"nodeless-eks/testkit/iamtest"
 	"nodeless-eks/testkit/mock"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-const typeAssociation = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
-
-func TestAddonsLayer(t *testing.T) {
+// TestAddonsInTheStack: the add-ons against the other layers' real
+// resources (addons/addons_test.go tests the layer itself).
+func TestAddonsInTheStack(t *testing.T) {
 	run := runDevStack(t)
 	rec := run.rec
 	const prefix = "eks-demo-addons-"
 	coreDNS := rec.Get(t, typeAddon, prefix+"coredns")
 	kubeProxy := rec.Get(t, typeAddon, prefix+"kube-proxy")
 	agent := rec.Get(t, typeAddon, prefix+"eks-pod-identity-agent")
-	association := rec.Get(t, typeAssociation, prefix+"lb-controller")
 	lbc := rec.Get(t, typeHelmRelease, prefix+"lb-controller")
-	lbcRole := rec.Get(t, typeRole, prefix+"lb-controller")
 	argocd := rec.Get(t, typeHelmRelease, prefix+"argocd")
 	pools := rec.OfType(typeNodePool)
 	require.NotEmpty(t, pools)
 
-	t.Run("CoreDNS waits for every NodePool", func(t *testing.T) {
+	t.Run("CoreDNS, the EBS CSI driver, the LB controller and ArgoCD wait for the stack's NodePools", func(t *testing.T) {
 		for _, p := range pools {
-			rec.RequireDependsOn(t, coreDNS, p)
+			for _, reg := range []*mock.Registration{coreDNS, rec.Get(t, typeAddon, prefix+"aws-ebs-csi-driver"), lbc, argocd} {
+				rec.RequireDependsOn(t, reg, p)
+			}
 		}
-		assert.Equal(t, "coredns", coreDNS.Inputs["addonName"].StringValue())
-		assert.Equal(t, fakeaws.DefaultCoreDNSVersion, coreDNS.Inputs["addonVersion"].StringValue(), "the EKS default version")
-	})
-
-	t.Run("CoreDNS replicas spread over nodes", func(t *testing.T) {
-		var cfg struct {
-			ReplicaCount              int `json:"replicaCount"`
-			TopologySpreadConstraints []struct {
-				TopologyKey       string `json:"topologyKey"`
-				WhenUnsatisfiable string `json:"whenUnsatisfiable"`
-			} `json:"topologySpreadConstraints"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(coreDNS.Inputs["configurationValues"].StringValue()), &cfg))
-		assert.Equal(t, 1, cfg.ReplicaCount, "the dev stack runs one")
-		keys := map[string]string{}
-		for _, c := range cfg.TopologySpreadConstraints {
-			keys[c.TopologyKey] = c.WhenUnsatisfiable
-		}
-		assert.Equal(t, "DoNotSchedule", keys["kubernetes.io/hostname"])
-		assert.Equal(t, "ScheduleAnyway", keys["topology.kubernetes.io/zone"])
 	})
 
 	t.Run("kube-proxy and the pod identity and node monitoring agents wait for no Karpenter or node pool resource", func(t *testing.T) {
@@ -71,99 +47,10 @@ func TestAddonsLayer(t *testing.T) {
 		}
 	})
 
-	t.Run("the LB controller waits for CoreDNS, the agent, its association and every NodePool", func(t *testing.T) {
-		rec.RequireDependsOn(t, lbc, coreDNS)
-		rec.RequireDependsOn(t, lbc, agent)
-		rec.RequireDependsOn(t, lbc, association)
-		rec.RequireDependsOn(t, lbc, rec.Get(t, typeAttachment, prefix+"lb-controller"))
-		for _, p := range pools {
-			rec.RequireDependsOn(t, lbc, p)
-		}
-	})
-
-	t.Run("the LB controller gets its role through Pod Identity", func(t *testing.T) {
-		trust := iamtest.Parse(t, lbcRole.Inputs["assumeRolePolicy"].StringValue())
-		require.Len(t, trust, 1)
-		assert.Equal(t, map[string]any{"Service": "pods.eks.amazonaws.com"}, trust[0].Principal)
-		assert.ElementsMatch(t, []string{"sts:AssumeRole", "sts:TagSession"}, trust[0].Action)
-		assert.Equal(t, map[string]map[string]any{"StringEquals": {
-			"aws:RequestTag/eks-cluster-arn":            "arn:aws:eks:eu-west-1:" + testAccount + ":cluster/eks-demo",
-			"aws:RequestTag/kubernetes-namespace":       "kube-system",
-			"aws:RequestTag/kubernetes-service-account": "aws-load-balancer-controller",
-		}}, trust[0].Condition, "only the documented session tags, no aws:SourceArn")
-		assert.Equal(t, "kube-system", association.Inputs["namespace"].StringValue())
-		assert.Equal(t, "aws-load-balancer-controller", association.Inputs["serviceAccount"].StringValue())
-		assert.Equal(t, lbcRole.Inputs["name"].V, nil, "autonamed")
-		assert.True(t, strings.HasSuffix(association.Inputs["roleArn"].StringValue(), prefix+"lb-controller-7f3a"))
-		rec.RequireNotDependsOn(t, lbcRole, rec.Get(t, typeEksCluster, "eks-demo"))
-	})
-
-	t.Run("the LB controller chart is told its cluster, region, VPC and service account", func(t *testing.T) {
-		values := lbc.Inputs["values"].ObjectValue().Mappable()
-		assert.Equal(t, "eks-demo", values["clusterName"])
-		assert.Equal(t, "eu-west-1", values["region"])
-		assert.Equal(t, "vpc-0de0", values["vpcId"])
-		sa := values["serviceAccount"].(map[string]any)
-		assert.Equal(t, association.Inputs["serviceAccount"].StringValue(), sa["name"], "the association names the chart's service account")
-		assert.Equal(t, "kube-system", lbc.Inputs["namespace"].StringValue())
-		assert.Equal(t, "3.5.0", lbc.Inputs["version"].StringValue())
-		assert.Equal(t, "https://aws.github.io/eks-charts", lbc.Inputs["repositoryOpts"].ObjectValue()["repo"].StringValue())
-		assert.Equal(t, true, values["keepTLSSecret"], "chart 3.1+ would sign a new webhook certificate on every upgrade")
-	})
-
-	t.Run("the LB controller's CRDs of its own version are applied before it, and taken over from Helm", func(t *testing.T) {
-		crds := rec.Get(t, "kubernetes:yaml/v2:ConfigGroup", prefix+"lb-controller-crds")
-		assert.True(t, crds.Remote, "the kubernetes provider reads the manifests")
-		var files []string
-		for _, f := range crds.Inputs["files"].ArrayValue() {
-			files = append(files, f.StringValue())
-		}
-		const tag = "https://raw.githubusercontent.com/kubernetes-sigs/aws-load-balancer-controller/v3.5.0/helm/aws-load-balancer-controller/crds/"
-		assert.Equal(t, []string{tag + "crds.yaml", tag + "gateway-crds.yaml"}, files, "the CRDs of the chart's own tag")
-		assert.Equal(t, true, lbc.Inputs["skipCrds"].V, "Helm would install them once and never upgrade them")
-		rec.RequireDependsOn(t, lbc, crds)
-		assert.True(t, strings.HasPrefix(crds.Provider, rec.Get(t, typeK8sProvider, "eks-demo-k8s").URN), "applied to this cluster")
-		for _, p := range pools {
-			rec.RequireNotDependsOn(t, crds, p)
-		}
-
-		crd := crds.Transformed["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"]
-		require.False(t, crd.Unchanged, "the group's CRDs must be transformed")
-		annotations := crd.Props["metadata"].ObjectValue()["annotations"].ObjectValue()
-		assert.Equal(t, "true", annotations["pulumi.com/patchForce"].StringValue(), "server-side apply takes the fields Helm owned")
-		assert.Equal(t, "v0.16.5", annotations["controller-gen.kubebuilder.io/version"].StringValue(), "existing annotations stay")
-		assert.Equal(t, "targetgroupbindings.elbv2.k8s.aws", crd.Props["metadata"].ObjectValue()["name"].StringValue())
-		assert.Equal(t, "elbv2.k8s.aws", crd.Props["spec"].ObjectValue()["group"].StringValue(), "the spec passes unchanged")
-		assert.True(t, crds.Transformed["kubernetes:apps/v1:Deployment"].Unchanged, "only CRDs are forced")
-	})
-
 	t.Run("the LB controller policy matches the golden file", func(t *testing.T) {
 		policy := rec.Get(t, typePolicy, prefix+"lb-controller")
 		requireGolden(t, "lb-controller-policy.golden.json", jsonValue(t, policy.Inputs["policy"].StringValue()))
 	})
-
-	t.Run("ArgoCD waits for CoreDNS and every NodePool and is not exposed", func(t *testing.T) {
-		rec.RequireDependsOn(t, argocd, coreDNS)
-		for _, p := range pools {
-			rec.RequireDependsOn(t, argocd, p)
-		}
-		values := argocd.Inputs["values"].ObjectValue().Mappable()
-		server := values["server"].(map[string]any)
-		assert.Equal(t, "ClusterIP", server["service"].(map[string]any)["type"])
-		assert.Equal(t, false, server["ingress"].(map[string]any)["enabled"])
-		assert.Equal(t, "10.1.1", argocd.Inputs["version"].StringValue())
-	})
-}
-
-func TestArgoCDAbsentWhenDisabled(t *testing.T) {
-	cfg := stackConfig(t, "Pulumi.dev.yaml")
-	cfg[testProject+":argocd"] = "false"
-	run := runProgram(t, cfg, fakeaws.DevVpc())
-	require.NoError(t, run.err)
-	for _, r := range run.rec.OfType(typeHelmRelease) {
-		assert.NotContains(t, r.Name, "argocd")
-	}
-	assert.Equal(t, "", run.exports["argoCdNamespace"])
 }
 
 // topologicalOrder returns the program's registrations ordered so that
@@ -289,97 +176,8 @@ func TestWholeStackGraph(t *testing.T) {
 	})
 }
 
-func TestEBSCSIDriver(t *testing.T) {
-	rec := runDevStack(t).rec
-	const prefix = "eks-demo-addons-"
-	addon := rec.Get(t, typeAddon, prefix+"aws-ebs-csi-driver")
-	role := rec.Get(t, typeRole, prefix+"ebs-csi")
-	attachment := rec.Get(t, typeAttachment, prefix+"ebs-csi")
-	class := rec.Get(t, "kubernetes:storage.k8s.io/v1:StorageClass", prefix+"gp3")
-
-	t.Run("the add-on gets its role through an add-on Pod Identity association", func(t *testing.T) {
-		assocs := addon.Inputs["podIdentityAssociations"].ArrayValue()
-		require.Len(t, assocs, 1)
-		a := assocs[0].ObjectValue()
-		assert.Equal(t, "ebs-csi-controller-sa", a["serviceAccount"].StringValue())
-		assert.Equal(t, "arn:aws:iam::"+testAccount+":role/"+prefix+"ebs-csi-7f3a", a["roleArn"].StringValue())
-		assert.Equal(t, fakeaws.DefaultAddonVersions["aws-ebs-csi-driver"], addon.Inputs["addonVersion"].StringValue())
-	})
-
-	t.Run("the role trusts only the driver's service account on this cluster and has AWS's policy", func(t *testing.T) {
-		trust := iamtest.Parse(t, role.Inputs["assumeRolePolicy"].StringValue())
-		require.Len(t, trust, 1)
-		assert.Equal(t, map[string]map[string]any{"StringEquals": {
-			"aws:RequestTag/eks-cluster-arn":            "arn:aws:eks:eu-west-1:" + testAccount + ":cluster/eks-demo",
-			"aws:RequestTag/kubernetes-namespace":       "kube-system",
-			"aws:RequestTag/kubernetes-service-account": "ebs-csi-controller-sa",
-		}}, trust[0].Condition)
-		assert.Equal(t, "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy", attachment.Inputs["policyArn"].StringValue())
-		rec.RequireNotDependsOn(t, role, rec.Get(t, typeEksCluster, "eks-demo"))
-	})
-
-	t.Run("the add-on waits for nodes and credentials, beside CoreDNS rather than behind it", func(t *testing.T) {
-		for _, p := range rec.OfType(typeNodePool) {
-			rec.RequireDependsOn(t, addon, p)
-		}
-		rec.RequireDependsOn(t, addon, rec.Get(t, typeAddon, prefix+"eks-pod-identity-agent"))
-		rec.RequireDependsOn(t, addon, attachment)
-		rec.RequireNotDependsOn(t, addon, rec.Get(t, typeAddon, prefix+"coredns"))
-	})
-
-	t.Run("gp3 is the default class: encrypted, bound where the pod lands", func(t *testing.T) {
-		meta := class.Inputs["metadata"].ObjectValue()
-		assert.Equal(t, "gp3", meta["name"].StringValue())
-		assert.Equal(t, "true", meta["annotations"].ObjectValue()["storageclass.kubernetes.io/is-default-class"].StringValue())
-		assert.Equal(t, "ebs.csi.aws.com", class.Inputs["provisioner"].StringValue())
-		assert.Equal(t, map[string]any{"type": "gp3", "encrypted": "true"}, class.Inputs["parameters"].ObjectValue().Mappable())
-		assert.Equal(t, "WaitForFirstConsumer", class.Inputs["volumeBindingMode"].StringValue())
-		for _, p := range rec.OfType(typeNodePool) {
-			rec.RequireNotDependsOn(t, class, p)
-		}
-		rec.RequireDependsOn(t, class, rec.Get(t, typeEksCluster, "eks-demo"))
-	})
-}
-
-func TestMetricsServer(t *testing.T) {
-	tests := []struct {
-		name, stackFile, addon string
-		set                    map[string]string
-		want                   bool
-	}{
-		{"dev: the add-on", "Pulumi.dev.yaml", "eks-demo-addons-metrics-server", nil, true},
-		{"production: the same add-on", "testdata/stack-multipool.yaml", "eks-prod-addons-metrics-server", nil, true},
-		{"off", "Pulumi.dev.yaml", "eks-demo-addons-metrics-server", map[string]string{"metricsServer": "false"}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			run := stackWith(t, tt.stackFile, tt.set)
-			var addon *mock.Registration
-			for _, a := range run.rec.OfType(typeAddon) {
-				if a.Name == tt.addon {
-					addon = a
-				}
-			}
-			if !tt.want {
-				assert.Nil(t, addon)
-				return
-			}
-			require.NotNil(t, addon)
-			assert.Equal(t, "metrics-server", addon.Inputs["addonName"].StringValue())
-			assert.NotContains(t, addon.Inputs, resource.PropertyKey("configurationValues"),
-				"no configuration key of the add-on's unpublished schema is sent")
-			for _, p := range run.rec.OfType(typeNodePool) {
-				run.rec.RequireDependsOn(t, addon, p)
-			}
-			for _, c := range run.rec.OfType(typeAddon) {
-				if c.Inputs["addonName"].StringValue() == "coredns" {
-					run.rec.RequireNotDependsOn(t, addon, c)
-				}
-			}
-		})
-	}
-}
-
+// TestDestroyCleanup: the cleanup against the other layers' real resources
+// and labels (addons/addons_test.go tests its inputs and options).
 func TestDestroyCleanup(t *testing.T) {
 	run := devStackWith(t, map[string]string{
 		"accessEntries": `{"ops":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"cluster-admin"}}`,
@@ -387,24 +185,14 @@ func TestDestroyCleanup(t *testing.T) {
 	rec := run.rec
 	cleanup := rec.Get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
 
-	t.Run("it runs only on delete", func(t *testing.T) {
-		assert.Equal(t, "go run ./cmd/destroy-cleanup", cleanup.Inputs["delete"].StringValue())
-		for _, k := range []resource.PropertyKey{"create", "update", "triggers"} {
-			assert.NotContains(t, cleanup.Inputs, k, "up must never run it, nor replace it (a replacement would run the delete)")
-		}
-	})
-	t.Run("it knows the stack's own label, its bounds and the cluster", func(t *testing.T) {
+	t.Run("its label and its node bound come from the stack's own pools", func(t *testing.T) {
 		env := cleanup.Inputs["environment"].ObjectValue()
-		assert.True(t, env["NODELESS_EKS_KUBECONFIG"].ContainsSecrets(), "the kubeconfig stays a secret in state")
-		assert.Equal(t, "nodeless-eks/stack=nodeless-eks.dev", env["NODELESS_EKS_OWN_LABEL"].StringValue())
+		own := env["NODELESS_EKS_OWN_LABEL"].StringValue()
 		for _, reg := range append(rec.OfType(typeNodePool), rec.OfType(typeEC2NodeClass)...) {
 			labels := reg.Inputs["metadata"].ObjectValue()["labels"].ObjectValue()
-			assert.Equal(t, "nodeless-eks.dev", labels["nodeless-eks/stack"].StringValue(), "%s carries the label the cleanup keeps", reg.Name)
+			assert.Equal(t, own, "nodeless-eks/stack="+labels["nodeless-eks/stack"].StringValue(), "%s carries the label the cleanup keeps", reg.Name)
 		}
-		assert.Equal(t, "15m0s", env["NODELESS_EKS_LB_TIMEOUT"].StringValue())
-		assert.Equal(t, "15m0s", env["NODELESS_EKS_VOLUME_TIMEOUT"].StringValue())
 		assert.Equal(t, "1h15m0s", env["NODELESS_EKS_NODE_TIMEOUT"].StringValue(), "the longest terminationGracePeriod plus 15 minutes")
-		assert.Equal(t, "1h49m0s", cleanup.DeleteTimeout, "2m to reach the API, every step's bound, and 2m to build the command")
 	})
 
 	// Destroy deletes in reverse dependency order: the cleanup depends on
@@ -430,18 +218,6 @@ func TestDestroyCleanup(t *testing.T) {
 		}
 	})
 
-	t.Run("ArgoCD goes before it, so its applications cannot recreate what it removes", func(t *testing.T) {
-		rec.RequireDependsOn(t, rec.Get(t, typeHelmRelease, "eks-demo-addons-argocd"), cleanup)
-	})
-
-	t.Run("nothing else waits for it", func(t *testing.T) {
-		for _, reg := range programRegistrations(rec) {
-			if reg == cleanup || reg.Name == "eks-demo-addons-argocd" || !reg.Custom {
-				continue
-			}
-			rec.RequireNotDependsOn(t, reg, cleanup)
-		}
-	})
 }
 
 // longestCreateChain is the number of cloud resources on the longest chain

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"slices"
 	"time"
 
 	"nodeless-eks/addons"
@@ -143,7 +144,7 @@ func program(ctx *pulumi.Context, today time.Time) error {
 		IAM:                 cfg.IAM,
 		Protect:             cfg.Production,
 		// Whatever the running cluster needs goes only after the cleanup.
-		Keep: []pulumi.Resource{eks, ctl},
+		Keep: slices.Concat(eks.Owned, ctl.Owned),
 	})
 	if err != nil {
 		return err

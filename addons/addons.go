@@ -78,9 +78,10 @@ type Args struct {
 	Tags map[string]string
 	// IAM is the path and permissions boundary of every role and policy.
 	IAM iamopts.Options
-	// Keep are deleted only after the destroy cleanup (the cluster's and
-	// Karpenter's components): with Protect, a destroy stops at the
-	// cleanup before any of them goes.
+	// Keep are deleted only after the destroy cleanup (every resource of
+	// the cluster and Karpenter layers, not their components, whose
+	// expansion by the SDK can miss children): with Protect, a destroy
+	// stops at the cleanup before any of them goes.
 	Keep []pulumi.Resource
 	// Protect keeps `pulumi destroy` from running the destroy cleanup,
 	// which deletes workloads' EBS volumes and load balancers, and from

@@ -26,6 +26,8 @@ type auditPrerequisites struct {
 	serviceRole *iam.Role
 	// prerequisites must exist before the cluster is created.
 	prerequisites []pulumi.Resource
+	// created is every resource created here.
+	created []pulumi.Resource
 }
 
 // newAuditPrerequisites creates what a security review asks of the control
@@ -48,6 +50,7 @@ func newAuditPrerequisites(ctx *pulumi.Context, name string, args *Args, account
 		}
 		out.logGroupName = group.Name
 		out.prerequisites = append(out.prerequisites, group)
+		out.created = append(out.created, group)
 	}
 
 	if args.KmsKeyArn != "" {
@@ -73,6 +76,7 @@ func newAuditPrerequisites(ctx *pulumi.Context, name string, args *Args, account
 			return nil, fmt.Errorf("creating Secrets encryption key: %w", err)
 		}
 		out.secretsKeyArn = key.Arn
+		out.created = append(out.created, key)
 	}
 
 	if !args.IAM.IsDefault() {
@@ -97,6 +101,7 @@ func newAuditPrerequisites(ctx *pulumi.Context, name string, args *Args, account
 		}
 		out.serviceRole = role
 		out.prerequisites = append(out.prerequisites, attachment)
+		out.created = append(out.created, role, attachment)
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"nodeless-eks/internal/awsaccount"
 	"nodeless-eks/internal/iamopts"
@@ -119,6 +120,12 @@ type Cluster struct {
 	AccessEntries []pulumi.Resource
 	// Provider deploys to this cluster.
 	Provider *kubernetes.Provider
+	// Owned is every resource the component creates. What must be deleted
+	// before any of them depends on these, not on the component: the Go SDK
+	// expands a dependency on a component to the children whose registration
+	// has begun by then (a child joins its parent in its own registration
+	// goroutine: sdk/go/pulumi/context.go, getOpts), which can miss some.
+	Owned []pulumi.Resource
 }
 
 // New creates the cluster and everything that must exist before the first
@@ -204,10 +211,12 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	c.OidcProviderArn = eksCluster.OidcProviderArn
 	c.OidcIssuer = eksCluster.OidcIssuer
 
-	if c.FargateProfile, err = newFargateProfile(ctx, name, args, account, c.ClusterName, parent); err != nil {
+	c.Owned = slices.Concat(audit.created, []pulumi.Resource{eksCluster})
+	var fargate []pulumi.Resource
+	if c.FargateProfile, fargate, err = newFargateProfile(ctx, name, args, account, c.ClusterName, parent); err != nil {
 		return nil, err
 	}
-	nodeSG, err := newNodeSecurityGroup(ctx, name, args, c.ClusterSecurityGroupId, parent)
+	nodeSG, network, err := newNodeSecurityGroup(ctx, name, args, c.ClusterSecurityGroupId, parent)
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +234,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err != nil {
 		return nil, fmt.Errorf("creating Kubernetes provider: %w", err)
 	}
+	c.Owned = slices.Concat(c.Owned, fargate, network, c.AccessEntries, []pulumi.Resource{c.VpcCni, c.Provider})
 
 	if err := ctx.RegisterResourceOutputs(c, pulumi.Map{
 		"clusterName":            c.ClusterName,

@@ -16,10 +16,10 @@ import (
 // with its own pod execution role. The role needs only the account and
 // partition, so it is created while the control plane is still coming up.
 func newFargateProfile(ctx *pulumi.Context, name string, args *Args, account awsaccount.Account,
-	clusterName pulumi.StringOutput, parent pulumi.ResourceOption) (*awseks.FargateProfile, error) {
+	clusterName pulumi.StringOutput, parent pulumi.ResourceOption) (*awseks.FargateProfile, []pulumi.Resource, error) {
 	trust, err := fargateTrustPolicy(account.Partition, args.Region, account.ID, args.ClusterName)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	role, err := iam.NewRole(ctx, name+"-fargate-pod-execution", args.IAM.Role(&iam.RoleArgs{
 		Description:      pulumi.Sprintf("Fargate pod execution role of EKS cluster %s", args.ClusterName),
@@ -27,14 +27,14 @@ func newFargateProfile(ctx *pulumi.Context, name string, args *Args, account aws
 		Tags:             pulumi.ToStringMap(args.Tags),
 	}), parent)
 	if err != nil {
-		return nil, fmt.Errorf("creating Fargate pod execution role: %w", err)
+		return nil, nil, fmt.Errorf("creating Fargate pod execution role: %w", err)
 	}
 	attachment, err := iam.NewRolePolicyAttachment(ctx, name+"-fargate-pod-execution", &iam.RolePolicyAttachmentArgs{
 		Role:      role.Name,
 		PolicyArn: pulumi.Sprintf("arn:%s:iam::aws:policy/AmazonEKSFargatePodExecutionRolePolicy", account.Partition),
 	}, parent)
 	if err != nil {
-		return nil, fmt.Errorf("attaching Fargate pod execution policy: %w", err)
+		return nil, nil, fmt.Errorf("attaching Fargate pod execution policy: %w", err)
 	}
 	profile, err := awseks.NewFargateProfile(ctx, name+"-karpenter", &awseks.FargateProfileArgs{
 		ClusterName:         clusterName,
@@ -52,9 +52,9 @@ func newFargateProfile(ctx *pulumi.Context, name string, args *Args, account aws
 		pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.FargateProfile.String()}),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("creating Fargate profile: %w", err)
+		return nil, nil, fmt.Errorf("creating Fargate profile: %w", err)
 	}
-	return profile, nil
+	return profile, []pulumi.Resource{role, attachment, profile}, nil
 }
 
 // fargateTrustPolicy lets only Fargate profiles of this cluster assume the

@@ -12,7 +12,7 @@ import (
 // and to the control plane and Fargate pods, which sit in the EKS-created
 // cluster security group.
 func newNodeSecurityGroup(ctx *pulumi.Context, name string, args *Args, clusterSG pulumi.StringOutput,
-	parent pulumi.ResourceOption) (*ec2.SecurityGroup, error) {
+	parent pulumi.ResourceOption) (*ec2.SecurityGroup, []pulumi.Resource, error) {
 	tags := pulumi.StringMap{
 		"Name":          pulumi.String(args.ClusterName + "-node"),
 		DiscoveryTagKey: pulumi.String(args.ClusterName),
@@ -26,7 +26,7 @@ func newNodeSecurityGroup(ctx *pulumi.Context, name string, args *Args, clusterS
 		Tags:        tags,
 	}, parent)
 	if err != nil {
-		return nil, fmt.Errorf("creating node security group: %w", err)
+		return nil, nil, fmt.Errorf("creating node security group: %w", err)
 	}
 	rules := []struct {
 		role string
@@ -53,10 +53,13 @@ func newNodeSecurityGroup(ctx *pulumi.Context, name string, args *Args, clusterS
 			Protocol: pulumi.String("-1"), FromPort: pulumi.Int(0), ToPort: pulumi.Int(0),
 		}},
 	}
+	created := []pulumi.Resource{sg}
 	for _, r := range rules {
-		if _, err := ec2.NewSecurityGroupRule(ctx, name+"-"+r.role, r.args, parent); err != nil {
-			return nil, fmt.Errorf("creating security group rule %s: %w", r.role, err)
+		rule, err := ec2.NewSecurityGroupRule(ctx, name+"-"+r.role, r.args, parent)
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating security group rule %s: %w", r.role, err)
 		}
+		created = append(created, rule)
 	}
-	return sg, nil
+	return sg, created, nil
 }

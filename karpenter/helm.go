@@ -83,12 +83,12 @@ type releaseInputs struct {
 
 // newReleases installs karpenter-crd, then karpenter with skipCrds.
 func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
-	parent pulumi.ResourceOption) (*helmrelease.Release, error) {
+	parent pulumi.ResourceOption) (crds, controller *helmrelease.Release, err error) {
 	provider := pulumi.Provider(args.Provider)
 
 	// CRDs are API objects: they need the API server, not a node, so this
 	// release does not wait for the Fargate profile.
-	crds, err := helmrelease.New(ctx, name+"-crd", &helmrelease.ReleaseArgs{
+	crds, err = helmrelease.New(ctx, name+"-crd", &helmrelease.ReleaseArgs{
 		Name:            pulumi.String("karpenter-crd"),
 		Chart:           pulumi.String(ChartRepository + "/karpenter-crd"),
 		Version:         pulumi.String(args.ChartVersion),
@@ -100,7 +100,7 @@ func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 		Timeout: pulumi.Int(bounds.Seconds(bounds.KarpenterCRDs)),
 	}, parent, provider)
 	if err != nil {
-		return nil, fmt.Errorf("creating karpenter-crd release: %w", err)
+		return nil, nil, fmt.Errorf("creating karpenter-crd release: %w", err)
 	}
 
 	values := pulumi.All(args.ClusterEndpoint, in.controllerRoleArn, in.queueName).ApplyT(
@@ -133,7 +133,7 @@ func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 		pulumi.DependsOn(append([]pulumi.Resource{crds}, in.prerequisites...)),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("creating karpenter release: %w", err)
+		return nil, nil, fmt.Errorf("creating karpenter release: %w", err)
 	}
-	return release, nil
+	return crds, release, nil
 }

@@ -22,6 +22,7 @@ var nodeManagedPolicies = map[string]string{
 }
 
 type iamResources struct {
+	controllerPolicy           *iam.Policy
 	controllerRole             *iam.Role
 	controllerPolicyAttachment *iam.RolePolicyAttachment
 	nodeRole                   *iam.Role
@@ -77,7 +78,7 @@ func newIAM(ctx *pulumi.Context, name string, args *Args, account awsaccount.Acc
 			ClusterName: args.ClusterName, NodeRoleArn: v[0].(string), QueueArn: v[1].(string),
 		})
 	}).(pulumi.StringOutput)
-	policy, err := iam.NewPolicy(ctx, name+"-controller", args.IAM.Policy(&iam.PolicyArgs{
+	out.controllerPolicy, err = iam.NewPolicy(ctx, name+"-controller", args.IAM.Policy(&iam.PolicyArgs{
 		Description: pulumi.Sprintf("Karpenter controller of EKS cluster %s", args.ClusterName),
 		Policy:      controllerPolicy,
 		Tags:        tags,
@@ -99,10 +100,16 @@ func newIAM(ctx *pulumi.Context, name string, args *Args, account awsaccount.Acc
 	}
 	out.controllerPolicyAttachment, err = iam.NewRolePolicyAttachment(ctx, name+"-controller", &iam.RolePolicyAttachmentArgs{
 		Role:      out.controllerRole.Name,
-		PolicyArn: policy.Arn,
+		PolicyArn: out.controllerPolicy.Arn,
 	}, parent)
 	if err != nil {
 		return nil, fmt.Errorf("attaching controller policy: %w", err)
 	}
 	return out, nil
+}
+
+// all is every resource newIAM created.
+func (r *iamResources) all() []pulumi.Resource {
+	return slices.Concat([]pulumi.Resource{r.nodeRole, r.nodeAccessEntry, r.controllerPolicy, r.controllerRole, r.controllerPolicyAttachment},
+		r.nodePolicyAttachments)
 }

@@ -7,6 +7,7 @@ package karpenter
 
 import (
 	"fmt"
+	"slices"
 
 	"nodeless-eks/internal/awsaccount"
 	"nodeless-eks/internal/iamopts"
@@ -93,6 +94,10 @@ type Karpenter struct {
 	// NodePrerequisites let a node join and work: the node role's policy
 	// attachments and its access entry. Node classes wait for them.
 	NodePrerequisites []pulumi.Resource
+	// Owned is every resource the component creates, for what must be
+	// deleted before any of them (see cluster.Cluster.Owned for why not the
+	// component itself).
+	Owned []pulumi.Resource
 }
 
 // New creates the Karpenter layer.
@@ -111,7 +116,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		return nil, err
 	}
 
-	queue, err := newInterruptionQueue(ctx, name, args, parent)
+	queue, queueResources, err := newInterruptionQueue(ctx, name, args, parent)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +126,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 	k.NodePrerequisites = append([]pulumi.Resource{iamRes.nodeAccessEntry}, iamRes.nodePolicyAttachments...)
 
-	release, err := newReleases(ctx, name, args, releaseInputs{
+	crds, release, err := newReleases(ctx, name, args, releaseInputs{
 		controllerRoleArn: iamRes.controllerRole.Arn,
 		queueName:         queue.Name,
 		// Pods must start on Fargate with their permissions in place.
@@ -131,6 +136,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		return nil, err
 	}
 	k.Release = release
+	k.Owned = slices.Concat(queueResources, iamRes.all(), []pulumi.Resource{crds, release})
 
 	k.ControllerRoleArn = iamRes.controllerRole.Arn
 	k.NodeRoleName = iamRes.nodeRole.Name

@@ -45,7 +45,7 @@ func EventPattern(e InterruptionEvent) (string, error) {
 
 // newInterruptionQueue creates the SQS queue that EventBridge fills with
 // interruption events. It needs nothing from the cluster.
-func newInterruptionQueue(ctx *pulumi.Context, name string, args *Args, parent pulumi.ResourceOption) (*sqs.Queue, error) {
+func newInterruptionQueue(ctx *pulumi.Context, name string, args *Args, parent pulumi.ResourceOption) (*sqs.Queue, []pulumi.Resource, error) {
 	tags := pulumi.ToStringMap(args.Tags)
 	queue, err := sqs.NewQueue(ctx, name+"-interruption-queue", &sqs.QueueArgs{
 		// Interruption notices are useless after a few minutes.
@@ -54,19 +54,21 @@ func newInterruptionQueue(ctx *pulumi.Context, name string, args *Args, parent p
 		Tags:                    tags,
 	}, parent)
 	if err != nil {
-		return nil, fmt.Errorf("creating interruption queue: %w", err)
+		return nil, nil, fmt.Errorf("creating interruption queue: %w", err)
 	}
 	policy := queue.Arn.ApplyT(QueuePolicy).(pulumi.StringOutput)
-	if _, err := sqs.NewQueuePolicy(ctx, name+"-interruption-queue", &sqs.QueuePolicyArgs{
+	queuePolicy, err := sqs.NewQueuePolicy(ctx, name+"-interruption-queue", &sqs.QueuePolicyArgs{
 		QueueUrl: queue.Url,
 		Policy:   policy,
-	}, parent); err != nil {
-		return nil, fmt.Errorf("creating interruption queue policy: %w", err)
+	}, parent)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating interruption queue policy: %w", err)
 	}
+	created := []pulumi.Resource{queue, queuePolicy}
 	for _, e := range InterruptionEvents {
 		pattern, err := EventPattern(e)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts := []pulumi.ResourceOption{parent}
 		if e.FormerKey != "" {
@@ -78,15 +80,17 @@ func newInterruptionQueue(ctx *pulumi.Context, name string, args *Args, parent p
 			Tags:         tags,
 		}, opts...)
 		if err != nil {
-			return nil, fmt.Errorf("creating event rule %s: %w", e.Key, err)
+			return nil, nil, fmt.Errorf("creating event rule %s: %w", e.Key, err)
 		}
-		if _, err := cloudwatch.NewEventTarget(ctx, name+"-"+e.Key, &cloudwatch.EventTargetArgs{
+		target, err := cloudwatch.NewEventTarget(ctx, name+"-"+e.Key, &cloudwatch.EventTargetArgs{
 			Rule:     rule.Name,
 			Arn:      queue.Arn,
 			TargetId: pulumi.String("KarpenterInterruptionQueueTarget"),
-		}, opts...); err != nil {
-			return nil, fmt.Errorf("creating event target %s: %w", e.Key, err)
+		}, opts...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating event target %s: %w", e.Key, err)
 		}
+		created = append(created, rule, target)
 	}
-	return queue, nil
+	return queue, created, nil
 }

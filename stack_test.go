@@ -1,0 +1,666 @@
+// The tests in the stack_*_test.go files run the whole program under the
+// mock engine (testkit/mock) against the fake account (testkit/fakeaws):
+// what no single layer can show. Each layer's own behaviour is tested
+// beside it (cluster/, karpenter/, nodepool/, addons/, config/).
+//
+//   - stack_test.go: the harness and what crosses layers.
+//   - stack_graph_test.go: the dependency graph, the bootstrap's length,
+//     destroy order and the deploy role's inputs.
+//   - stack_golden_test.go: the goldens (every registration of every test
+//     stack; what the chart and CRD checks of test/ read) and the shipped
+//     stack files.
+//   - stack_watch_test.go: the bootstrap watch's lines on the resources.
+
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"nodeless-eks/cluster"
+	"nodeless-eks/internal/bootwatch"
+	"nodeless-eks/internal/names"
+	"nodeless-eks/karpenter"
+	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/iamtest"
+	"nodeless-eks/testkit/mock"
+	"nodeless-eks/testkit/stackfile"
+	"nodeless-eks/versions"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testToday is the day the tests read the EKS support calendar against, so
+// that they do not change as real days pass.
+var testToday = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+func TestMain(m *testing.M) {
+	// Mocked stacks have no cluster to watch; watch_test.go gives one.
+	bootAPI = func(string) (bootwatch.API, error) { return nil, errors.New("no cluster under mocks") }
+	os.Exit(m.Run())
+}
+
+const (
+	// exportTimeout bounds the waits of the tests' own; under mocks
+	// everything resolves in milliseconds unless a registration failed.
+	exportTimeout = 20 * time.Second
+	testProject   = "nodeless-eks"
+	testStack     = "dev"
+	testAccount   = fakeaws.AccountID
+)
+
+// newRecorder is a mock engine for the dev stack whose account is acct.
+func newRecorder(acct *fakeaws.Account) *mock.Recorder {
+	return acct.Recorder(testProject, testStack)
+}
+
+// testProgram is the program on testToday.
+func testProgram(ctx *pulumi.Context) error { return program(ctx, testToday) }
+
+// stackRun is the outcome of running the real program under mocks.
+type stackRun struct {
+	rec *mock.Recorder
+	// exports holds each stack output's resolved value.
+	exports map[string]any
+	// secretExports holds the names of the secret stack outputs.
+	secretExports map[string]bool
+	err           error
+}
+
+// runProgram runs program with cfg as the stack configuration (keys as in
+// a stack file, objects and arrays as JSON) against vpc.
+func runProgram(t *testing.T, cfg map[string]string, vpc fakeaws.Vpc) stackRun {
+	t.Helper()
+	return runProgramOn(t, cfg, vpc, "")
+}
+
+// runProgramOn is runProgram against a cluster that already runs
+// runningVersion ("" for none).
+func runProgramOn(t *testing.T, cfg map[string]string, vpc fakeaws.Vpc, runningVersion string) stackRun {
+	t.Helper()
+	acct := &fakeaws.Account{Vpc: vpc, ClusterName: cfg[testProject+":clusterName"], RunningVersion: runningVersion}
+	return runStack(t, cfg, newRecorder(acct), false)
+}
+
+// runStack runs program with cfg against rec, as `pulumi up` runs it or,
+// with preview, as a preview does.
+func runStack(t *testing.T, cfg map[string]string, rec *mock.Recorder, preview bool) stackRun {
+	t.Helper()
+	res := rec.Run(t, cfg, preview, fakeaws.WithEKSStandIn(testProgram))
+	return stackRun{rec: rec, exports: res.Exports, secretExports: res.SecretExports, err: res.Err}
+}
+
+// programRegistrations are what the program registered, without the
+// test's stand-in.
+func programRegistrations(rec *mock.Recorder) []*mock.Registration {
+	return fakeaws.Registrations(rec)
+}
+
+// loadProject loads Pulumi.yaml with the CLI's own loader, which validates
+// it against Pulumi's project schema.
+func loadProject(t *testing.T) *workspace.Project {
+	t.Helper()
+	proj, err := workspace.LoadProject("Pulumi.yaml")
+	require.NoError(t, err, "Pulumi.yaml must pass Pulumi's project schema")
+	return proj
+}
+
+// stackConfig reads a stack file the way `pulumi up` would hand it to the
+// program (internal/stackfile: required keys set, every key declared and
+// of its type, defaults filled). The result is PULUMI_CONFIG's shape.
+func stackConfig(t *testing.T, stackFile string) map[string]string {
+	t.Helper()
+	cfg, err := stackfile.Load("Pulumi.yaml", stackFile)
+	require.NoError(t, err, "the Pulumi CLI would refuse %s", stackFile)
+	return cfg
+}
+
+// encodeConfig renders values as the engine passes them to a program.
+func encodeConfig(t *testing.T, values map[string]any) map[string]string {
+	t.Helper()
+	out, err := stackfile.Encode(values)
+	require.NoError(t, err)
+	return out
+}
+
+// declaredKeys lists the project keys that Pulumi.yaml declares.
+func declaredKeys(proj *workspace.Project) []string {
+	keys := make([]string, 0, len(proj.Config))
+	for k := range proj.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestShippedStackFiles runs every stack file of this project through the
+// CLI's rules and the program: the example stack, the test stacks, and a
+// stack that sets nothing optional.
+func TestShippedStackFiles(t *testing.T) {
+	files, err := filepath.Glob("testdata/stack-*.yaml")
+	require.NoError(t, err)
+	files = append(files, "Pulumi.dev.yaml")
+	require.Contains(t, files, "testdata/stack-minimal.yaml", "a stack that sets no optional key must be among them")
+	for _, file := range files {
+		t.Run(file, func(t *testing.T) {
+			run := runProgram(t, stackConfig(t, file), fakeaws.DevVpc())
+			require.NoError(t, run.err, "%s passes the CLI's checks and must run", file)
+		})
+	}
+	t.Run("the minimal stack gets the default cluster name", func(t *testing.T) {
+		run := runProgram(t, stackConfig(t, "testdata/stack-minimal.yaml"), fakeaws.DevVpc())
+		require.NoError(t, run.err)
+		assert.Equal(t, "nodeless-eks-dev", run.rec.OfType(typeEksCluster)[0].Inputs["name"].StringValue())
+	})
+	t.Run("the required keys say so, and nothing else is required", func(t *testing.T) {
+		var required []string
+		for name, decl := range loadProject(t).Config {
+			if decl.Default == nil && decl.Value == nil {
+				required = append(required, name)
+				assert.Containsf(t, decl.Description, "Required", "%s is required by the CLI; its description must say so", name)
+			}
+		}
+		sort.Strings(required)
+		assert.Equal(t, []string{"podSubnetNamePattern", "privateSubnetNamePattern", "vpcName"}, required,
+			"the VPC can only be named by its owner; every other key has a default")
+	})
+	t.Run("a stack without a required key is refused as the CLI refuses it", func(t *testing.T) {
+		dir := t.TempDir()
+		stack := filepath.Join(dir, "Pulumi.dev.yaml")
+		require.NoError(t, os.WriteFile(stack, []byte("config:\n  aws:region: eu-west-1\n  nodeless-eks:vpcName: eks-demo-vpc\n"), 0o600))
+		_, err := stackfile.Load("Pulumi.yaml", stack)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "Stack 'dev' is missing configuration value(s) 'podSubnetNamePattern', 'privateSubnetNamePattern'")
+	})
+}
+
+const (
+	typeEksCluster     = "eks:index:Cluster"
+	typeFargateProfile = "aws:eks/fargateProfile:FargateProfile"
+	typeAddon          = "aws:eks/addon:Addon"
+	typeRole           = "aws:iam/role:Role"
+	typeSecurityGroup  = "aws:ec2/securityGroup:SecurityGroup"
+	typeK8sProvider    = "pulumi:providers:kubernetes"
+)
+
+// runDevStack runs the program with Pulumi.dev.yaml against the dev VPC.
+func runDevStack(t *testing.T) stackRun {
+	t.Helper()
+	run := runProgram(t, stackConfig(t, "Pulumi.dev.yaml"), fakeaws.DevVpc())
+	require.NoError(t, run.err, "the dev stack must run under mocks")
+	return run
+}
+
+// TestWholeStack: what no single layer can show (cluster/cluster_test.go
+// tests the cluster layer itself).
+func TestWholeStack(t *testing.T) {
+	run := runDevStack(t)
+	rec := run.rec
+	eks := rec.Get(t, typeEksCluster, "eks-demo")
+
+	t.Run("no node group of any kind is registered", func(t *testing.T) {
+		for _, reg := range programRegistrations(rec) {
+			lower := strings.ToLower(reg.Type)
+			assert.NotContains(t, lower, "nodegroup", "%s::%s is a node group", reg.Type, reg.Name)
+			assert.NotContains(t, lower, "autoscaling", "%s::%s is an auto scaling group", reg.Type, reg.Name)
+			assert.NotContains(t, lower, "launchconfiguration", "%s::%s feeds a node group", reg.Type, reg.Name)
+		}
+		assert.Equal(t, true, eks.Inputs["skipDefaultNodeGroup"].V, "pulumi-eks must skip its default node group")
+		assert.NotContains(t, eks.Inputs, resource.PropertyKey("fargate"),
+			"a pulumi-eks fargate input would hold every output until the profile exists")
+	})
+
+	t.Run("stack outputs", func(t *testing.T) {
+		for _, key := range []string{
+			"region", "clusterName", "clusterEndpoint", "kubeconfig", "oidcProviderArn", "oidcIssuer",
+			"clusterSecurityGroupId", "nodeSecurityGroupId", "secretsKeyArn", "logGroupName",
+			"vpcId", "privateSubnetIds", "podSubnetIds",
+			"controllerRoleArn", "nodeRoleName", "nodeRoleArn", "interruptionQueueName", "karpenterVersion", "nodePoolNames",
+			"coreDnsVersion", "loadBalancerControllerRoleArn", "argoCdNamespace",
+		} {
+			assert.Contains(t, run.exports, key)
+		}
+		assert.Equal(t, "eu-west-1", run.exports["region"])
+		assert.Equal(t, "oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF", run.exports["oidcIssuer"])
+		assert.Equal(t, "sg-eks-cluster", run.exports["clusterSecurityGroupId"])
+		assert.Equal(t, "sg-eks-demo-node", run.exports["nodeSecurityGroupId"])
+		assert.Equal(t, "arn:aws:iam::"+testAccount+":role/eks-demo-karpenter-node", run.exports["nodeRoleArn"])
+		assert.Equal(t, "arn:aws:kms:eu-west-1:"+testAccount+":key/eks-demo-secrets-0000", run.exports["secretsKeyArn"])
+		assert.Equal(t, "/aws/eks/eks-demo/cluster", run.exports["logGroupName"])
+		assert.True(t, run.secretExports["kubeconfig"], "the kubeconfig output must be secret")
+		assert.False(t, run.secretExports["clusterName"])
+		assert.Equal(t, "eks-demo", run.exports["clusterName"])
+		assert.Equal(t, "vpc-0de0", run.exports["vpcId"])
+		assert.Equal(t, "eks-demo-karpenter-node", run.exports["nodeRoleName"])
+		assert.Equal(t, versions.Karpenter, run.exports["karpenterVersion"])
+		assert.Equal(t, "argocd", run.exports["argoCdNamespace"])
+		assert.Equal(t, map[string]string{"eu-west-1a": "subnet-pod-a", "eu-west-1b": "subnet-pod-b", "eu-west-1c": "subnet-pod-c"},
+			run.exports["podSubnetIds"])
+	})
+}
+
+const (
+	typeCommand                 = "command:local:Command"
+	typeAccessPolicyAssociation = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+	typeKmsKey                  = "aws:kms/key:Key"
+)
+
+// devStackWith runs Pulumi.dev.yaml with some keys changed.
+func devStackWith(t *testing.T, set map[string]string) stackRun {
+	t.Helper()
+	return stackWith(t, "Pulumi.dev.yaml", set)
+}
+
+// stackWith runs a stack file with some project keys changed; the run
+// must succeed.
+func stackWith(t *testing.T, stackFile string, set map[string]string) stackRun {
+	t.Helper()
+	cfg := stackConfig(t, stackFile)
+	for k, v := range set {
+		cfg[testProject+":"+k] = v
+	}
+	run := runProgram(t, cfg, fakeaws.DevVpc())
+	require.NoError(t, run.err)
+	return run
+}
+
+// TestAccessEntries: people's access and the stack's order (the entries
+// themselves: cluster/cluster_test.go).
+func TestAccessEntries(t *testing.T) {
+	run := devStackWith(t, map[string]string{"accessEntries": `{
+		"platform": {"principalArn": "arn:aws:iam::111122223333:role/platform-admins", "policy": "cluster-admin"},
+		"team-a":   {"principalArn": "arn:aws:iam::123456789012:role/teams/team-a", "policy": "edit", "namespaces": ["team-a", "team-a-ci"]}
+	}`})
+	rec := run.rec
+
+	t.Run("nothing in the bootstrap waits for people's access", func(t *testing.T) {
+		cleanup := rec.Get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
+		for _, typ := range []string{typeHelmRelease, typeNodePool, typeAddon} {
+			for _, reg := range rec.OfType(typ) {
+				if rec.DependsOn(reg, cleanup) {
+					continue // ArgoCD, deleted before the cleanup; see TestDestroyCleanup
+				}
+				for _, e := range rec.OfType(typeAccessEntry) {
+					if strings.Contains(e.Name, "-access-") {
+						rec.RequireNotDependsOn(t, reg, e)
+					}
+				}
+			}
+		}
+	})
+
+	t.Run("the destroy cleanup runs while people still have access", func(t *testing.T) {
+		cleanup := rec.Get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
+		for _, typ := range []string{typeAccessEntry, typeAccessPolicyAssociation} {
+			for _, e := range rec.OfType(typ) {
+				if strings.Contains(e.Name, "-access-") {
+					rec.RequireDependsOn(t, cleanup, e)
+				}
+			}
+		}
+	})
+
+}
+
+// TestTwoStacksInOneVpc runs two clusters against the same VPC: neither may
+// change anything the other (or the VPC's owner) has, and no physical name
+// may collide.
+func TestTwoStacksInOneVpc(t *testing.T) {
+	names := map[string]map[string]string{} // cluster -> physical name -> resource
+	for _, clusterName := range []string{"team-a", "team-b"} {
+		run := devStackWith(t, map[string]string{"clusterName": clusterName})
+		names[clusterName] = map[string]string{}
+		vpc := fakeaws.DevVpc()
+		foreign := map[string]bool{vpc.ID: true}
+		for _, s := range vpc.Subnets {
+			foreign[s.ID] = true
+		}
+		for _, reg := range programRegistrations(run.rec) {
+			if (!reg.Custom && !reg.Remote) || strings.HasPrefix(reg.Type, "kubernetes:") || strings.HasPrefix(reg.Type, "pulumi:providers:") {
+				continue // Kubernetes objects live in each stack's own cluster
+			}
+			assert.NotEqualf(t, "aws:ec2/tag:Tag", reg.Type, "%s: %s tags %v, which it does not own", clusterName, reg.Name, reg.Inputs["resourceId"])
+			for _, key := range []string{"resourceId", "subnetId", "routeTableId"} {
+				if v, ok := reg.Inputs[resource.PropertyKey(key)]; ok && v.IsString() {
+					assert.Falsef(t, foreign[v.StringValue()], "%s: %s::%s changes %s, which belongs to the VPC's owner",
+						clusterName, reg.Type, reg.Name, v.StringValue())
+				}
+			}
+			if n, ok := reg.Inputs["name"]; ok && n.IsString() {
+				names[clusterName][reg.Type+" "+n.StringValue()] = reg.Name
+			}
+		}
+		tags, ok := run.rec.Get(t, typeSecurityGroup, clusterName+"-node").Inputs["tags"]
+		require.True(t, ok, "%s: the node security group carries tags", clusterName)
+		assert.Equal(t, clusterName, tags.ObjectValue()["karpenter.sh/discovery"].StringValue(), "the only discovery tag is on our own group")
+	}
+	require.NotEmpty(t, names["team-a"], "explicitly named resources were found")
+	for name, res := range names["team-a"] {
+		_, clash := names["team-b"][name]
+		assert.Falsef(t, clash, "%s (%s) has the same physical name in both stacks", name, res)
+	}
+}
+
+func TestProductionGuards(t *testing.T) {
+	run := runProgram(t, stackConfig(t, "testdata/stack-multipool.yaml"), fakeaws.DevVpc())
+	require.NoError(t, run.err)
+	eks := run.rec.Get(t, typeEksCluster, "eks-prod")
+
+	t.Run("the cluster and its key are protected", func(t *testing.T) {
+		assert.True(t, eks.Protect, "the pulumi-eks component is protected")
+		assert.True(t, run.rec.Get(t, typeKmsKey, "eks-prod-secrets").Protect)
+	})
+	t.Run("the transform protects pulumi-eks's EKS cluster and nothing else", func(t *testing.T) {
+		child := eks.Transformed["aws:eks/cluster:Cluster"]
+		assert.True(t, child.Protect, "the transform protects the EKS cluster itself, not relying on the component's protection reaching it")
+		assert.True(t, eks.Transformed["aws:iam/role:Role"].Unchanged, "other children of pulumi-eks pass unchanged")
+	})
+}
+
+func TestIAMPathAndBoundary(t *testing.T) {
+	const boundary = "arn:aws:iam::123456789012:policy/org-boundary"
+	run := devStackWith(t, map[string]string{"iamPath": "/eks/", "iamPermissionsBoundary": boundary})
+	rec := run.rec
+	roles := rec.OfType(typeRole)
+	require.GreaterOrEqual(t, len(roles), 5, "service, Fargate, controller, node and LB controller roles")
+	for _, role := range roles {
+		assert.Equalf(t, "/eks/", role.Inputs["path"].StringValue(), "role %s", role.Name)
+		assert.Equalf(t, boundary, role.Inputs["permissionsBoundary"].StringValue(), "role %s", role.Name)
+	}
+	for _, policy := range rec.OfType(typePolicy) {
+		assert.Equalf(t, "/eks/", policy.Inputs["path"].StringValue(), "policy %s", policy.Name)
+	}
+
+	t.Run("the cluster's service role is ours, with its policy before the cluster", func(t *testing.T) {
+		service := rec.Get(t, typeRole, "eks-demo-service")
+		eks := rec.Get(t, typeEksCluster, "eks-demo")
+		assert.True(t, eks.Inputs["serviceRole"].IsResourceReference(), "pulumi-eks must use our role")
+		rec.RequireDependsOn(t, eks, service)
+		rec.RequireDependsOn(t, eks, rec.Get(t, typeAttachment, "eks-demo-service"))
+		trust := iamtest.Parse(t, service.Inputs["assumeRolePolicy"].StringValue())
+		require.Len(t, trust, 1)
+		assert.Equal(t, map[string]any{"Service": "eks.amazonaws.com"}, trust[0].Principal)
+	})
+	t.Run("without them pulumi-eks keeps its own service role", func(t *testing.T) {
+		dev := runDevStack(t).rec
+		assert.NotContains(t, dev.Get(t, typeEksCluster, "eks-demo").Inputs, resource.PropertyKey("serviceRole"))
+		for _, role := range dev.OfType(typeRole) {
+			assert.NotEqual(t, "eks-demo-service", role.Name)
+			assert.NotContainsf(t, role.Inputs, resource.PropertyKey("permissionsBoundary"), "role %s", role.Name)
+			assert.NotContainsf(t, role.Inputs, resource.PropertyKey("path"), "role %s", role.Name)
+		}
+	})
+}
+
+const (
+	typeHelmRelease = "kubernetes:helm.sh/v3:Release"
+	typePolicy      = "aws:iam/policy:Policy"
+	typeAttachment  = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+	typeQueue       = "aws:sqs/queue:Queue"
+	typeQueuePolicy = "aws:sqs/queuePolicy:QueuePolicy"
+	typeEventRule   = "aws:cloudwatch/eventRule:EventRule"
+	typeEventTarget = "aws:cloudwatch/eventTarget:EventTarget"
+	typeAccessEntry = "aws:eks/accessEntry:AccessEntry"
+	karpenterName   = "eks-demo-karpenter"
+	nodeRoleArn     = "arn:aws:iam::" + testAccount + ":role/eks-demo-karpenter-node"
+	oidcIssuer      = "oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF"
+)
+
+// TestKarpenterInTheStack: what the stack hands the Karpenter layer and
+// what waits for what across layers (karpenter/karpenter_test.go tests the
+// layer itself).
+func TestKarpenterInTheStack(t *testing.T) {
+	run := runDevStack(t)
+	rec := run.rec
+	eks := rec.Get(t, typeEksCluster, "eks-demo")
+	fargate := rec.Get(t, typeFargateProfile, "eks-demo-karpenter")
+	controllerRole := rec.Get(t, typeRole, karpenterName+"-controller")
+	controllerPolicy := rec.Get(t, typePolicy, karpenterName+"-controller")
+	controllerAttachment := rec.Get(t, typeAttachment, karpenterName+"-controller")
+	nodeRole := rec.Get(t, typeRole, karpenterName+"-node")
+	queue := rec.Get(t, typeQueue, karpenterName+"-interruption-queue")
+	crdRelease := rec.Get(t, typeHelmRelease, karpenterName+"-crd")
+	release := rec.Get(t, typeHelmRelease, karpenterName+"-controller")
+
+	t.Run("the fargate profile selects the namespace the controller runs in", func(t *testing.T) {
+		sel := fargate.Inputs["selectors"].ArrayValue()[0].ObjectValue()
+		assert.Equal(t, release.Inputs["namespace"].StringValue(), sel["namespace"].StringValue())
+	})
+
+	t.Run("controller policy matches the golden file", func(t *testing.T) {
+		requireGolden(t, "karpenter-controller-policy.golden.json", jsonValue(t, controllerPolicy.Inputs["policy"].StringValue()))
+	})
+
+	t.Run("the controller values match the golden file the chart is rendered with", func(t *testing.T) {
+		values := release.Inputs["values"]
+		require.True(t, values.IsObject(), "values must be known under mocks")
+		requireGolden(t, "karpenter-values.golden.json", values.ObjectValue().Mappable())
+		resources := values.ObjectValue()["controller"].ObjectValue()["resources"].ObjectValue().Mappable()
+		sized := map[string]any{"cpu": karpenter.SmallController.CPU, "memory": karpenter.SmallController.Memory}
+		assert.Equal(t, map[string]any{"requests": sized, "limits": sized}, resources,
+			"requests equal limits, at the small size a dev stack gets (karpenter/fargate_test.go holds it to a whole Fargate size)")
+		settings := values.ObjectValue()["settings"].ObjectValue()
+		assert.Equal(t, karpenterName+"-interruption-queue-7f3a", settings["interruptionQueue"].StringValue())
+		assert.Equal(t, "Default", values.ObjectValue()["dnsPolicy"].StringValue())
+	})
+
+	t.Run("the controller release waits for CRDs, Fargate, the policy attachment and the queue", func(t *testing.T) {
+		rec.RequireDependsOn(t, release, crdRelease)
+		rec.RequireDependsOn(t, release, fargate)
+		rec.RequireDependsOn(t, release, controllerAttachment)
+		rec.RequireDependsOn(t, release, controllerRole)
+		rec.RequireDependsOn(t, release, queue)
+	})
+
+	t.Run("the CRD release does not wait for the fargate profile", func(t *testing.T) {
+		rec.RequireNotDependsOn(t, crdRelease, fargate)
+		rec.RequireDependsOn(t, crdRelease, eks)
+	})
+
+	t.Run("IAM, the queue and the rules do not wait for the cluster beyond the OIDC provider", func(t *testing.T) {
+		independent := []*mock.Registration{nodeRole, controllerPolicy, queue, rec.Get(t, typeQueuePolicy, karpenterName+"-interruption-queue")}
+		independent = append(independent, rec.OfType(typeEventRule)...)
+		independent = append(independent, rec.OfType(typeEventTarget)...)
+		for _, a := range rec.OfType(typeAttachment) {
+			if a.Name != karpenterName+"-controller" {
+				independent = append(independent, a)
+			}
+		}
+		for _, reg := range independent {
+			rec.RequireNotDependsOn(t, reg, eks)
+			rec.RequireNotDependsOn(t, reg, fargate)
+		}
+		// The controller role's trust names the OIDC provider, which only
+		// the cluster component can give; it must not wait for Fargate.
+		rec.RequireDependsOn(t, controllerRole, eks)
+		rec.RequireNotDependsOn(t, controllerRole, fargate)
+	})
+}
+
+func TestControllerSizeByStackClass(t *testing.T) {
+	tests := []struct {
+		name        string
+		stackFile   string
+		set         map[string]string
+		release     string
+		cpu, memory string
+	}{
+		{"a dev stack gets the small size", "Pulumi.dev.yaml", nil, karpenterName + "-controller", "250m", "768Mi"},
+		{"a production stack gets the upstream size", "testdata/stack-multipool.yaml", nil, "eks-prod-karpenter-controller", "1", "1792Mi"},
+		{"config overrides the class default", "Pulumi.dev.yaml", map[string]string{"controllerResources": `{"cpu":"0.5","memory":"1792Mi"}`},
+			karpenterName + "-controller", "0.5", "1792Mi"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := stackWith(t, tt.stackFile, tt.set)
+			values := run.rec.Get(t, typeHelmRelease, tt.release).Inputs["values"].ObjectValue()
+			resources := values["controller"].ObjectValue()["resources"].ObjectValue().Mappable()
+			sized := map[string]any{"cpu": tt.cpu, "memory": tt.memory}
+			assert.Equal(t, map[string]any{"requests": sized, "limits": sized}, resources)
+		})
+	}
+}
+
+func TestNodeRepair(t *testing.T) {
+	tests := []struct {
+		name string
+		set  map[string]string
+		on   bool
+	}{
+		{"on by default: the feature gate and the node monitoring agent", nil, true},
+		{"off: neither", map[string]string{"nodeRepair": "false"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := stackWith(t, "Pulumi.dev.yaml", tt.set)
+			values := run.rec.Get(t, typeHelmRelease, karpenterName+"-controller").Inputs["values"].ObjectValue()
+			gates := values["settings"].ObjectValue()["featureGates"].ObjectValue()
+			assert.Equal(t, tt.on, gates["nodeRepair"].V, "settings.featureGates.nodeRepair")
+			found := false
+			for _, a := range run.rec.OfType(typeAddon) {
+				if a.Inputs["addonName"].StringValue() == "eks-node-monitoring-agent" {
+					found = true
+					assert.Equal(t, "v1.4.0-eksbuild.1", a.Inputs["addonVersion"].StringValue(), "the EKS default version")
+				}
+			}
+			assert.Equal(t, tt.on, found, "the node monitoring agent reports the conditions node repair acts on")
+		})
+	}
+}
+
+const (
+	typeEC2NodeClass = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+	typeNodePool     = "kubernetes:karpenter.sh/v1:NodePool"
+)
+
+// registeredObject is a custom resource as the API server would receive it.
+func registeredObject(reg *mock.Registration) map[string]any {
+	return resource.PropertyMap{
+		"apiVersion": reg.Inputs["apiVersion"],
+		"kind":       reg.Inputs["kind"],
+		"metadata":   reg.Inputs["metadata"],
+		"spec":       reg.Inputs["spec"],
+	}.Mappable()
+}
+
+// nodeObjects returns the node classes and pools the program registered,
+// classes first, each sorted by name (registrations arrive concurrently).
+func nodeObjects(rec *mock.Recorder) []any {
+	var out []any
+	for _, typ := range []string{typeEC2NodeClass, typeNodePool} {
+		regs := rec.OfType(typ)
+		sort.Slice(regs, func(i, j int) bool { return regs[i].Name < regs[j].Name })
+		for _, reg := range regs {
+			out = append(out, registeredObject(reg))
+		}
+	}
+	return out
+}
+
+// TestNodePoolsInTheStack: what the stack hands the node pools layer
+// (nodepool/nodepool_test.go tests the layer itself).
+func TestNodePoolsInTheStack(t *testing.T) {
+	run := runDevStack(t)
+	rec := run.rec
+	karpenterRelease := rec.Get(t, typeHelmRelease, karpenterName+"-controller")
+	nodeRole := rec.Get(t, typeRole, karpenterName+"-node")
+	accessEntry := rec.Get(t, typeAccessEntry, karpenterName+"-node")
+	vpcCni := rec.Get(t, typeAddon, "eks-demo-vpc-cni")
+	class := rec.Get(t, typeEC2NodeClass, "eks-demo-nodepools-class-default")
+	pool := rec.Get(t, typeNodePool, "eks-demo-nodepools-pool-general")
+
+	t.Run("the registered objects match the golden file the CRD tests validate", func(t *testing.T) {
+		requireGolden(t, "nodepools-dev.golden.json", nodeObjects(rec))
+	})
+
+	t.Run("node classes wait for the controller, the node role and its access entry", func(t *testing.T) {
+		rec.RequireDependsOn(t, class, karpenterRelease)
+		rec.RequireDependsOn(t, class, nodeRole)
+		rec.RequireDependsOn(t, class, accessEntry)
+	})
+
+	t.Run("node classes wait for every policy the node role needs", func(t *testing.T) {
+		for _, suffix := range []string{"worker", "cni", "ecr", "ssm"} {
+			rec.RequireDependsOn(t, class, rec.Get(t, typeAttachment, karpenterName+"-node-"+suffix))
+		}
+	})
+
+	t.Run("pools wait for vpc-cni", func(t *testing.T) {
+		rec.RequireDependsOn(t, pool, vpcCni)
+	})
+}
+
+func TestSeveralNodePools(t *testing.T) {
+	run := runProgram(t, stackConfig(t, "testdata/stack-multipool.yaml"), fakeaws.DevVpc())
+	require.NoError(t, run.err)
+	rec := run.rec
+
+	t.Run("the registered objects match the golden file the CRD tests validate", func(t *testing.T) {
+		requireGolden(t, "nodepools-multipool.golden.json", nodeObjects(rec))
+	})
+
+	t.Run("production node classes pin the Bottlerocket version", func(t *testing.T) {
+		for _, c := range rec.OfType(typeEC2NodeClass) {
+			terms := c.Inputs["spec"].ObjectValue()["amiSelectorTerms"].ArrayValue()
+			assert.Equal(t, "bottlerocket@v"+versions.SuggestedBottlerocket, terms[0].ObjectValue()["alias"].StringValue())
+		}
+	})
+}
+
+// TestEveryNameFits registers stacks whose cluster name is as long as the
+// configuration accepts, and checks every physical name they create,
+// explicit or autonamed, and those of pulumi-eks's children, against the
+// limit of its type.
+func TestEveryNameFits(t *testing.T) {
+	longest := "n" + strings.Repeat("0", names.MaxClusterNameLength-1)
+	tests := []struct {
+		name, stackFile string
+		set             map[string]string
+	}{
+		{"the dev stack, pulumi-eks's own service role", "Pulumi.dev.yaml", map[string]string{"clusterName": longest}},
+		{"with an IAM path, the program's own service role", "Pulumi.dev.yaml", map[string]string{"clusterName": longest, "iamPath": "/platform/eks/"}},
+		{"the production stack with two pools", "testdata/stack-multipool.yaml", map[string]string{"clusterName": longest}},
+		{"the default name of a stack named after a region", "Pulumi.dev.yaml", map[string]string{"clusterName": names.DefaultClusterName(testProject, "staging-eu-west-1")}},
+		{"the default name of a very long stack name", "Pulumi.dev.yaml", map[string]string{"clusterName": names.DefaultClusterName(testProject, strings.Repeat("review-", 9))}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := stackWith(t, tt.stackFile, tt.set).rec
+			checked := map[string]int{}
+			check := func(typ, physical, what string) {
+				checked[typ]++
+				assert.NoErrorf(t, names.Check(typ, physical), "%s", what)
+			}
+			for _, reg := range programRegistrations(rec) {
+				limit, ok := names.Limits[reg.Type]
+				if !ok || !reg.Custom {
+					continue
+				}
+				if v, set := reg.Inputs[resource.PropertyKey(limit.Input)]; set && v.IsString() {
+					check(reg.Type, v.StringValue(), reg.Name+" (named by the program)")
+				} else {
+					check(reg.Type, names.Autoname(reg.Name), reg.Name+" (autonamed)")
+				}
+			}
+			eks := rec.OfType(typeEksCluster)
+			require.Len(t, eks, 1)
+			_, ownRole := eks[0].Inputs["serviceRole"]
+			for _, child := range cluster.PulumiEKSNamedChildren(eks[0].Name, eks[0].Inputs["name"].StringValue(), ownRole) {
+				check(child.Type, child.Name, child.Name+" (pulumi-eks's child)")
+			}
+			for _, typ := range []string{"aws:iam/role:Role", "aws:cloudwatch/eventRule:EventRule", "aws:sqs/queue:Queue",
+				"aws:eks/cluster:Cluster", "aws:eks/fargateProfile:FargateProfile", "aws:iam/policy:Policy"} {
+				assert.Positivef(t, checked[typ], "no %s name was checked; the walk lost its way", typ)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/mock"
+	"nodeless-eks/testkit/tokens"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,37 +23,37 @@ func TestAddonsInTheStack(t *testing.T) {
 	run := runDevStack(t)
 	rec := run.rec
 	const prefix = "eks-demo-addons-"
-	coreDNS := rec.Get(t, typeAddon, prefix+"coredns")
-	kubeProxy := rec.Get(t, typeAddon, prefix+"kube-proxy")
-	agent := rec.Get(t, typeAddon, prefix+"eks-pod-identity-agent")
-	lbc := rec.Get(t, typeHelmRelease, prefix+"lb-controller")
-	argocd := rec.Get(t, typeHelmRelease, prefix+"argocd")
-	pools := rec.OfType(typeNodePool)
+	coreDNS := rec.Get(t, tokens.Addon, prefix+"coredns")
+	kubeProxy := rec.Get(t, tokens.Addon, prefix+"kube-proxy")
+	agent := rec.Get(t, tokens.Addon, prefix+"eks-pod-identity-agent")
+	lbc := rec.Get(t, tokens.HelmRelease, prefix+"lb-controller")
+	argocd := rec.Get(t, tokens.HelmRelease, prefix+"argocd")
+	pools := rec.OfType(tokens.NodePool)
 	require.NotEmpty(t, pools)
 
 	t.Run("CoreDNS, the EBS CSI driver, the LB controller and ArgoCD wait for the stack's NodePools", func(t *testing.T) {
 		for _, p := range pools {
-			for _, reg := range []*mock.Registration{coreDNS, rec.Get(t, typeAddon, prefix+"aws-ebs-csi-driver"), lbc, argocd} {
+			for _, reg := range []*mock.Registration{coreDNS, rec.Get(t, tokens.Addon, prefix+"aws-ebs-csi-driver"), lbc, argocd} {
 				rec.RequireDependsOn(t, reg, p)
 			}
 		}
 	})
 
 	t.Run("kube-proxy and the pod identity and node monitoring agents wait for no Karpenter or node pool resource", func(t *testing.T) {
-		karpenterSide := append(rec.OfType(typeNodePool), rec.OfType(typeEC2NodeClass)...)
-		karpenterSide = append(karpenterSide, rec.OfType(typeHelmRelease)...)
-		karpenterSide = append(karpenterSide, rec.Get(t, typeFargateProfile, "eks-demo-karpenter"))
-		monitoring := rec.Get(t, typeAddon, prefix+"eks-node-monitoring-agent")
+		karpenterSide := append(rec.OfType(tokens.NodePool), rec.OfType(tokens.EC2NodeClass)...)
+		karpenterSide = append(karpenterSide, rec.OfType(tokens.HelmRelease)...)
+		karpenterSide = append(karpenterSide, rec.Get(t, tokens.FargateProfile, "eks-demo-karpenter"))
+		monitoring := rec.Get(t, tokens.Addon, prefix+"eks-node-monitoring-agent")
 		for _, a := range []*mock.Registration{kubeProxy, agent, monitoring} {
 			for _, k := range karpenterSide {
 				rec.RequireNotDependsOn(t, a, k)
 			}
-			rec.RequireDependsOn(t, a, rec.Get(t, typeEksCluster, "eks-demo"))
+			rec.RequireDependsOn(t, a, rec.Get(t, tokens.EKSCluster, "eks-demo"))
 		}
 	})
 
 	t.Run("the LB controller policy matches the golden file", func(t *testing.T) {
-		policy := rec.Get(t, typePolicy, prefix+"lb-controller")
+		policy := rec.Get(t, tokens.Policy, prefix+"lb-controller")
 		requireGolden(t, "lb-controller-policy.golden.json", jsonValue(t, policy.Inputs["policy"].StringValue()))
 	})
 }
@@ -119,25 +120,25 @@ func TestWholeStackGraph(t *testing.T) {
 		members []*mock.Registration
 	}{
 		{"add-ons on Karpenter nodes", []*mock.Registration{
-			rec.Get(t, typeAddon, "eks-demo-addons-coredns"),
-			rec.Get(t, typeHelmRelease, "eks-demo-addons-lb-controller"),
-			rec.Get(t, typeHelmRelease, "eks-demo-addons-argocd"),
+			rec.Get(t, tokens.Addon, "eks-demo-addons-coredns"),
+			rec.Get(t, tokens.HelmRelease, "eks-demo-addons-lb-controller"),
+			rec.Get(t, tokens.HelmRelease, "eks-demo-addons-argocd"),
 		}},
-		{"NodePools", rec.OfType(typeNodePool)},
-		{"EC2NodeClasses", rec.OfType(typeEC2NodeClass)},
-		{"Karpenter release", []*mock.Registration{rec.Get(t, typeHelmRelease, karpenterName+"-controller")}},
+		{"NodePools", rec.OfType(tokens.NodePool)},
+		{"EC2NodeClasses", rec.OfType(tokens.EC2NodeClass)},
+		{"Karpenter release", []*mock.Registration{rec.Get(t, tokens.HelmRelease, karpenterName+"-controller")}},
 		{"Karpenter IAM, queue and Fargate profile", []*mock.Registration{
-			rec.Get(t, typeAttachment, karpenterName+"-controller"),
-			rec.Get(t, typeQueue, karpenterName+"-interruption-queue"),
-			rec.Get(t, typeFargateProfile, "eks-demo-karpenter"),
+			rec.Get(t, tokens.RolePolicyAttachment, karpenterName+"-controller"),
+			rec.Get(t, tokens.Queue, karpenterName+"-interruption-queue"),
+			rec.Get(t, tokens.FargateProfile, "eks-demo-karpenter"),
 		}},
-		{"cluster", []*mock.Registration{rec.Get(t, typeEksCluster, "eks-demo")}},
+		{"cluster", []*mock.Registration{rec.Get(t, tokens.EKSCluster, "eks-demo")}},
 	}
 
 	t.Run("vpc-cni waits for nothing on the Karpenter side", func(t *testing.T) {
-		vpcCni := rec.Get(t, typeAddon, "eks-demo-vpc-cni")
-		karpenterSide := append(rec.OfType(typeNodePool), rec.OfType(typeEC2NodeClass)...)
-		karpenterSide = append(karpenterSide, rec.OfType(typeHelmRelease)...)
+		vpcCni := rec.Get(t, tokens.Addon, "eks-demo-vpc-cni")
+		karpenterSide := append(rec.OfType(tokens.NodePool), rec.OfType(tokens.EC2NodeClass)...)
+		karpenterSide = append(karpenterSide, rec.OfType(tokens.HelmRelease)...)
 		for _, k := range karpenterSide {
 			rec.RequireNotDependsOn(t, vpcCni, k)
 		}
@@ -156,7 +157,7 @@ func TestWholeStackGraph(t *testing.T) {
 		}
 		// IAM and the queue are created beside the cluster, not after it;
 		// only the Fargate profile needs the cluster.
-		rec.RequireDependsOn(t, rec.Get(t, typeFargateProfile, "eks-demo-karpenter"), rec.Get(t, typeEksCluster, "eks-demo"))
+		rec.RequireDependsOn(t, rec.Get(t, tokens.FargateProfile, "eks-demo-karpenter"), rec.Get(t, tokens.EKSCluster, "eks-demo"))
 	})
 
 	t.Run("the reverse topological order removes the layers in turn", func(t *testing.T) {
@@ -175,8 +176,8 @@ func TestWholeStackGraph(t *testing.T) {
 				}
 			}
 		}
-		fargate := rec.Get(t, typeFargateProfile, "eks-demo-karpenter")
-		assert.Less(t, position[fargate.URN], position[rec.Get(t, typeEksCluster, "eks-demo").URN])
+		fargate := rec.Get(t, tokens.FargateProfile, "eks-demo-karpenter")
+		assert.Less(t, position[fargate.URN], position[rec.Get(t, tokens.EKSCluster, "eks-demo").URN])
 	})
 }
 
@@ -187,12 +188,12 @@ func TestDestroyCleanup(t *testing.T) {
 		"accessEntries": `{"ops":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"cluster-admin"}}`,
 	})
 	rec := run.rec
-	cleanup := rec.Get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
+	cleanup := rec.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup")
 
 	t.Run("its label and its node bound come from the stack's own pools", func(t *testing.T) {
 		env := cleanup.Inputs["environment"].ObjectValue()
 		own := env["NODELESS_EKS_OWN_LABEL"].StringValue()
-		for _, reg := range append(rec.OfType(typeNodePool), rec.OfType(typeEC2NodeClass)...) {
+		for _, reg := range append(rec.OfType(tokens.NodePool), rec.OfType(tokens.EC2NodeClass)...) {
 			labels := reg.Inputs["metadata"].ObjectValue()["labels"].ObjectValue()
 			assert.Equal(t, own, "nodeless-eks/stack="+labels["nodeless-eks/stack"].StringValue(), "%s carries the label the cleanup keeps", reg.Name)
 		}
@@ -219,16 +220,16 @@ func TestDestroyCleanup(t *testing.T) {
 	// everything it needs, so it runs while all of it still exists.
 	t.Run("destroy runs it while everything it needs still exists", func(t *testing.T) {
 		needed := map[string][]*mock.Registration{
-			"Karpenter":              {rec.Get(t, typeHelmRelease, karpenterName+"-controller")},
-			"the LB controller":      {rec.Get(t, typeHelmRelease, "eks-demo-addons-lb-controller")},
-			"the EBS CSI driver":     {rec.Get(t, typeAddon, "eks-demo-addons-aws-ebs-csi-driver")},
-			"kube-proxy":             {rec.Get(t, typeAddon, "eks-demo-addons-kube-proxy")},
-			"CoreDNS":                {rec.Get(t, typeAddon, "eks-demo-addons-coredns")},
-			"the pod identity agent": {rec.Get(t, typeAddon, "eks-demo-addons-eks-pod-identity-agent")},
-			"vpc-cni":                {rec.Get(t, typeAddon, "eks-demo-vpc-cni")},
-			"the access entries":     append(rec.OfType(typeAccessEntry), rec.OfType(typeAccessPolicyAssociation)...),
-			"the stack's NodePools":  rec.OfType(typeNodePool),
-			"the stack's classes":    rec.OfType(typeEC2NodeClass),
+			"Karpenter":              {rec.Get(t, tokens.HelmRelease, karpenterName+"-controller")},
+			"the LB controller":      {rec.Get(t, tokens.HelmRelease, "eks-demo-addons-lb-controller")},
+			"the EBS CSI driver":     {rec.Get(t, tokens.Addon, "eks-demo-addons-aws-ebs-csi-driver")},
+			"kube-proxy":             {rec.Get(t, tokens.Addon, "eks-demo-addons-kube-proxy")},
+			"CoreDNS":                {rec.Get(t, tokens.Addon, "eks-demo-addons-coredns")},
+			"the pod identity agent": {rec.Get(t, tokens.Addon, "eks-demo-addons-eks-pod-identity-agent")},
+			"vpc-cni":                {rec.Get(t, tokens.Addon, "eks-demo-vpc-cni")},
+			"the access entries":     append(rec.OfType(tokens.AccessEntry), rec.OfType(tokens.AccessPolicyAssociation)...),
+			"the stack's NodePools":  rec.OfType(tokens.NodePool),
+			"the stack's classes":    rec.OfType(tokens.EC2NodeClass),
 		}
 		for what, regs := range needed {
 			require.NotEmptyf(t, regs, "no %s registered", what)
@@ -354,11 +355,11 @@ func TestProductionDestroyStopsBeforeData(t *testing.T) {
 	deleted := deletedBeforeProtection(rec)
 	assert.Empty(t, deleted, "a destroy of a production stack must stop before it deletes anything: no volume, "+
 		"load balancer, node, security group rule, interruption rule or add-on")
-	assert.True(t, rec.Get(t, typeCommand, "eks-prod-addons-destroy-cleanup").Protect, "the cleanup is protected")
-	assert.True(t, rec.Get(t, typeHelmRelease, "eks-prod-addons-argocd").Protect, "ArgoCD is protected")
+	assert.True(t, rec.Get(t, tokens.Command, "eks-prod-addons-destroy-cleanup").Protect, "the cleanup is protected")
+	assert.True(t, rec.Get(t, tokens.HelmRelease, "eks-prod-addons-argocd").Protect, "ArgoCD is protected")
 
 	dev := runDevStack(t).rec
-	assert.False(t, dev.Get(t, typeCommand, "eks-demo-addons-destroy-cleanup").Protect, "a dev stack destroys without ceremony")
+	assert.False(t, dev.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup").Protect, "a dev stack destroys without ceremony")
 }
 
 // The deploy/ project grants its deploy role exactly what this program
@@ -404,7 +405,7 @@ func TestRegisteredTypesForTheDeployRole(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
-	require.Contains(t, resources, "eks:index:Cluster")
+	require.Contains(t, resources, tokens.EKSCluster)
 	requireGolden(t, "registered-types.golden.json", map[string][]string{"resources": keys(resources), "invokes": keys(invokes)})
 }
 

@@ -30,6 +30,7 @@ import (
 	"nodeless-eks/testkit/iamtest"
 	"nodeless-eks/testkit/mock"
 	"nodeless-eks/testkit/stackfile"
+	"nodeless-eks/testkit/tokens"
 	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -159,7 +160,7 @@ func TestShippedStackFiles(t *testing.T) {
 	t.Run("the minimal stack gets the default cluster name", func(t *testing.T) {
 		run := runProgram(t, stackConfig(t, "testdata/stack-minimal.yaml"), fakeaws.DevVpc())
 		require.NoError(t, run.err)
-		assert.Equal(t, "nodeless-eks-dev", run.rec.OfType(typeEksCluster)[0].Inputs["name"].StringValue())
+		assert.Equal(t, "nodeless-eks-dev", run.rec.OfType(tokens.EKSCluster)[0].Inputs["name"].StringValue())
 	})
 	t.Run("the required keys say so, and nothing else is required", func(t *testing.T) {
 		var required []string
@@ -183,15 +184,6 @@ func TestShippedStackFiles(t *testing.T) {
 	})
 }
 
-const (
-	typeEksCluster     = "eks:index:Cluster"
-	typeFargateProfile = "aws:eks/fargateProfile:FargateProfile"
-	typeAddon          = "aws:eks/addon:Addon"
-	typeRole           = "aws:iam/role:Role"
-	typeSecurityGroup  = "aws:ec2/securityGroup:SecurityGroup"
-	typeK8sProvider    = "pulumi:providers:kubernetes"
-)
-
 // runDevStack runs the program with Pulumi.dev.yaml against the dev VPC.
 func runDevStack(t *testing.T) stackRun {
 	t.Helper()
@@ -205,7 +197,7 @@ func runDevStack(t *testing.T) stackRun {
 func TestWholeStack(t *testing.T) {
 	run := runDevStack(t)
 	rec := run.rec
-	eks := rec.Get(t, typeEksCluster, "eks-demo")
+	eks := rec.Get(t, tokens.EKSCluster, "eks-demo")
 
 	t.Run("no node group of any kind is registered", func(t *testing.T) {
 		for _, reg := range programRegistrations(rec) {
@@ -248,12 +240,6 @@ func TestWholeStack(t *testing.T) {
 	})
 }
 
-const (
-	typeCommand                 = "command:local:Command"
-	typeAccessPolicyAssociation = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
-	typeKmsKey                  = "aws:kms/key:Key"
-)
-
 // devStackWith runs Pulumi.dev.yaml with some keys changed.
 func devStackWith(t *testing.T, set map[string]string) stackRun {
 	t.Helper()
@@ -264,11 +250,7 @@ func devStackWith(t *testing.T, set map[string]string) stackRun {
 // must succeed.
 func stackWith(t *testing.T, stackFile string, set map[string]string) stackRun {
 	t.Helper()
-	cfg := stackConfig(t, stackFile)
-	for k, v := range set {
-		cfg[testProject+":"+k] = v
-	}
-	run := runProgram(t, cfg, fakeaws.DevVpc())
+	run := runProgram(t, stackfile.With(t, "Pulumi.yaml", stackFile, set), fakeaws.DevVpc())
 	require.NoError(t, run.err)
 	return run
 }
@@ -283,13 +265,13 @@ func TestAccessEntries(t *testing.T) {
 	rec := run.rec
 
 	t.Run("nothing in the bootstrap waits for people's access", func(t *testing.T) {
-		cleanup := rec.Get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
-		for _, typ := range []string{typeHelmRelease, typeNodePool, typeAddon} {
+		cleanup := rec.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup")
+		for _, typ := range []string{tokens.HelmRelease, tokens.NodePool, tokens.Addon} {
 			for _, reg := range rec.OfType(typ) {
 				if rec.DependsOn(reg, cleanup) {
 					continue // ArgoCD, deleted before the cleanup; see TestDestroyCleanup
 				}
-				for _, e := range rec.OfType(typeAccessEntry) {
+				for _, e := range rec.OfType(tokens.AccessEntry) {
 					if strings.Contains(e.Name, "-access-") {
 						rec.RequireNotDependsOn(t, reg, e)
 					}
@@ -299,8 +281,8 @@ func TestAccessEntries(t *testing.T) {
 	})
 
 	t.Run("the destroy cleanup runs while people still have access", func(t *testing.T) {
-		cleanup := rec.Get(t, typeCommand, "eks-demo-addons-destroy-cleanup")
-		for _, typ := range []string{typeAccessEntry, typeAccessPolicyAssociation} {
+		cleanup := rec.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup")
+		for _, typ := range []string{tokens.AccessEntry, tokens.AccessPolicyAssociation} {
 			for _, e := range rec.OfType(typ) {
 				if strings.Contains(e.Name, "-access-") {
 					rec.RequireDependsOn(t, cleanup, e)
@@ -339,7 +321,7 @@ func TestTwoStacksInOneVpc(t *testing.T) {
 				names[clusterName][reg.Type+" "+n.StringValue()] = reg.Name
 			}
 		}
-		tags, ok := run.rec.Get(t, typeSecurityGroup, clusterName+"-node").Inputs["tags"]
+		tags, ok := run.rec.Get(t, tokens.SecurityGroup, clusterName+"-node").Inputs["tags"]
 		require.True(t, ok, "%s: the node security group carries tags", clusterName)
 		assert.Equal(t, clusterName, tags.ObjectValue()["karpenter.sh/discovery"].StringValue(), "the only discovery tag is on our own group")
 	}
@@ -353,11 +335,11 @@ func TestTwoStacksInOneVpc(t *testing.T) {
 func TestProductionGuards(t *testing.T) {
 	run := runProgram(t, stackConfig(t, "testdata/stack-multipool.yaml"), fakeaws.DevVpc())
 	require.NoError(t, run.err)
-	eks := run.rec.Get(t, typeEksCluster, "eks-prod")
+	eks := run.rec.Get(t, tokens.EKSCluster, "eks-prod")
 
 	t.Run("the cluster and its key are protected", func(t *testing.T) {
 		assert.True(t, eks.Protect, "the pulumi-eks component is protected")
-		assert.True(t, run.rec.Get(t, typeKmsKey, "eks-prod-secrets").Protect)
+		assert.True(t, run.rec.Get(t, tokens.KMSKey, "eks-prod-secrets").Protect)
 	})
 	t.Run("the transform protects pulumi-eks's EKS cluster and nothing else", func(t *testing.T) {
 		child := eks.Transformed["aws:eks/cluster:Cluster"]
@@ -370,30 +352,30 @@ func TestIAMPathAndBoundary(t *testing.T) {
 	const boundary = "arn:aws:iam::123456789012:policy/org-boundary"
 	run := devStackWith(t, map[string]string{"iamPath": "/eks/", "iamPermissionsBoundary": boundary})
 	rec := run.rec
-	roles := rec.OfType(typeRole)
+	roles := rec.OfType(tokens.Role)
 	require.GreaterOrEqual(t, len(roles), 5, "service, Fargate, controller, node and LB controller roles")
 	for _, role := range roles {
 		assert.Equalf(t, "/eks/", role.Inputs["path"].StringValue(), "role %s", role.Name)
 		assert.Equalf(t, boundary, role.Inputs["permissionsBoundary"].StringValue(), "role %s", role.Name)
 	}
-	for _, policy := range rec.OfType(typePolicy) {
+	for _, policy := range rec.OfType(tokens.Policy) {
 		assert.Equalf(t, "/eks/", policy.Inputs["path"].StringValue(), "policy %s", policy.Name)
 	}
 
 	t.Run("the cluster's service role is ours, with its policy before the cluster", func(t *testing.T) {
-		service := rec.Get(t, typeRole, "eks-demo-service")
-		eks := rec.Get(t, typeEksCluster, "eks-demo")
+		service := rec.Get(t, tokens.Role, "eks-demo-service")
+		eks := rec.Get(t, tokens.EKSCluster, "eks-demo")
 		assert.True(t, eks.Inputs["serviceRole"].IsResourceReference(), "pulumi-eks must use our role")
 		rec.RequireDependsOn(t, eks, service)
-		rec.RequireDependsOn(t, eks, rec.Get(t, typeAttachment, "eks-demo-service"))
+		rec.RequireDependsOn(t, eks, rec.Get(t, tokens.RolePolicyAttachment, "eks-demo-service"))
 		trust := iamtest.Parse(t, service.Inputs["assumeRolePolicy"].StringValue())
 		require.Len(t, trust, 1)
 		assert.Equal(t, map[string]any{"Service": "eks.amazonaws.com"}, trust[0].Principal)
 	})
 	t.Run("without them pulumi-eks keeps its own service role", func(t *testing.T) {
 		dev := runDevStack(t).rec
-		assert.NotContains(t, dev.Get(t, typeEksCluster, "eks-demo").Inputs, resource.PropertyKey("serviceRole"))
-		for _, role := range dev.OfType(typeRole) {
+		assert.NotContains(t, dev.Get(t, tokens.EKSCluster, "eks-demo").Inputs, resource.PropertyKey("serviceRole"))
+		for _, role := range dev.OfType(tokens.Role) {
 			assert.NotEqual(t, "eks-demo-service", role.Name)
 			assert.NotContainsf(t, role.Inputs, resource.PropertyKey("permissionsBoundary"), "role %s", role.Name)
 			assert.NotContainsf(t, role.Inputs, resource.PropertyKey("path"), "role %s", role.Name)
@@ -402,34 +384,18 @@ func TestIAMPathAndBoundary(t *testing.T) {
 }
 
 const (
-	typeHelmRelease = "kubernetes:helm.sh/v3:Release"
-	typePolicy      = "aws:iam/policy:Policy"
-	typeAttachment  = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
-	typeQueue       = "aws:sqs/queue:Queue"
-	typeQueuePolicy = "aws:sqs/queuePolicy:QueuePolicy"
-	typeEventRule   = "aws:cloudwatch/eventRule:EventRule"
-	typeEventTarget = "aws:cloudwatch/eventTarget:EventTarget"
-	typeAccessEntry = "aws:eks/accessEntry:AccessEntry"
-	karpenterName   = "eks-demo-karpenter"
-	nodeRoleArn     = "arn:aws:iam::" + testAccount + ":role/eks-demo-karpenter-node"
-	oidcIssuer      = "oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF"
+	karpenterName = "eks-demo-karpenter"
+	nodeRoleArn   = "arn:aws:iam::" + testAccount + ":role/eks-demo-karpenter-node"
+	oidcIssuer    = "oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF"
 )
 
 // TestKarpenterInTheStack: what the stack hands the Karpenter layer and
 // what waits for what across layers (karpenter/karpenter_test.go tests the
 // layer itself).
 func TestKarpenterInTheStack(t *testing.T) {
-	run := runDevStack(t)
-	rec := run.rec
-	eks := rec.Get(t, typeEksCluster, "eks-demo")
-	fargate := rec.Get(t, typeFargateProfile, "eks-demo-karpenter")
-	controllerRole := rec.Get(t, typeRole, karpenterName+"-controller")
-	controllerPolicy := rec.Get(t, typePolicy, karpenterName+"-controller")
-	controllerAttachment := rec.Get(t, typeAttachment, karpenterName+"-controller")
-	nodeRole := rec.Get(t, typeRole, karpenterName+"-node")
-	queue := rec.Get(t, typeQueue, karpenterName+"-interruption-queue")
-	crdRelease := rec.Get(t, typeHelmRelease, karpenterName+"-crd")
-	release := rec.Get(t, typeHelmRelease, karpenterName+"-controller")
+	rec := runDevStack(t).rec
+	eks, fargate := rec.Get(t, tokens.EKSCluster, "eks-demo"), rec.Get(t, tokens.FargateProfile, "eks-demo-karpenter")
+	crdRelease, release := rec.Get(t, tokens.HelmRelease, karpenterName+"-crd"), rec.Get(t, tokens.HelmRelease, karpenterName+"-controller")
 
 	t.Run("the fargate profile selects the namespace the controller runs in", func(t *testing.T) {
 		sel := fargate.Inputs["selectors"].ArrayValue()[0].ObjectValue()
@@ -437,7 +403,8 @@ func TestKarpenterInTheStack(t *testing.T) {
 	})
 
 	t.Run("controller policy matches the golden file", func(t *testing.T) {
-		requireGolden(t, "karpenter-controller-policy.golden.json", jsonValue(t, controllerPolicy.Inputs["policy"].StringValue()))
+		policy := rec.Get(t, tokens.Policy, karpenterName+"-controller").Inputs["policy"].StringValue()
+		requireGolden(t, "karpenter-controller-policy.golden.json", jsonValue(t, policy))
 	})
 
 	t.Run("the controller values match the golden file the chart is rendered with", func(t *testing.T) {
@@ -453,36 +420,25 @@ func TestKarpenterInTheStack(t *testing.T) {
 		assert.Equal(t, "Default", values.ObjectValue()["dnsPolicy"].StringValue())
 	})
 
-	t.Run("the controller release waits for CRDs, Fargate, the policy attachment and the queue", func(t *testing.T) {
-		rec.RequireDependsOn(t, release, crdRelease)
+	t.Run("the controller waits for the Fargate profile; its CRDs and IAM only for the cluster", func(t *testing.T) {
 		rec.RequireDependsOn(t, release, fargate)
-		rec.RequireDependsOn(t, release, controllerAttachment)
-		rec.RequireDependsOn(t, release, controllerRole)
-		rec.RequireDependsOn(t, release, queue)
-	})
-
-	t.Run("the CRD release does not wait for the fargate profile", func(t *testing.T) {
 		rec.RequireNotDependsOn(t, crdRelease, fargate)
 		rec.RequireDependsOn(t, crdRelease, eks)
-	})
-
-	t.Run("IAM, the queue and the rules do not wait for the cluster beyond the OIDC provider", func(t *testing.T) {
-		independent := []*mock.Registration{nodeRole, controllerPolicy, queue, rec.Get(t, typeQueuePolicy, karpenterName+"-interruption-queue")}
-		independent = append(independent, rec.OfType(typeEventRule)...)
-		independent = append(independent, rec.OfType(typeEventTarget)...)
-		for _, a := range rec.OfType(typeAttachment) {
-			if a.Name != karpenterName+"-controller" {
-				independent = append(independent, a)
+		karpenterURN := rec.Get(t, "nodeless-eks:karpenter:Karpenter", karpenterName).URN
+		controllerRole := rec.Get(t, tokens.Role, karpenterName+"-controller")
+		controllerAttachment := rec.Get(t, tokens.RolePolicyAttachment, karpenterName+"-controller")
+		for _, reg := range programRegistrations(rec) {
+			if reg.Parent != karpenterURN || reg.Type == tokens.HelmRelease {
+				continue
+			}
+			rec.RequireNotDependsOn(t, reg, fargate)
+			// The controller role's trust names the OIDC provider and the
+			// node access entry the cluster: only those wait for it.
+			if reg != controllerRole && reg != controllerAttachment && reg.Type != tokens.AccessEntry {
+				rec.RequireNotDependsOn(t, reg, eks)
 			}
 		}
-		for _, reg := range independent {
-			rec.RequireNotDependsOn(t, reg, eks)
-			rec.RequireNotDependsOn(t, reg, fargate)
-		}
-		// The controller role's trust names the OIDC provider, which only
-		// the cluster component can give; it must not wait for Fargate.
 		rec.RequireDependsOn(t, controllerRole, eks)
-		rec.RequireNotDependsOn(t, controllerRole, fargate)
 	})
 }
 
@@ -502,7 +458,7 @@ func TestControllerSizeByStackClass(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			run := stackWith(t, tt.stackFile, tt.set)
-			values := run.rec.Get(t, typeHelmRelease, tt.release).Inputs["values"].ObjectValue()
+			values := run.rec.Get(t, tokens.HelmRelease, tt.release).Inputs["values"].ObjectValue()
 			resources := values["controller"].ObjectValue()["resources"].ObjectValue().Mappable()
 			sized := map[string]any{"cpu": tt.cpu, "memory": tt.memory}
 			assert.Equal(t, map[string]any{"requests": sized, "limits": sized}, resources)
@@ -522,11 +478,11 @@ func TestNodeRepair(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			run := stackWith(t, "Pulumi.dev.yaml", tt.set)
-			values := run.rec.Get(t, typeHelmRelease, karpenterName+"-controller").Inputs["values"].ObjectValue()
+			values := run.rec.Get(t, tokens.HelmRelease, karpenterName+"-controller").Inputs["values"].ObjectValue()
 			gates := values["settings"].ObjectValue()["featureGates"].ObjectValue()
 			assert.Equal(t, tt.on, gates["nodeRepair"].V, "settings.featureGates.nodeRepair")
 			found := false
-			for _, a := range run.rec.OfType(typeAddon) {
+			for _, a := range run.rec.OfType(tokens.Addon) {
 				if a.Inputs["addonName"].StringValue() == "eks-node-monitoring-agent" {
 					found = true
 					assert.Equal(t, "v1.4.0-eksbuild.1", a.Inputs["addonVersion"].StringValue(), "the EKS default version")
@@ -536,11 +492,6 @@ func TestNodeRepair(t *testing.T) {
 		})
 	}
 }
-
-const (
-	typeEC2NodeClass = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
-	typeNodePool     = "kubernetes:karpenter.sh/v1:NodePool"
-)
 
 // registeredObject is a custom resource as the API server would receive it.
 func registeredObject(reg *mock.Registration) map[string]any {
@@ -556,7 +507,7 @@ func registeredObject(reg *mock.Registration) map[string]any {
 // classes first, each sorted by name (registrations arrive concurrently).
 func nodeObjects(rec *mock.Recorder) []any {
 	var out []any
-	for _, typ := range []string{typeEC2NodeClass, typeNodePool} {
+	for _, typ := range []string{tokens.EC2NodeClass, tokens.NodePool} {
 		regs := rec.OfType(typ)
 		sort.Slice(regs, func(i, j int) bool { return regs[i].Name < regs[j].Name })
 		for _, reg := range regs {
@@ -571,12 +522,12 @@ func nodeObjects(rec *mock.Recorder) []any {
 func TestNodePoolsInTheStack(t *testing.T) {
 	run := runDevStack(t)
 	rec := run.rec
-	karpenterRelease := rec.Get(t, typeHelmRelease, karpenterName+"-controller")
-	nodeRole := rec.Get(t, typeRole, karpenterName+"-node")
-	accessEntry := rec.Get(t, typeAccessEntry, karpenterName+"-node")
-	vpcCni := rec.Get(t, typeAddon, "eks-demo-vpc-cni")
-	class := rec.Get(t, typeEC2NodeClass, "eks-demo-nodepools-class-default")
-	pool := rec.Get(t, typeNodePool, "eks-demo-nodepools-pool-general")
+	karpenterRelease := rec.Get(t, tokens.HelmRelease, karpenterName+"-controller")
+	nodeRole := rec.Get(t, tokens.Role, karpenterName+"-node")
+	accessEntry := rec.Get(t, tokens.AccessEntry, karpenterName+"-node")
+	vpcCni := rec.Get(t, tokens.Addon, "eks-demo-vpc-cni")
+	class := rec.Get(t, tokens.EC2NodeClass, "eks-demo-nodepools-class-default")
+	pool := rec.Get(t, tokens.NodePool, "eks-demo-nodepools-pool-general")
 
 	t.Run("the registered objects match the golden file the CRD tests validate", func(t *testing.T) {
 		requireGolden(t, "nodepools-dev.golden.json", nodeObjects(rec))
@@ -590,7 +541,7 @@ func TestNodePoolsInTheStack(t *testing.T) {
 
 	t.Run("node classes wait for every policy the node role needs", func(t *testing.T) {
 		for _, suffix := range []string{"worker", "cni", "ecr", "ssm"} {
-			rec.RequireDependsOn(t, class, rec.Get(t, typeAttachment, karpenterName+"-node-"+suffix))
+			rec.RequireDependsOn(t, class, rec.Get(t, tokens.RolePolicyAttachment, karpenterName+"-node-"+suffix))
 		}
 	})
 
@@ -609,7 +560,7 @@ func TestSeveralNodePools(t *testing.T) {
 	})
 
 	t.Run("production node classes pin the Bottlerocket version", func(t *testing.T) {
-		for _, c := range rec.OfType(typeEC2NodeClass) {
+		for _, c := range rec.OfType(tokens.EC2NodeClass) {
 			terms := c.Inputs["spec"].ObjectValue()["amiSelectorTerms"].ArrayValue()
 			assert.Equal(t, "bottlerocket@v"+versions.SuggestedBottlerocket, terms[0].ObjectValue()["alias"].StringValue())
 		}
@@ -651,14 +602,14 @@ func TestEveryNameFits(t *testing.T) {
 					check(reg.Type, names.Autoname(reg.Name), reg.Name+" (autonamed)")
 				}
 			}
-			eks := rec.OfType(typeEksCluster)
+			eks := rec.OfType(tokens.EKSCluster)
 			require.Len(t, eks, 1)
 			_, ownRole := eks[0].Inputs["serviceRole"]
 			for _, child := range cluster.PulumiEKSNamedChildren(eks[0].Name, eks[0].Inputs["name"].StringValue(), ownRole) {
 				check(child.Type, child.Name, child.Name+" (pulumi-eks's child)")
 			}
-			for _, typ := range []string{"aws:iam/role:Role", "aws:cloudwatch/eventRule:EventRule", "aws:sqs/queue:Queue",
-				"aws:eks/cluster:Cluster", "aws:eks/fargateProfile:FargateProfile", "aws:iam/policy:Policy"} {
+			for _, typ := range []string{"aws:iam/role:Role", tokens.EventRule, tokens.Queue,
+				"aws:eks/cluster:Cluster", tokens.FargateProfile, "aws:iam/policy:Policy"} {
 				assert.Positivef(t, checked[typ], "no %s name was checked; the walk lost its way", typ)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"nodeless-eks/internal/kubeapi"
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/fakekube"
+	"nodeless-eks/testkit/tokens"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
@@ -213,14 +214,14 @@ func TestEveryBootstrapWaitIsBounded(t *testing.T) {
 		"eks-demo-addons-argocd":                    bounds.ChartOnNodes,
 	}
 	seen := map[string]bool{}
-	for _, typ := range []string{typeFargateProfile, typeHelmRelease, typeAddon, typeNodePool, typeEC2NodeClass} {
+	for _, typ := range []string{tokens.FargateProfile, tokens.HelmRelease, tokens.Addon, tokens.NodePool, tokens.EC2NodeClass} {
 		for _, reg := range rec.OfType(typ) {
 			bound, ok := want[reg.Name]
 			if !assert.True(t, ok, "%s %s waits without a bound from internal/bounds", typ, reg.Name) {
 				continue
 			}
 			seen[reg.Name] = true
-			if typ == typeHelmRelease {
+			if typ == tokens.HelmRelease {
 				// Helm's timeout is the only bound pulumi-kubernetes applies
 				// to a release; a custom timeout would only mislead.
 				assert.Equal(t, float64(bounds.Seconds(bound)), reg.Inputs["timeout"].NumberValue(), "%s: Helm's timeout", reg.Name)
@@ -228,11 +229,11 @@ func TestEveryBootstrapWaitIsBounded(t *testing.T) {
 				continue
 			}
 			assert.Equal(t, bound.String(), reg.CreateTimeout, "%s: create timeout", reg.Name)
-			if typ != typeFargateProfile { // a profile is replaced, never updated
+			if typ != tokens.FargateProfile { // a profile is replaced, never updated
 				assert.Equal(t, bound.String(), reg.UpdateTimeout, "%s: update timeout", reg.Name)
 			}
 			switch typ {
-			case typeNodePool, typeEC2NodeClass:
+			case tokens.NodePool, tokens.EC2NodeClass:
 				annotations := reg.Inputs["metadata"].ObjectValue()["annotations"].ObjectValue()
 				assert.Equal(t, "condition=Ready", annotations["pulumi.com/waitFor"].StringValue(),
 					"%s is awaited until Ready, so a class or pool that cannot work fails at itself", reg.Name)

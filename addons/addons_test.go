@@ -10,6 +10,7 @@ import (
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/iamtest"
 	"nodeless-eks/testkit/mock"
+	"nodeless-eks/testkit/tokens"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -19,14 +20,8 @@ import (
 )
 
 const (
-	typeAddon       = "aws:eks/addon:Addon"
-	typeAssociation = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
-	typeAttachment  = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
-	typeCommand     = "command:local:Command"
-	typeHelmRelease = "kubernetes:helm.sh/v3:Release"
-	typeRole        = "aws:iam/role:Role"
-	prefix          = "eks-demo-addons-"
-	testAccount     = fakeaws.AccountID
+	prefix      = "eks-demo-addons-"
+	testAccount = fakeaws.AccountID
 )
 
 // standIns are the resources of other layers the program hands this one.
@@ -51,13 +46,9 @@ func newLayer(t *testing.T, change func(*Args)) layer {
 	t.Helper()
 	rec := (&fakeaws.Account{Vpc: fakeaws.DevVpc(), ClusterName: "eks-demo"}).Recorder("nodeless-eks", "dev")
 	err := rec.Run(t, nil, false, func(ctx *pulumi.Context) error {
-		r := map[string]pulumi.Resource{}
-		for _, name := range standIns {
-			s, err := mock.NewStandIn(ctx, name)
-			if err != nil {
-				return err
-			}
-			r[name] = s
+		r, err := mock.NewStandIns(ctx, standIns...)
+		if err != nil {
+			return err
 		}
 		provider, err := kubernetes.NewProvider(ctx, "eks-demo-k8s", &kubernetes.ProviderArgs{})
 		if err != nil {
@@ -92,7 +83,7 @@ func newLayer(t *testing.T, change func(*Args)) layer {
 		return err
 	}).Err
 	require.NoError(t, err)
-	l := layer{Recorder: rec, provider: rec.Get(t, "pulumi:providers:kubernetes", "eks-demo-k8s")}
+	l := layer{Recorder: rec, provider: rec.Get(t, tokens.KubernetesProvider, "eks-demo-k8s")}
 	l.pools = []*mock.Registration{l.standIn(t, "pool-general"), l.standIn(t, "pool-steady")}
 	return l
 }
@@ -100,13 +91,13 @@ func newLayer(t *testing.T, change func(*Args)) layer {
 func TestAddonsLayer(t *testing.T) {
 	l := newLayer(t, nil)
 	rec, pools, provider := l.Recorder, l.pools, l.provider
-	coreDNS := rec.Get(t, typeAddon, prefix+"coredns")
-	kubeProxy := rec.Get(t, typeAddon, prefix+"kube-proxy")
-	agent := rec.Get(t, typeAddon, prefix+"eks-pod-identity-agent")
-	association := rec.Get(t, typeAssociation, prefix+"lb-controller")
-	lbc := rec.Get(t, typeHelmRelease, prefix+"lb-controller")
-	lbcRole := rec.Get(t, typeRole, prefix+"lb-controller")
-	argocd := rec.Get(t, typeHelmRelease, prefix+"argocd")
+	coreDNS := rec.Get(t, tokens.Addon, prefix+"coredns")
+	kubeProxy := rec.Get(t, tokens.Addon, prefix+"kube-proxy")
+	agent := rec.Get(t, tokens.Addon, prefix+"eks-pod-identity-agent")
+	association := rec.Get(t, tokens.PodIdentityAssociation, prefix+"lb-controller")
+	lbc := rec.Get(t, tokens.HelmRelease, prefix+"lb-controller")
+	lbcRole := rec.Get(t, tokens.Role, prefix+"lb-controller")
+	argocd := rec.Get(t, tokens.HelmRelease, prefix+"argocd")
 
 	t.Run("CoreDNS waits for every NodePool", func(t *testing.T) {
 		for _, p := range pools {
@@ -138,7 +129,7 @@ func TestAddonsLayer(t *testing.T) {
 		rec.RequireDependsOn(t, lbc, coreDNS)
 		rec.RequireDependsOn(t, lbc, agent)
 		rec.RequireDependsOn(t, lbc, association)
-		rec.RequireDependsOn(t, lbc, rec.Get(t, typeAttachment, prefix+"lb-controller"))
+		rec.RequireDependsOn(t, lbc, rec.Get(t, tokens.RolePolicyAttachment, prefix+"lb-controller"))
 		for _, p := range pools {
 			rec.RequireDependsOn(t, lbc, p)
 		}
@@ -175,7 +166,7 @@ func TestAddonsLayer(t *testing.T) {
 	})
 
 	t.Run("the LB controller's CRDs of its own version are applied before it, and taken over from Helm", func(t *testing.T) {
-		crds := rec.Get(t, "kubernetes:yaml/v2:ConfigGroup", prefix+"lb-controller-crds")
+		crds := rec.Get(t, tokens.ConfigGroup, prefix+"lb-controller-crds")
 		assert.True(t, crds.Remote, "the kubernetes provider reads the manifests")
 		var files []string
 		for _, f := range crds.Inputs["files"].ArrayValue() {
@@ -213,7 +204,7 @@ func TestAddonsLayer(t *testing.T) {
 	})
 
 	t.Run("kube-proxy and the pod identity and node monitoring agents wait for no node pool and no Karpenter", func(t *testing.T) {
-		monitoring := rec.Get(t, typeAddon, prefix+"eks-node-monitoring-agent")
+		monitoring := rec.Get(t, tokens.Addon, prefix+"eks-node-monitoring-agent")
 		for _, a := range []*mock.Registration{kubeProxy, agent, monitoring} {
 			for _, k := range append([]*mock.Registration{l.standIn(t, "karpenter-release"), l.standIn(t, "class-default")}, pools...) {
 				rec.RequireNotDependsOn(t, a, k)
@@ -224,19 +215,19 @@ func TestAddonsLayer(t *testing.T) {
 
 func TestArgoCDAbsentWhenDisabled(t *testing.T) {
 	l := newLayer(t, func(a *Args) { a.ArgoCD = false })
-	for _, r := range l.OfType(typeHelmRelease) {
+	for _, r := range l.OfType(tokens.HelmRelease) {
 		assert.NotContains(t, r.Name, "argocd")
 	}
-	assert.Len(t, l.OfType(typeHelmRelease), 1, "the LB controller alone")
+	assert.Len(t, l.OfType(tokens.HelmRelease), 1, "the LB controller alone")
 }
 
 func TestEBSCSIDriver(t *testing.T) {
 	l := newLayer(t, nil)
 	rec := l.Recorder
-	addon := rec.Get(t, typeAddon, prefix+"aws-ebs-csi-driver")
-	role := rec.Get(t, typeRole, prefix+"ebs-csi")
-	attachment := rec.Get(t, typeAttachment, prefix+"ebs-csi")
-	class := rec.Get(t, "kubernetes:storage.k8s.io/v1:StorageClass", prefix+"gp3")
+	addon := rec.Get(t, tokens.Addon, prefix+"aws-ebs-csi-driver")
+	role := rec.Get(t, tokens.Role, prefix+"ebs-csi")
+	attachment := rec.Get(t, tokens.RolePolicyAttachment, prefix+"ebs-csi")
+	class := rec.Get(t, tokens.StorageClass, prefix+"gp3")
 
 	t.Run("the add-on gets its role through an add-on Pod Identity association", func(t *testing.T) {
 		assocs := addon.Inputs["podIdentityAssociations"].ArrayValue()
@@ -263,9 +254,9 @@ func TestEBSCSIDriver(t *testing.T) {
 		for _, p := range l.pools {
 			rec.RequireDependsOn(t, addon, p)
 		}
-		rec.RequireDependsOn(t, addon, rec.Get(t, typeAddon, prefix+"eks-pod-identity-agent"))
+		rec.RequireDependsOn(t, addon, rec.Get(t, tokens.Addon, prefix+"eks-pod-identity-agent"))
 		rec.RequireDependsOn(t, addon, attachment)
-		rec.RequireNotDependsOn(t, addon, rec.Get(t, typeAddon, prefix+"coredns"))
+		rec.RequireNotDependsOn(t, addon, rec.Get(t, tokens.Addon, prefix+"coredns"))
 	})
 
 	t.Run("gp3 is the default class: encrypted, bound where the pod lands", func(t *testing.T) {
@@ -285,7 +276,7 @@ func TestEBSCSIDriver(t *testing.T) {
 func TestMetricsServer(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		l := newLayer(t, func(a *Args) { a.MetricsServer = on })
-		addon, found := l.Find(typeAddon, prefix+"metrics-server")
+		addon, found := l.Find(tokens.Addon, prefix+"metrics-server")
 		require.Equal(t, on, found, "metrics-server installed: %v", on)
 		if !on {
 			continue
@@ -296,14 +287,14 @@ func TestMetricsServer(t *testing.T) {
 		for _, p := range l.pools {
 			l.RequireDependsOn(t, addon, p)
 		}
-		l.RequireNotDependsOn(t, addon, l.Get(t, typeAddon, prefix+"coredns"))
+		l.RequireNotDependsOn(t, addon, l.Get(t, tokens.Addon, prefix+"coredns"))
 	}
 }
 
 func TestDestroyCleanup(t *testing.T) {
 	l := newLayer(t, nil)
 	rec := l.Recorder
-	cleanup := rec.Get(t, typeCommand, prefix+"destroy-cleanup")
+	cleanup := rec.Get(t, tokens.Command, prefix+"destroy-cleanup")
 
 	t.Run("it runs only on delete", func(t *testing.T) {
 		assert.Equal(t, "go run ./cmd/destroy-cleanup", cleanup.Inputs["delete"].StringValue())
@@ -324,17 +315,17 @@ func TestDestroyCleanup(t *testing.T) {
 	// everything it needs, so it runs while all of it still exists.
 	t.Run("it waits for every add-on and for what it is handed", func(t *testing.T) {
 		for _, name := range []string{"lb-controller"} {
-			rec.RequireDependsOn(t, cleanup, rec.Get(t, typeHelmRelease, prefix+name))
+			rec.RequireDependsOn(t, cleanup, rec.Get(t, tokens.HelmRelease, prefix+name))
 		}
 		for _, name := range []string{"aws-ebs-csi-driver", "kube-proxy", "coredns", "eks-pod-identity-agent", "metrics-server", "eks-node-monitoring-agent"} {
-			rec.RequireDependsOn(t, cleanup, rec.Get(t, typeAddon, prefix+name))
+			rec.RequireDependsOn(t, cleanup, rec.Get(t, tokens.Addon, prefix+name))
 		}
 		for _, name := range standIns {
 			rec.RequireDependsOn(t, cleanup, l.standIn(t, name))
 		}
 	})
 	t.Run("ArgoCD goes before it, so its applications cannot recreate what it removes", func(t *testing.T) {
-		rec.RequireDependsOn(t, rec.Get(t, typeHelmRelease, prefix+"argocd"), cleanup)
+		rec.RequireDependsOn(t, rec.Get(t, tokens.HelmRelease, prefix+"argocd"), cleanup)
 	})
 	t.Run("nothing else waits for it", func(t *testing.T) {
 		for _, reg := range rec.All() {
@@ -346,9 +337,9 @@ func TestDestroyCleanup(t *testing.T) {
 	})
 	t.Run("with Protect, the cleanup, ArgoCD and the CRDs of the LB controller are protected", func(t *testing.T) {
 		p := newLayer(t, func(a *Args) { a.Protect = true })
-		assert.True(t, p.Get(t, typeCommand, prefix+"destroy-cleanup").Protect)
-		assert.True(t, p.Get(t, typeHelmRelease, prefix+"argocd").Protect)
-		crds := p.Get(t, "kubernetes:yaml/v2:ConfigGroup", prefix+"lb-controller-crds")
+		assert.True(t, p.Get(t, tokens.Command, prefix+"destroy-cleanup").Protect)
+		assert.True(t, p.Get(t, tokens.HelmRelease, prefix+"argocd").Protect)
+		crds := p.Get(t, tokens.ConfigGroup, prefix+"lb-controller-crds")
 		assert.True(t, crds.Protect)
 		assert.True(t, crds.Transformed["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"].Protect, "each CRD, not only the group")
 		assert.False(t, cleanup.Protect, "and not without it")

@@ -7,6 +7,7 @@ import (
 	"nodeless-eks/internal/iamopts"
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/mock"
+	"nodeless-eks/testkit/tokens"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -15,18 +16,7 @@ import (
 )
 
 const (
-	typeEksCluster              = "eks:index:Cluster"
-	typeFargateProfile          = "aws:eks/fargateProfile:FargateProfile"
-	typeAddon                   = "aws:eks/addon:Addon"
-	typeRole                    = "aws:iam/role:Role"
-	typeAttachment              = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
-	typeSecurityGroup           = "aws:ec2/securityGroup:SecurityGroup"
-	typeK8sProvider             = "pulumi:providers:kubernetes"
-	typeAccessEntry             = "aws:eks/accessEntry:AccessEntry"
-	typeAccessPolicyAssociation = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
-	typeLogGroup                = "aws:cloudwatch/logGroup:LogGroup"
-	typeKmsKey                  = "aws:kms/key:Key"
-	testAccount                 = fakeaws.AccountID
+	testAccount = fakeaws.AccountID
 )
 
 // devArgs are what the program hands the layer on the dev stack
@@ -101,9 +91,9 @@ func stringsOf(t *testing.T, v resource.PropertyValue) []string {
 
 func TestClusterLayer(t *testing.T) {
 	rec := devLayer(t, nil)
-	eks := rec.Get(t, typeEksCluster, "eks-demo")
-	fargate := rec.Get(t, typeFargateProfile, "eks-demo-karpenter")
-	vpcCni := rec.Get(t, typeAddon, "eks-demo-vpc-cni")
+	eks := rec.Get(t, tokens.EKSCluster, "eks-demo")
+	fargate := rec.Get(t, tokens.FargateProfile, "eks-demo-karpenter")
+	vpcCni := rec.Get(t, tokens.Addon, "eks-demo-vpc-cni")
 
 	t.Run("pulumi-eks creates no node group", func(t *testing.T) {
 		assert.Equal(t, true, eks.Inputs["skipDefaultNodeGroup"].V, "pulumi-eks must skip its default node group")
@@ -152,7 +142,7 @@ func TestClusterLayer(t *testing.T) {
 	})
 
 	t.Run("the fargate pod execution role trusts only this cluster's profiles", func(t *testing.T) {
-		role := rec.Get(t, typeRole, "eks-demo-fargate-pod-execution")
+		role := rec.Get(t, tokens.Role, "eks-demo-fargate-pod-execution")
 		var doc struct {
 			Statement []struct {
 				Effect    string
@@ -168,7 +158,7 @@ func TestClusterLayer(t *testing.T) {
 		assert.Equal(t, "eks-fargate-pods.amazonaws.com", st.Principal["Service"])
 		assert.Equal(t, "arn:aws:eks:eu-west-1:"+testAccount+":fargateprofile/eks-demo/*", st.Condition["ArnLike"]["aws:SourceArn"])
 		rec.RequireNotDependsOn(t, role, eks)
-		attachment := rec.Get(t, "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "eks-demo-fargate-pod-execution")
+		attachment := rec.Get(t, tokens.RolePolicyAttachment, "eks-demo-fargate-pod-execution")
 		assert.Equal(t, "arn:aws:iam::aws:policy/AmazonEKSFargatePodExecutionRolePolicy", attachment.Inputs["policyArn"].StringValue())
 		rec.RequireDependsOn(t, fargate, attachment)
 	})
@@ -220,22 +210,22 @@ func TestClusterLayer(t *testing.T) {
 	t.Run("vpc-cni waits for the cluster but not for the fargate profile", func(t *testing.T) {
 		rec.RequireDependsOn(t, vpcCni, eks)
 		rec.RequireNotDependsOn(t, vpcCni, fargate)
-		for _, reg := range rec.OfType("aws:iam/role:Role") {
+		for _, reg := range rec.OfType(tokens.Role) {
 			rec.RequireNotDependsOn(t, vpcCni, reg)
 		}
 	})
 
 	t.Run("the node security group carries the discovery tag and talks to the cluster", func(t *testing.T) {
-		sg := rec.Get(t, typeSecurityGroup, "eks-demo-node")
+		sg := rec.Get(t, tokens.SecurityGroup, "eks-demo-node")
 		assert.Equal(t, "eks-demo", sg.Inputs["tags"].ObjectValue()["karpenter.sh/discovery"].StringValue())
 		assert.Equal(t, "dev", sg.Inputs["tags"].ObjectValue()["environment"].StringValue(), "stack tags apply")
-		rule := rec.Get(t, "aws:ec2/securityGroupRule:SecurityGroupRule", "eks-demo-cluster-from-node")
+		rule := rec.Get(t, tokens.SecurityGroupRule, "eks-demo-cluster-from-node")
 		assert.Equal(t, "sg-eks-cluster", rule.Inputs["securityGroupId"].StringValue())
 		assert.Equal(t, "sg-eks-demo-node", rule.Inputs["sourceSecurityGroupId"].StringValue())
-		self := rec.Get(t, "aws:ec2/securityGroupRule:SecurityGroupRule", "eks-demo-node-from-node")
+		self := rec.Get(t, tokens.SecurityGroupRule, "eks-demo-node-from-node")
 		assert.Equal(t, true, self.Inputs["self"].V, "nodes and pods reach each other")
 		assert.Equal(t, "ingress", self.Inputs["type"].StringValue())
-		back := rec.Get(t, "aws:ec2/securityGroupRule:SecurityGroupRule", "eks-demo-node-from-cluster")
+		back := rec.Get(t, tokens.SecurityGroupRule, "eks-demo-node-from-cluster")
 		assert.Equal(t, "sg-eks-cluster", back.Inputs["sourceSecurityGroupId"].StringValue())
 		rec.RequireNotDependsOn(t, sg, eks)
 	})
@@ -245,7 +235,7 @@ func TestClusterLayer(t *testing.T) {
 	})
 
 	t.Run("the kubernetes provider is built from the cluster's kubeconfig, as a secret", func(t *testing.T) {
-		providers := rec.OfType(typeK8sProvider)
+		providers := rec.OfType(tokens.KubernetesProvider)
 		require.Len(t, providers, 1)
 		kubeconfig := providers[0].Inputs["kubeconfig"]
 		assert.True(t, kubeconfig.ContainsSecrets(), "the engine must see the kubeconfig as a secret")
@@ -255,7 +245,7 @@ func TestClusterLayer(t *testing.T) {
 
 func TestVpcCniVersionPinned(t *testing.T) {
 	rec := devLayer(t, func(a *Args) { a.VpcCniVersion = "v1.20.4-eksbuild.1" })
-	addon := rec.Get(t, typeAddon, "eks-demo-vpc-cni")
+	addon := rec.Get(t, tokens.Addon, "eks-demo-vpc-cni")
 	assert.Equal(t, "v1.20.4-eksbuild.1", addon.Inputs["addonVersion"].StringValue())
 	for _, inv := range rec.Invocations() {
 		if inv.Token == "aws:eks/getAddonVersion:getAddonVersion" {
@@ -335,7 +325,7 @@ func TestAccessEntries(t *testing.T) {
 			"team-a":   {PrincipalArn: "arn:aws:iam::123456789012:role/teams/team-a", Policy: "edit", Namespaces: []string{"team-a", "team-a-ci"}},
 		}
 	})
-	eks := rec.Get(t, typeEksCluster, "eks-demo")
+	eks := rec.Get(t, tokens.EKSCluster, "eks-demo")
 
 	tests := []struct {
 		name, entry, principal, policy, scope string
@@ -346,18 +336,18 @@ func TestAccessEntries(t *testing.T) {
 	}
 	t.Run("no entry is registered without one configured", func(t *testing.T) {
 		dev := devLayer(t, nil)
-		assert.Empty(t, dev.OfType(typeAccessEntry))
-		assert.Empty(t, dev.OfType(typeAccessPolicyAssociation))
+		assert.Empty(t, dev.OfType(tokens.AccessEntry))
+		assert.Empty(t, dev.OfType(tokens.AccessPolicyAssociation))
 	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			entry := rec.Get(t, typeAccessEntry, "eks-demo-access-"+tt.entry)
+			entry := rec.Get(t, tokens.AccessEntry, "eks-demo-access-"+tt.entry)
 			assert.Equal(t, tt.principal, entry.Inputs["principalArn"].StringValue())
 			assert.Equal(t, "STANDARD", entry.Inputs["type"].StringValue())
 			assert.Equal(t, "eks-demo", entry.Inputs["clusterName"].StringValue())
 			rec.RequireDependsOn(t, entry, eks)
 
-			assoc := rec.Get(t, typeAccessPolicyAssociation, "eks-demo-access-"+tt.entry)
+			assoc := rec.Get(t, tokens.AccessPolicyAssociation, "eks-demo-access-"+tt.entry)
 			assert.Equal(t, tt.principal, assoc.Inputs["principalArn"].StringValue())
 			assert.Equal(t, "arn:aws:eks::aws:cluster-access-policy/"+tt.policy, assoc.Inputs["policyArn"].StringValue())
 			scope := assoc.Inputs["accessScope"].ObjectValue()
@@ -375,32 +365,32 @@ func TestAccessEntries(t *testing.T) {
 func TestControlPlaneLogging(t *testing.T) {
 	t.Run("the log group exists before the cluster, with a retention", func(t *testing.T) {
 		rec := devLayer(t, nil)
-		group := rec.Get(t, typeLogGroup, "eks-demo-control-plane")
+		group := rec.Get(t, tokens.LogGroup, "eks-demo-control-plane")
 		assert.Equal(t, "/aws/eks/eks-demo/cluster", group.Inputs["name"].StringValue(), "the name EKS writes to")
 		assert.Equal(t, 90.0, group.Inputs["retentionInDays"].NumberValue())
-		eks := rec.Get(t, typeEksCluster, "eks-demo")
+		eks := rec.Get(t, tokens.EKSCluster, "eks-demo")
 		rec.RequireDependsOn(t, eks, group)
 		assert.Equal(t, []string{"api", "audit", "authenticator"}, stringsOf(t, eks.Inputs["enabledClusterLogTypes"]))
 		rec.RequireNotDependsOn(t, group, eks)
 	})
 	t.Run("retention and log types come from config", func(t *testing.T) {
 		rec := devLayer(t, func(a *Args) { a.LogRetentionDays, a.LogTypes = 30, []string{"audit"} })
-		assert.Equal(t, 30.0, rec.Get(t, typeLogGroup, "eks-demo-control-plane").Inputs["retentionInDays"].NumberValue())
-		assert.Equal(t, []string{"audit"}, stringsOf(t, rec.Get(t, typeEksCluster, "eks-demo").Inputs["enabledClusterLogTypes"]))
+		assert.Equal(t, 30.0, rec.Get(t, tokens.LogGroup, "eks-demo-control-plane").Inputs["retentionInDays"].NumberValue())
+		assert.Equal(t, []string{"audit"}, stringsOf(t, rec.Get(t, tokens.EKSCluster, "eks-demo").Inputs["enabledClusterLogTypes"]))
 	})
 	t.Run("no log types means no log group", func(t *testing.T) {
 		rec := devLayer(t, func(a *Args) { a.LogTypes = nil })
-		assert.Empty(t, rec.OfType(typeLogGroup))
-		assert.Empty(t, stringsOf(t, rec.Get(t, typeEksCluster, "eks-demo").Inputs["enabledClusterLogTypes"]))
+		assert.Empty(t, rec.OfType(tokens.LogGroup))
+		assert.Empty(t, stringsOf(t, rec.Get(t, tokens.EKSCluster, "eks-demo").Inputs["enabledClusterLogTypes"]))
 	})
 }
 
 func TestSecretsEncryption(t *testing.T) {
 	t.Run("a rotated key of our own encrypts Secrets", func(t *testing.T) {
 		rec := devLayer(t, nil)
-		key := rec.Get(t, typeKmsKey, "eks-demo-secrets")
+		key := rec.Get(t, tokens.KMSKey, "eks-demo-secrets")
 		assert.Equal(t, true, key.Inputs["enableKeyRotation"].V)
-		eks := rec.Get(t, typeEksCluster, "eks-demo")
+		eks := rec.Get(t, tokens.EKSCluster, "eks-demo")
 		assert.Equal(t, "arn:aws:kms:eu-west-1:"+testAccount+":key/eks-demo-secrets-0000", eks.Inputs["encryptionConfigKeyArn"].StringValue())
 		rec.RequireDependsOn(t, eks, key)
 		assert.False(t, key.Protect, "dev stacks can be destroyed")
@@ -411,18 +401,18 @@ func TestSecretsEncryption(t *testing.T) {
 	t.Run("a configured key is used and none is created", func(t *testing.T) {
 		arn := "arn:aws:kms:eu-west-1:" + testAccount + ":key/1234abcd-12ab-34cd-56ef-1234567890ab"
 		rec := devLayer(t, func(a *Args) { a.KmsKeyArn = arn })
-		assert.Empty(t, rec.OfType(typeKmsKey))
-		assert.Equal(t, arn, rec.Get(t, typeEksCluster, "eks-demo").Inputs["encryptionConfigKeyArn"].StringValue())
+		assert.Empty(t, rec.OfType(tokens.KMSKey))
+		assert.Equal(t, arn, rec.Get(t, tokens.EKSCluster, "eks-demo").Inputs["encryptionConfigKeyArn"].StringValue())
 	})
 }
 
 func TestProtect(t *testing.T) {
 	rec := devLayer(t, func(a *Args) { a.Protect = true })
-	eks := rec.Get(t, typeEksCluster, "eks-demo")
+	eks := rec.Get(t, tokens.EKSCluster, "eks-demo")
 
 	t.Run("the cluster and its key are protected", func(t *testing.T) {
 		assert.True(t, eks.Protect, "the pulumi-eks component is protected")
-		assert.True(t, rec.Get(t, typeKmsKey, "eks-demo-secrets").Protect)
+		assert.True(t, rec.Get(t, tokens.KMSKey, "eks-demo-secrets").Protect)
 	})
 	t.Run("the transform protects pulumi-eks's EKS cluster and nothing else", func(t *testing.T) {
 		child := eks.Transformed["aws:eks/cluster:Cluster"]
@@ -430,7 +420,7 @@ func TestProtect(t *testing.T) {
 		assert.True(t, eks.Transformed["aws:iam/role:Role"].Unchanged, "other children of pulumi-eks pass unchanged")
 	})
 	t.Run("without Protect nothing is protected", func(t *testing.T) {
-		dev := devLayer(t, nil).Get(t, typeEksCluster, "eks-demo")
+		dev := devLayer(t, nil).Get(t, tokens.EKSCluster, "eks-demo")
 		assert.False(t, dev.Protect)
 		assert.False(t, dev.Transformed["aws:eks/cluster:Cluster"].Protect)
 	})
@@ -440,7 +430,7 @@ func TestUpgradePolicy(t *testing.T) {
 	for _, want := range []string{SupportStandard, SupportExtended} {
 		t.Run(want, func(t *testing.T) {
 			rec := devLayer(t, func(a *Args) { a.SupportType = want })
-			eks := rec.OfType(typeEksCluster)
+			eks := rec.OfType(tokens.EKSCluster)
 			require.Len(t, eks, 1)
 			child, ok := eks[0].Transformed["aws:eks/cluster:Cluster"]
 			require.True(t, ok, "the EKS cluster must carry a transform for its child")

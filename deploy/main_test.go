@@ -13,69 +13,23 @@ import (
 	"time"
 
 	"nodeless-eks/internal/iampolicy"
+	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/fakecloud"
 	"nodeless-eks/testkit/iamtest"
 	"nodeless-eks/testkit/mock"
-	"nodeless-eks/testkit/stackfile"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 const (
 	project = "nodeless-eks-deploy"
-	account = "123456789012"
+	account = fakeaws.AccountID
 )
 
-// newRecorder is a mock engine whose IAM resources get the ARNs AWS
-// would give them and whose account answers the program's two lookups.
-func newRecorder() *mock.Recorder {
-	rec := mock.New(project, "admin")
-	rec.State = func(reg *mock.Registration) (string, resource.PropertyMap, error) {
-		state := reg.Inputs.Copy()
-		switch reg.Type {
-		case "aws:iam/role:Role":
-			state["name"] = resource.NewProperty(reg.Name + "-7f3a")
-			state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":role/" + reg.Name + "-7f3a")
-		case "aws:iam/policy:Policy":
-			state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":policy/" + reg.Name + "-7f3a")
-		case "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
-			state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":oidc-provider/api.pulumi.com/oidc")
-		}
-		return reg.Name + "-id", state, nil
-	}
-	rec.Invoke = func(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
-		switch args.Token {
-		case "aws:index/getCallerIdentity:getCallerIdentity":
-			return resource.PropertyMap{"accountId": resource.NewProperty(account)}, nil
-		case "aws:index/getPartition:getPartition":
-			return resource.PropertyMap{"partition": resource.NewProperty("aws")}, nil
-		}
-		return nil, fmt.Errorf("unexpected invoke %s", args.Token)
-	}
-	return rec
-}
-
-// run runs the program with Pulumi.example.yaml, read as the Pulumi CLI
-// reads it (testkit/stackfile), and the given changes ("" deletes a key).
+// run runs the program with Pulumi.example.yaml and the given changes.
 func run(t *testing.T, set map[string]string) (*mock.Recorder, error) {
-	t.Helper()
-	cfg, err := stackfile.Load("Pulumi.yaml", "Pulumi.example.yaml")
-	require.NoError(t, err, "the Pulumi CLI would refuse Pulumi.example.yaml")
-	for k, v := range set {
-		if !strings.Contains(k, ":") {
-			k = project + ":" + k
-		}
-		if v == "" {
-			delete(cfg, k)
-			continue
-		}
-		cfg[k] = v
-	}
-	rec := newRecorder()
-	return rec, rec.Run(t, cfg, false, program).Err
+	return fakeaws.RunStackFile(t, project, "admin", "Pulumi.example.yaml", set, program)
 }
 
 func TestExampleConfig(t *testing.T) {
@@ -771,9 +725,7 @@ func TestBadConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec, err := run(t, tt.set)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
-			assert.Empty(t, rec.All(), "nothing is registered for bad config")
+			rec.RequireRefused(t, err, tt.want)
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/iamtest"
 	"nodeless-eks/testkit/mock"
+	"nodeless-eks/testkit/tokens"
 	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
@@ -18,15 +19,6 @@ import (
 )
 
 const (
-	typeHelmRelease   = "kubernetes:helm.sh/v3:Release"
-	typeRole          = "aws:iam/role:Role"
-	typePolicy        = "aws:iam/policy:Policy"
-	typeAttachment    = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
-	typeQueue         = "aws:sqs/queue:Queue"
-	typeQueuePolicy   = "aws:sqs/queuePolicy:QueuePolicy"
-	typeEventRule     = "aws:cloudwatch/eventRule:EventRule"
-	typeEventTarget   = "aws:cloudwatch/eventTarget:EventTarget"
-	typeAccessEntry   = "aws:eks/accessEntry:AccessEntry"
 	layerName         = "eks-demo-karpenter"
 	oidcIssuer        = fakeaws.Issuer
 	queueArn          = "arn:aws:sqs:eu-west-1:" + fakeaws.AccountID + ":" + layerName + "-interruption-queue" + fakeaws.Suffix
@@ -81,14 +73,14 @@ func newLayer(t *testing.T, change func(*Args)) (*mock.Recorder, *mock.Registrat
 
 func TestKarpenterLayer(t *testing.T) {
 	rec, fargate := newLayer(t, nil)
-	provider := rec.Get(t, "pulumi:providers:kubernetes", "k8s")
-	controllerRole := rec.Get(t, typeRole, layerName+"-controller")
-	controllerPolicy := rec.Get(t, typePolicy, layerName+"-controller")
-	controllerAttachment := rec.Get(t, typeAttachment, layerName+"-controller")
-	nodeRole := rec.Get(t, typeRole, layerName+"-node")
-	queue := rec.Get(t, typeQueue, layerName+"-interruption-queue")
-	crdRelease := rec.Get(t, typeHelmRelease, layerName+"-crd")
-	release := rec.Get(t, typeHelmRelease, layerName+"-controller")
+	provider := rec.Get(t, tokens.KubernetesProvider, "k8s")
+	controllerRole := rec.Get(t, tokens.Role, layerName+"-controller")
+	controllerPolicy := rec.Get(t, tokens.Policy, layerName+"-controller")
+	controllerAttachment := rec.Get(t, tokens.RolePolicyAttachment, layerName+"-controller")
+	nodeRole := rec.Get(t, tokens.Role, layerName+"-node")
+	queue := rec.Get(t, tokens.Queue, layerName+"-interruption-queue")
+	crdRelease := rec.Get(t, tokens.HelmRelease, layerName+"-crd")
+	release := rec.Get(t, tokens.HelmRelease, layerName+"-controller")
 	statements := iamtest.Parse(t, controllerPolicy.Inputs["policy"].StringValue())
 
 	t.Run("controller role trusts only the karpenter service account through the OIDC provider", func(t *testing.T) {
@@ -191,7 +183,7 @@ func TestKarpenterLayer(t *testing.T) {
 		trust := iamtest.Parse(t, nodeRole.Inputs["assumeRolePolicy"].StringValue())
 		assert.Equal(t, map[string]any{"Service": "ec2.amazonaws.com"}, trust[0].Principal)
 		var attached []string
-		for _, a := range rec.OfType(typeAttachment) {
+		for _, a := range rec.OfType(tokens.RolePolicyAttachment) {
 			if a.Inputs["role"].StringValue() == nodeRole.Inputs["name"].StringValue() {
 				attached = append(attached, a.Inputs["policyArn"].StringValue())
 			}
@@ -202,7 +194,7 @@ func TestKarpenterLayer(t *testing.T) {
 			"arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
 			"arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
 		}, attached)
-		entry := rec.Get(t, typeAccessEntry, layerName+"-node")
+		entry := rec.Get(t, tokens.AccessEntry, layerName+"-node")
 		assert.Equal(t, "EC2_LINUX", entry.Inputs["type"].StringValue())
 		assert.Equal(t, nodeRoleArn, entry.Inputs["principalArn"].StringValue())
 		assert.Equal(t, "eks-demo", entry.Inputs["clusterName"].StringValue())
@@ -211,7 +203,7 @@ func TestKarpenterLayer(t *testing.T) {
 	t.Run("the queue keeps events 300s, encrypted, TLS only", func(t *testing.T) {
 		assert.Equal(t, 300.0, queue.Inputs["messageRetentionSeconds"].NumberValue())
 		assert.Equal(t, true, queue.Inputs["sqsManagedSseEnabled"].V)
-		qp := rec.Get(t, typeQueuePolicy, layerName+"-interruption-queue")
+		qp := rec.Get(t, tokens.QueuePolicy, layerName+"-interruption-queue")
 		var allow, deny bool
 		for _, st := range iamtest.Parse(t, qp.Inputs["policy"].StringValue()) {
 			assert.Equal(t, []string{queueArn}, st.Resource)
@@ -243,7 +235,7 @@ func TestKarpenterLayer(t *testing.T) {
 			"health": "health-scheduled-change", "spot": "spot-interruption",
 			"state-change": "instance-state-change", "reservation": "capacity-reservation-interruption",
 		}
-		rules := rec.OfType(typeEventRule)
+		rules := rec.OfType(tokens.EventRule)
 		require.Len(t, rules, len(want))
 		for _, rule := range rules {
 			var pattern struct {
@@ -256,7 +248,7 @@ func TestKarpenterLayer(t *testing.T) {
 			key, ok := want[pattern.Source[0]+"/"+pattern.DetailType[0]]
 			require.Truef(t, ok, "unexpected pattern %v", pattern)
 			assert.Equal(t, layerName+"-"+key, rule.Name)
-			target := rec.Get(t, typeEventTarget, rule.Name)
+			target := rec.Get(t, tokens.EventTarget, rule.Name)
 			assert.Equal(t, queueArn, target.Inputs["arn"].StringValue())
 			assert.Equal(t, rule.Name+"-7f3a", target.Inputs["rule"].StringValue())
 			if old, renamed := former[key]; renamed {
@@ -295,10 +287,10 @@ func TestKarpenterLayer(t *testing.T) {
 	})
 
 	t.Run("IAM, the queue and the rules wait for neither the API server nor Fargate", func(t *testing.T) {
-		independent := []*mock.Registration{controllerRole, nodeRole, controllerPolicy, queue, rec.Get(t, typeQueuePolicy, layerName+"-interruption-queue")}
-		independent = append(independent, rec.OfType(typeEventRule)...)
-		independent = append(independent, rec.OfType(typeEventTarget)...)
-		independent = append(independent, rec.OfType(typeAttachment)...)
+		independent := []*mock.Registration{controllerRole, nodeRole, controllerPolicy, queue, rec.Get(t, tokens.QueuePolicy, layerName+"-interruption-queue")}
+		independent = append(independent, rec.OfType(tokens.EventRule)...)
+		independent = append(independent, rec.OfType(tokens.EventTarget)...)
+		independent = append(independent, rec.OfType(tokens.RolePolicyAttachment)...)
 		for _, reg := range independent {
 			rec.RequireNotDependsOn(t, reg, provider)
 			rec.RequireNotDependsOn(t, reg, fargate)
@@ -308,7 +300,7 @@ func TestKarpenterLayer(t *testing.T) {
 	t.Run("node repair is Karpenter's feature gate", func(t *testing.T) {
 		for _, on := range []bool{true, false} {
 			rec, _ := newLayer(t, func(a *Args) { a.NodeRepair = on })
-			values := rec.Get(t, typeHelmRelease, layerName+"-controller").Inputs["values"].ObjectValue()
+			values := rec.Get(t, tokens.HelmRelease, layerName+"-controller").Inputs["values"].ObjectValue()
 			assert.Equal(t, on, values["settings"].ObjectValue()["featureGates"].ObjectValue()["nodeRepair"].V)
 		}
 	})
@@ -316,7 +308,7 @@ func TestKarpenterLayer(t *testing.T) {
 	t.Run("a new Kubernetes minor replaces the controller's Fargate pods", func(t *testing.T) {
 		annotationsAt := func(version string) map[string]any {
 			rec, _ := newLayer(t, func(a *Args) { a.KubernetesVersion = version })
-			values := rec.Get(t, typeHelmRelease, layerName+"-controller").Inputs["values"].ObjectValue()
+			values := rec.Get(t, tokens.HelmRelease, layerName+"-controller").Inputs["values"].ObjectValue()
 			return values["podAnnotations"].ObjectValue().Mappable()
 		}
 		at35, at36 := annotationsAt("1.35"), annotationsAt("1.36")
@@ -326,7 +318,7 @@ func TestKarpenterLayer(t *testing.T) {
 
 	t.Run("the controller's resources are the ones it is given, as requests and limits", func(t *testing.T) {
 		rec, _ := newLayer(t, func(a *Args) { a.ControllerResources = ProductionController })
-		values := rec.Get(t, typeHelmRelease, layerName+"-controller").Inputs["values"].ObjectValue()
+		values := rec.Get(t, tokens.HelmRelease, layerName+"-controller").Inputs["values"].ObjectValue()
 		sized := map[string]any{"cpu": ProductionController.CPU, "memory": ProductionController.Memory}
 		assert.Equal(t, map[string]any{"requests": sized, "limits": sized}, values["controller"].ObjectValue()["resources"].ObjectValue().Mappable())
 	})
@@ -340,7 +332,5 @@ func TestArgsRefusedBeforeAnythingIsRegistered(t *testing.T) {
 		_, err := New(ctx, layerName, args)
 		return err
 	}).Err
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `ClusterName "ccccccccccccccccccccccccccccccccc": longer than 32 characters`)
-	assert.Empty(t, rec.All())
+	rec.RequireRefused(t, err, `ClusterName "ccccccccccccccccccccccccccccccccc": longer than 32 characters`)
 }

@@ -9,6 +9,7 @@ import (
 	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/testkit/mock"
 	"nodeless-eks/testkit/stackfile"
+	"nodeless-eks/testkit/tokens"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -17,9 +18,7 @@ import (
 )
 
 const (
-	typeEC2NodeClass = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
-	typeNodePool     = "kubernetes:karpenter.sh/v1:NodePool"
-	stackLabel       = "nodeless-eks.dev"
+	stackLabel = "nodeless-eks.dev"
 )
 
 // layer is New run alone under the mock engine, with stand-ins where the
@@ -36,13 +35,9 @@ func newLayer(t *testing.T, pools map[string]spec.Pool, classes map[string]spec.
 	t.Helper()
 	rec := mock.New("nodeless-eks", "dev")
 	res := rec.Run(t, nil, false, func(ctx *pulumi.Context) error {
-		standIns := map[string]*mock.StandIn{}
-		for _, name := range []string{"karpenter-release", "node-worker-policy", "node-access-entry", "vpc-cni"} {
-			r, err := mock.NewStandIn(ctx, name)
-			if err != nil {
-				return err
-			}
-			standIns[name] = r
+		standIns, err := mock.NewStandIns(ctx, "karpenter-release", "node-worker-policy", "node-access-entry", "vpc-cni")
+		if err != nil {
+			return err
 		}
 		provider, err := kubernetes.NewProvider(ctx, "k8s", &kubernetes.ProviderArgs{})
 		if err != nil {
@@ -100,8 +95,8 @@ func TestDefaultPoolAndClass(t *testing.T) {
 	pools, classes := spec.Resolve(nil, nil)
 	l := newLayer(t, pools, classes)
 	rec := l.rec
-	class := rec.Get(t, typeEC2NodeClass, "eks-demo-nodepools-class-default")
-	pool := rec.Get(t, typeNodePool, "eks-demo-nodepools-pool-general")
+	class := rec.Get(t, tokens.EC2NodeClass, "eks-demo-nodepools-class-default")
+	pool := rec.Get(t, tokens.NodePool, "eks-demo-nodepools-pool-general")
 	classSpec := class.Inputs["spec"].ObjectValue().Mappable()
 	poolSpec := pool.Inputs["spec"].ObjectValue().Mappable()
 
@@ -177,10 +172,10 @@ func TestSeveralPools(t *testing.T) {
 
 	t.Run("no NodePool exists without its EC2NodeClass", func(t *testing.T) {
 		classes := map[string]*mock.Registration{}
-		for _, c := range rec.OfType(typeEC2NodeClass) {
+		for _, c := range rec.OfType(tokens.EC2NodeClass) {
 			classes[c.Inputs["metadata"].ObjectValue()["name"].StringValue()] = c
 		}
-		pools := rec.OfType(typeNodePool)
+		pools := rec.OfType(tokens.NodePool)
 		require.Len(t, pools, 2)
 		sort.Slice(pools, func(i, j int) bool { return pools[i].Name < pools[j].Name })
 		for _, p := range pools {
@@ -193,7 +188,7 @@ func TestSeveralPools(t *testing.T) {
 	})
 
 	t.Run("the on-demand pool is an amd64 nitro pool of 4 to 32 vCPU with a 1000 vCPU limit", func(t *testing.T) {
-		reg := rec.Get(t, typeNodePool, "eks-demo-nodepools-pool-on-demand")
+		reg := rec.Get(t, tokens.NodePool, "eks-demo-nodepools-pool-on-demand")
 		p := reg.Inputs["spec"].ObjectValue().Mappable()
 		assert.Equal(t, map[string]any{"cpu": "1000"}, p["limits"], "limits replace the default limits as a whole")
 		assert.Equal(t, 10.0, p["weight"])
@@ -207,7 +202,7 @@ func TestSeveralPools(t *testing.T) {
 	})
 
 	t.Run("the classes keep their pinned Bottlerocket release", func(t *testing.T) {
-		classes := rec.OfType(typeEC2NodeClass)
+		classes := rec.OfType(tokens.EC2NodeClass)
 		require.Len(t, classes, 2)
 		for _, c := range classes {
 			terms := c.Inputs["spec"].ObjectValue()["amiSelectorTerms"].ArrayValue()
@@ -227,7 +222,5 @@ func TestArgsRefusedBeforeAnythingIsRegistered(t *testing.T) {
 			VpcCni: &mock.StandIn{}})
 		return err
 	}).Err
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `pool general: node class "missing" is not among Classes`)
-	assert.Empty(t, rec.All(), "no component, no object")
+	rec.RequireRefused(t, err, `pool general: node class "missing" is not among Classes`)
 }

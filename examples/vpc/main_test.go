@@ -1,63 +1,24 @@
 package main
 
 import (
-	"fmt"
 	"path"
 	"strings"
-	"sync"
 	"testing"
 
+	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/mock"
 	"nodeless-eks/testkit/stackfile"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 const project = "nodeless-eks-vpc"
 
-// newRecorder is a mock engine whose account has four availability zones
-// and gives each Elastic IP its own address.
-func newRecorder() *mock.Recorder {
-	rec := mock.New(project, "dev")
-	var mu sync.Mutex
-	eips := 0
-	rec.State = func(reg *mock.Registration) (string, resource.PropertyMap, error) {
-		state := reg.Inputs.Copy()
-		if reg.Type == "aws:ec2/eip:Eip" {
-			mu.Lock()
-			eips++
-			state["publicIp"] = resource.NewProperty("52.0.0." + fmt.Sprint(eips))
-			mu.Unlock()
-		}
-		return reg.Name + "-id", state, nil
-	}
-	rec.Invoke = func(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
-		if args.Token != "aws:index/getAvailabilityZones:getAvailabilityZones" {
-			return nil, fmt.Errorf("unexpected invoke %s", args.Token)
-		}
-		names := []resource.PropertyValue{}
-		for _, az := range []string{"eu-west-1c", "eu-west-1a", "eu-west-1d", "eu-west-1b"} {
-			names = append(names, resource.NewProperty(az))
-		}
-		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
-	}
-	return rec
-}
-
-// run runs the program with Pulumi.dev.yaml, read as the Pulumi CLI reads
-// it (testkit/stackfile), and the given changes.
+// run runs the program with Pulumi.dev.yaml and the given changes, in the
+// fake account: four availability zones, an address for each Elastic IP.
 func run(t *testing.T, set map[string]string) (*mock.Recorder, error) {
-	t.Helper()
-	cfg, err := stackfile.Load("Pulumi.yaml", "Pulumi.dev.yaml")
-	require.NoError(t, err, "the Pulumi CLI would refuse Pulumi.dev.yaml")
-	for k, v := range set {
-		cfg[project+":"+k] = v
-	}
-	rec := newRecorder()
-	return rec, rec.Run(t, cfg, false, program).Err
+	return fakeaws.RunStackFile(t, project, "dev", "Pulumi.dev.yaml", set, program)
 }
 
 func TestDevVpc(t *testing.T) {
@@ -186,9 +147,7 @@ func TestBadConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec, err := run(t, tt.set)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
-			assert.Empty(t, rec.All(), "nothing is registered for bad config")
+			rec.RequireRefused(t, err, tt.want)
 		})
 	}
 }

@@ -1,10 +1,6 @@
 package helmrelease
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,7 +16,7 @@ import (
 
 func TestNewRegistersTheProvidersReleaseType(t *testing.T) {
 	rec := mock.New("project", "stack")
-	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
+	err := rec.Run(t, nil, false, func(ctx *pulumi.Context) error {
 		_, err := New(ctx, "lbc", &ReleaseArgs{
 			Name:            pulumi.String("aws-load-balancer-controller"),
 			Chart:           pulumi.String("aws-load-balancer-controller"),
@@ -34,7 +30,7 @@ func TestNewRegistersTheProvidersReleaseType(t *testing.T) {
 			Compat:          pulumi.String("false"),
 		})
 		return err
-	}, pulumi.WithMocks("project", "stack", rec))
+	}).Err
 	require.NoError(t, err)
 	require.Len(t, rec.All(), 1)
 	reg := rec.All()[0]
@@ -70,12 +66,11 @@ func TestNewRegistersTheProvidersReleaseType(t *testing.T) {
 }
 
 func TestNewRequiresAChart(t *testing.T) {
-	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
+	noChart := func(ctx *pulumi.Context) error {
 		_, err := New(ctx, "x", &ReleaseArgs{Name: pulumi.String("x")})
 		return err
-	}, pulumi.WithMocks("project", "stack", mock.New("project", "stack")))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Chart is required")
+	}
+	assert.ErrorContains(t, mock.New("project", "stack").Run(t, nil, false, noChart).Err, "Chart is required")
 }
 
 // TestWireShapeMatchesTheSDKSchema holds every input this package sends to
@@ -83,66 +78,9 @@ func TestNewRequiresAChart(t *testing.T) {
 // declares for it. The generated source is parsed, not compiled, so this
 // test does not pay for the packages the program avoids.
 func TestWireShapeMatchesTheSDKSchema(t *testing.T) {
-	dir, _ := gomod.Dir(t, gomod.PulumiKubernetes)
-	fset := token.NewFileSet()
-	sdkFields := map[string]map[string]string{} // struct -> pulumi tag -> Go type
-	for _, file := range []string{"release.go", "pulumiTypes.go"} {
-		f, err := parser.ParseFile(fset, filepath.Join(dir, "go", "kubernetes", "helm", "v3", file), nil, 0)
-		require.NoError(t, err)
-		ast.Inspect(f, func(n ast.Node) bool {
-			spec, ok := n.(*ast.TypeSpec)
-			if !ok {
-				return true
-			}
-			st, ok := spec.Type.(*ast.StructType)
-			if !ok || (spec.Name.Name != "releaseArgs" && spec.Name.Name != "RepositoryOpts") {
-				return true
-			}
-			fields := map[string]string{}
-			for _, field := range st.Fields.List {
-				if field.Tag == nil || len(field.Names) != 1 {
-					continue
-				}
-				tag := reflect.StructTag(strings.Trim(field.Tag.Value, "`")).Get("pulumi")
-				fields[tag] = exprString(field.Type)
-			}
-			sdkFields[spec.Name.Name] = fields
-			return false
-		})
-	}
-	require.NotEmpty(t, sdkFields["releaseArgs"], "the SDK's releaseArgs was not found")
-	require.NotEmpty(t, sdkFields["RepositoryOpts"], "the SDK's RepositoryOpts was not found")
-
-	check := func(ours reflect.Type, sdk map[string]string) {
-		for i := range ours.NumField() {
-			f := ours.Field(i)
-			tag := f.Tag.Get("pulumi")
-			sdkType, ok := sdk[tag]
-			if assert.Truef(t, ok, "%s.%s: input %q is not in the SDK's schema", ours.Name(), f.Name, tag) {
-				ourType := strings.ReplaceAll(f.Type.String(), "helmrelease.repositoryOpts", "RepositoryOpts")
-				assert.Equalf(t, sdkType, ourType, "%s.%s: input %q has another type in the SDK", ours.Name(), f.Name, tag)
-			}
-		}
-	}
-	check(reflect.TypeOf(releaseArgs{}), sdkFields["releaseArgs"])
-	check(reflect.TypeOf(repositoryOpts{}), sdkFields["RepositoryOpts"])
-}
-
-// exprString prints a field type as reflect would: *string, map[string]interface {}.
-func exprString(e ast.Expr) string {
-	switch e := e.(type) {
-	case *ast.Ident:
-		return e.Name
-	case *ast.StarExpr:
-		return "*" + exprString(e.X)
-	case *ast.MapType:
-		return "map[" + exprString(e.Key) + "]" + exprString(e.Value)
-	case *ast.ArrayType:
-		return "[]" + exprString(e.Elt)
-	case *ast.InterfaceType:
-		return "interface {}"
-	case *ast.SelectorExpr:
-		return exprString(e.X) + "." + e.Sel.Name
-	}
-	return "?"
+	sdk := gomod.PulumiFields(t, gomod.PulumiKubernetes, "go/kubernetes/helm/v3", []string{"release.go", "pulumiTypes.go"},
+		"releaseArgs", "RepositoryOpts")
+	rename := strings.NewReplacer("helmrelease.repositoryOpts", "RepositoryOpts")
+	gomod.RequireWireShape(t, reflect.TypeOf(releaseArgs{}), sdk["releaseArgs"], rename)
+	gomod.RequireWireShape(t, reflect.TypeOf(repositoryOpts{}), sdk["RepositoryOpts"], rename)
 }

@@ -8,10 +8,13 @@ package fakeaws
 import (
 	"fmt"
 	"path"
+	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"nodeless-eks/testkit/mock"
+	"nodeless-eks/testkit/stackfile"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -36,6 +39,9 @@ const (
 	// Suffix is what the fake engine appends to auto-named resources.
 	Suffix = "-7f3a"
 )
+
+// AvailabilityZones are the region's zones, in the order EC2 lists them.
+var AvailabilityZones = []string{Region + "c", Region + "a", Region + "d", Region + "b"}
 
 // DefaultAddonVersions are the fake EKS API's default add-on versions.
 var DefaultAddonVersions = map[string]string{
@@ -84,6 +90,7 @@ type Account struct {
 
 	mu         sync.Mutex
 	standInURN string
+	eips       int
 }
 
 // Recorder returns a mock engine for stack of project whose resources and
@@ -164,6 +171,14 @@ func (a *Account) State(reg *mock.Registration) (string, resource.PropertyMap, e
 		state["arn"] = resource.NewProperty("arn:aws:kms:" + Region + ":" + AccountID + ":key/" + reg.Name + "-0000")
 	case "aws:cloudwatch/eventRule:EventRule":
 		state["name"] = resource.NewProperty(reg.Name + Suffix)
+	case "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
+		host := strings.TrimPrefix(reg.Inputs["url"].StringValue(), "https://")
+		state["arn"] = resource.NewProperty("arn:aws:iam::" + AccountID + ":oidc-provider/" + host)
+	case "aws:ec2/eip:Eip":
+		a.mu.Lock()
+		a.eips++
+		state["publicIp"] = resource.NewProperty(fmt.Sprintf("52.0.0.%d", a.eips))
+		a.mu.Unlock()
 	}
 	if !reg.Custom {
 		id = ""
@@ -234,6 +249,12 @@ func (a *Account) Invoke(args pulumi.MockCallArgs) (resource.PropertyMap, error)
 		return resource.PropertyMap{"accountId": resource.NewProperty(AccountID)}, nil
 	case "aws:index/getPartition:getPartition":
 		return resource.PropertyMap{"partition": resource.NewProperty("aws"), "dnsSuffix": resource.NewProperty("amazonaws.com")}, nil
+	case "aws:index/getAvailabilityZones:getAvailabilityZones":
+		names := []resource.PropertyValue{}
+		for _, az := range AvailabilityZones {
+			names = append(names, resource.NewProperty(az))
+		}
+		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
 	case "aws:eks/getAddonVersion:getAddonVersion":
 		version, ok := DefaultAddonVersions[args.Args["addonName"].StringValue()]
 		if !ok {
@@ -309,4 +330,13 @@ func Registrations(rec *mock.Recorder) []*mock.Registration {
 		}
 	}
 	return out
+}
+
+// RunStackFile runs program as stack of project in a fresh fake account,
+// with the configuration the Pulumi CLI reads from Pulumi.yaml and
+// stackFile, the keys of set changed ("" deletes one).
+func RunStackFile(t testing.TB, project, stack, stackFile string, set map[string]string, program pulumi.RunFunc) (*mock.Recorder, error) {
+	t.Helper()
+	rec := (&Account{}).Recorder(project, stack)
+	return rec, rec.Run(t, stackfile.With(t, "Pulumi.yaml", stackFile, set), false, program).Err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -302,4 +303,26 @@ func NewStandIn(ctx *pulumi.Context, name string) (*StandIn, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// NewStandIns registers a StandIn for each name, by name.
+func NewStandIns(ctx *pulumi.Context, names ...string) (map[string]pulumi.Resource, error) {
+	out := map[string]pulumi.Resource{}
+	for _, name := range names {
+		r, err := NewStandIn(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = r
+	}
+	return out, nil
+}
+
+// RequireRefused fails unless a run failed with an error that contains
+// want and registered nothing: bad input is refused before anything exists.
+func (r *Recorder) RequireRefused(t testing.TB, err error, want string) {
+	t.Helper()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), want)
+	assert.Empty(t, r.All(), "nothing may be registered for refused input")
 }

@@ -16,8 +16,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
+	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 )
 
@@ -116,4 +118,25 @@ func Encode(values map[string]any) (map[string]string, error) {
 		out[k] = string(b)
 	}
 	return out, nil
+}
+
+// With is Load's configuration, which must load, with keys changed: a key
+// without a namespace is the project's, and "" deletes a key.
+func With(t testing.TB, projectFile, stackFile string, set map[string]string) map[string]string {
+	t.Helper()
+	cfg, err := Load(projectFile, stackFile)
+	require.NoError(t, err, "the Pulumi CLI would refuse %s", stackFile)
+	proj, err := workspace.LoadProject(projectFile)
+	require.NoError(t, err)
+	for k, v := range set {
+		if !strings.Contains(k, ":") {
+			k = string(proj.Name) + ":" + k
+		}
+		if v == "" {
+			delete(cfg, k)
+			continue
+		}
+		cfg[k] = v
+	}
+	return cfg
 }

@@ -22,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"nodeless-eks/cluster"
 	"nodeless-eks/internal/bootwatch"
 	"nodeless-eks/internal/names"
 	"nodeless-eks/karpenter"
@@ -589,10 +588,10 @@ func TestEveryNameFits(t *testing.T) {
 			checked := map[string]int{}
 			check := func(typ, physical, what string) {
 				checked[typ]++
-				assert.NoErrorf(t, names.Check(typ, physical), "%s", what)
+				assert.NoErrorf(t, fakeaws.CheckName(typ, physical), "%s", what)
 			}
 			for _, reg := range programRegistrations(rec) {
-				limit, ok := names.Limits[reg.Type]
+				limit, ok := fakeaws.NameLimits[reg.Type]
 				if !ok || !reg.Custom {
 					continue
 				}
@@ -605,7 +604,7 @@ func TestEveryNameFits(t *testing.T) {
 			eks := rec.OfType(tokens.EKSCluster)
 			require.Len(t, eks, 1)
 			_, ownRole := eks[0].Inputs["serviceRole"]
-			for _, child := range cluster.PulumiEKSNamedChildren(eks[0].Name, eks[0].Inputs["name"].StringValue(), ownRole) {
+			for _, child := range fakeaws.PulumiEKSNamedChildren(eks[0].Name, eks[0].Inputs["name"].StringValue(), ownRole) {
 				check(child.Type, child.Name, child.Name+" (pulumi-eks's child)")
 			}
 			for _, typ := range []string{"aws:iam/role:Role", tokens.EventRule, tokens.Queue,

@@ -87,5 +87,5 @@ func newEBSCSIDriver(ctx *pulumi.Context, name string, args *Args, account awsac
 
 // clusterArn is the cluster's ARN, known before the cluster exists.
 func clusterArn(account awsaccount.Account, args *Args) string {
-	return fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", account.Partition, args.Region, account.ID, args.ClusterName)
+	return account.ClusterARN(args.Region, args.ClusterName)
 }

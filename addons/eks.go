@@ -97,13 +97,11 @@ func newAddon(ctx *pulumi.Context, name string, args *Args, spec addonSpec, pare
 		return nil, err
 	}
 	addonArgs := &awseks.AddonArgs{
-		ClusterName:  args.CreatedClusterName,
-		AddonName:    pulumi.String(spec.addon),
-		AddonVersion: pulumi.String(version),
-		// EKS installs self-managed kube-proxy and CoreDNS with every
-		// cluster; the add-on takes them over.
-		ResolveConflictsOnCreate: pulumi.String("OVERWRITE"),
-		ResolveConflictsOnUpdate: pulumi.String("OVERWRITE"),
+		ClusterName:              args.CreatedClusterName,
+		AddonName:                pulumi.String(spec.addon),
+		AddonVersion:             pulumi.String(version),
+		ResolveConflictsOnCreate: pulumi.String(eksaddon.ResolveConflicts),
+		ResolveConflictsOnUpdate: pulumi.String(eksaddon.ResolveConflicts),
 		Tags:                     pulumi.ToStringMap(args.Tags),
 	}
 	if spec.configuration != "" {

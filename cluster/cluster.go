@@ -15,7 +15,6 @@ import (
 
 	"nodeless-eks/internal/awsaccount"
 	"nodeless-eks/internal/iamopts"
-	"nodeless-eks/internal/names"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-eks/sdk/v3/go/eks"
@@ -24,10 +23,6 @@ import (
 )
 
 const clusterTypeToken = "nodeless-eks:cluster:Cluster"
-
-// DiscoveryTagKey marks the node security group (ours) with the cluster
-// name, for people and tools looking for it; node classes select by ID.
-const DiscoveryTagKey = "karpenter.sh/discovery"
 
 // Args configures the cluster. Plain fields decide which resources exist;
 // Inputs carry data from the VPC lookup.
@@ -308,25 +303,6 @@ func EKSClusterTransform(protect bool, supportType string) pulumi.ResourceTransf
 		}
 		return &pulumi.ResourceTransformResult{Props: props, Opts: opts}
 	}
-}
-
-// NamedChild is a child that pulumi-eks creates with a physical name.
-type NamedChild struct {
-	Type, Name string
-}
-
-// PulumiEKSNamedChildren are the children that pulumi-eks v3.9.1 names for
-// the options this component passes (nodejs/eks/cluster/cluster.ts and
-// servicerole.ts): the EKS cluster, named clusterName, and unless the
-// component brings its own service role, the role "<name>-eksRole-role",
-// which pulumi-aws autonames. Under mocks pulumi-eks creates nothing, so
-// the name checks take its children from here.
-func PulumiEKSNamedChildren(name, clusterName string, ownServiceRole bool) []NamedChild {
-	children := []NamedChild{{Type: "aws:eks/cluster:Cluster", Name: clusterName}}
-	if !ownServiceRole {
-		children = append(children, NamedChild{Type: "aws:iam/role:Role", Name: names.Autoname(name + "-eksRole-role")})
-	}
-	return children
 }
 
 func publicAccessCidrs(args *Args) pulumi.StringArrayInput {

@@ -3,6 +3,8 @@ package cluster
 import (
 	"fmt"
 
+	"nodeless-eks/internal/names"
+
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
@@ -14,8 +16,8 @@ import (
 func newNodeSecurityGroup(ctx *pulumi.Context, name string, args *Args, clusterSG pulumi.StringOutput,
 	parent pulumi.ResourceOption) (*ec2.SecurityGroup, []pulumi.Resource, error) {
 	tags := pulumi.StringMap{
-		"Name":          pulumi.String(args.ClusterName + "-node"),
-		DiscoveryTagKey: pulumi.String(args.ClusterName),
+		"Name":                pulumi.String(args.ClusterName + "-node"),
+		names.DiscoveryTagKey: pulumi.String(args.ClusterName),
 	}
 	for k, v := range args.Tags {
 		tags[k] = pulumi.String(v)

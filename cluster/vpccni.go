@@ -26,13 +26,12 @@ func newVpcCni(ctx *pulumi.Context, name string, args *Args, clusterName, nodeSG
 		return VpcCniConfiguration(args.Region, args.PodSubnetIDsByAZ, []string{sg})
 	}).(pulumi.StringOutput)
 	addon, err := awseks.NewAddon(ctx, name+"-vpc-cni", &awseks.AddonArgs{
-		ClusterName:         clusterName,
-		AddonName:           pulumi.String("vpc-cni"),
-		AddonVersion:        pulumi.String(version),
-		ConfigurationValues: configuration,
-		// EKS installs a self-managed vpc-cni with every cluster; take it over.
-		ResolveConflictsOnCreate: pulumi.String("OVERWRITE"),
-		ResolveConflictsOnUpdate: pulumi.String("OVERWRITE"),
+		ClusterName:              clusterName,
+		AddonName:                pulumi.String("vpc-cni"),
+		AddonVersion:             pulumi.String(version),
+		ConfigurationValues:      configuration,
+		ResolveConflictsOnCreate: pulumi.String(eksaddon.ResolveConflicts),
+		ResolveConflictsOnUpdate: pulumi.String(eksaddon.ResolveConflicts),
 		Tags:                     pulumi.ToStringMap(args.Tags),
 	}, parent,
 		// ACTIVE without any node; the bootstrap knows sooner than pulumi-aws's 20 minutes.

@@ -169,11 +169,9 @@ func Load(ctx *pulumi.Context, today time.Time) (*Config, error) {
 // bounds.NodeTermination; halfway through, the cleanup deletes the pods
 // whose drain is still blocked, so the bound holds either way.
 func (c *Config) CleanupNodeTimeout() time.Duration {
-	longest := time.Hour
+	longest := spec.Pool{}.Drain() // the default's
 	for _, p := range c.NodePools {
-		if d, err := time.ParseDuration(p.TerminationGracePeriod); err == nil && d > longest {
-			longest = d
-		}
+		longest = max(longest, p.Drain())
 	}
 	return longest + bounds.NodeTermination
 }

@@ -334,7 +334,7 @@ func DeployerPolicy(s scope) iampolicy.Document {
 		// of reach.
 		iampolicy.Statement{Sid: "CreateNodeSecurityGroup", Effect: "Allow", Action: "ec2:CreateSecurityGroup",
 			Resource:  s.arn("ec2", "security-group/*"),
-			Condition: map[string]any{"StringLike": map[string]any{"aws:RequestTag/karpenter.sh/discovery": clusters}}},
+			Condition: map[string]any{"StringLike": map[string]any{"aws:RequestTag/" + names.DiscoveryTagKey: clusters}}},
 		iampolicy.Statement{Sid: "CreateSecurityGroupsInVPCs", Effect: "Allow", Action: "ec2:CreateSecurityGroup",
 			Resource: s.arn("ec2", "vpc/*")},
 		iampolicy.Statement{Sid: "TagNodeSecurityGroupOnCreate", Effect: "Allow", Action: "ec2:CreateTags",
@@ -343,7 +343,7 @@ func DeployerPolicy(s scope) iampolicy.Document {
 		iampolicy.Statement{Sid: "ChangeNodeSecurityGroups", Effect: "Allow",
 			Action:    securityGroupWrites,
 			Resource:  []string{s.arn("ec2", "security-group/*")},
-			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/karpenter.sh/discovery": clusters}}},
+			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/" + names.DiscoveryTagKey: clusters}}},
 		iampolicy.Statement{Sid: "ChangeClusterSecurityGroups", Effect: "Allow",
 			Action:    []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:UpdateSecurityGroupRuleDescriptionsIngress"},
 			Resource:  []string{s.arn("ec2", "security-group/*")},

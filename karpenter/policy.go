@@ -3,6 +3,8 @@ package karpenter
 import (
 	"encoding/json"
 	"fmt"
+
+	"nodeless-eks/internal/awsaccount"
 )
 
 // PolicyScope is what the controller's permissions are scoped to.
@@ -80,7 +82,7 @@ func ControllerPolicy(s PolicyScope) (string, error) {
 		return fmt.Sprintf("arn:%s:ec2:%s:%s", s.Partition, s.Region, resource)
 	}
 	instanceProfiles := fmt.Sprintf("arn:%s:iam::%s:instance-profile/*", s.Partition, s.AccountID)
-	clusterArn := fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", s.Partition, s.Region, s.AccountID, s.ClusterName)
+	clusterArn := awsaccount.Account{Partition: s.Partition, ID: s.AccountID}.ClusterARN(s.Region, s.ClusterName)
 	ownedTag := "kubernetes.io/cluster/" + s.ClusterName
 	taggable := []string{
 		ec2ARN("*:fleet/*"), ec2ARN("*:instance/*"), ec2ARN("*:volume/*"),

@@ -7,7 +7,6 @@ package nodepool
 
 import (
 	"fmt"
-	"time"
 
 	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/names"
@@ -160,11 +159,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 // nodes on delete: at most the pool's terminationGracePeriod, plus time to
 // terminate the instances.
 func poolDeleteTimeout(p spec.Pool) string {
-	grace, err := time.ParseDuration(p.TerminationGracePeriod)
-	if err != nil { // validated before; keep a sane bound anyway
-		grace = time.Hour
-	}
-	return (grace + bounds.NodeTermination).String()
+	return (p.Drain() + bounds.NodeTermination).String()
 }
 
 func (a *Args) validate() error {

@@ -30,3 +30,9 @@ func Lookup(ctx *pulumi.Context, opts ...pulumi.InvokeOption) (Account, error) {
 	}
 	return Account{ID: caller.AccountId, Partition: partition.Partition}, nil
 }
+
+// ClusterARN is the ARN of the EKS cluster called name in region, known
+// before the cluster exists.
+func (a Account) ClusterARN(region, name string) string {
+	return fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", a.Partition, region, a.ID, name)
+}

@@ -25,3 +25,9 @@ func Version(ctx *pulumi.Context, addon, pinned, kubernetesVersion string, opts 
 	}
 	return res.Version, nil
 }
+
+// ResolveConflicts is how an add-on treats the fields of what it takes over
+// (ResolveConflictsOnCreate and OnUpdate): EKS installs self-managed
+// vpc-cni, kube-proxy and CoreDNS with every cluster, and the add-on
+// overwrites them rather than fail.
+const ResolveConflicts = "OVERWRITE"

@@ -7,7 +7,6 @@ package names
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"strings"
 )
 
@@ -23,48 +22,14 @@ const AutonameSuffixLength = 8
 // every autoname; at this length the tightest fits are the interruption
 // rules ("<clusterName>-karpenter-state-change-xxxxxxx", 63 of 64) and the
 // Fargate pod execution role (62 of 64). A test registers a stack with a
-// name this long and checks every name against Limits.
+// name this long and checks every name against AWS's limits
+// (testkit/fakeaws NameLimits).
 const MaxClusterNameLength = 32
-
-// Limit is how long a resource type's physical name may be, and which
-// input carries it.
-type Limit struct {
-	// Input is the input that names the resource (pulumi-aws autonames it
-	// when unset).
-	Input string
-	// Max is the lower of the AWS API's limit and pulumi-aws's autonaming
-	// limit (provider/resources.go).
-	Max int
-}
-
-// Limits are the name limits of the types that the program or pulumi-eks
-// names, by Pulumi resource type.
-var Limits = map[string]Limit{
-	"aws:iam/role:Role":                       {"name", 64},                // IAM; AutoName("name", 64)
-	"aws:cloudwatch/eventRule:EventRule":      {"name", 64},                // EventBridge; AutoName("name", 64)
-	"aws:sqs/queue:Queue":                     {"name", 80},                // SQS; AutoName("name", 80)
-	"aws:iam/policy:Policy":                   {"name", 128},               // IAM (the bridge allows 255)
-	"aws:eks/cluster:Cluster":                 {"name", 100},               // EKS CreateCluster
-	"aws:eks/fargateProfile:FargateProfile":   {"fargateProfileName", 100}, // EKS CreateFargateProfile
-	"aws:ec2/securityGroup:SecurityGroup":     {"name", 255},               // EC2
-	"aws:cloudwatch/logGroup:LogGroup":        {"name", 512},               // CloudWatch Logs
-	"aws:iam/instanceProfile:InstanceProfile": {"name", 128},               // IAM
-}
 
 // Autoname is the physical name pulumi-aws gives a resource named logical:
 // the logical name with the suffix, which the check counts as x.
 func Autoname(logical string) string {
 	return logical + "-" + strings.Repeat("x", AutonameSuffixLength-1)
-}
-
-// Check returns an error when physical is longer than the limit of typ.
-// Types without a limit here pass.
-func Check(typ, physical string) error {
-	limit, ok := Limits[typ]
-	if ok && len(physical) > limit.Max {
-		return fmt.Errorf("%s name %q is %d characters; AWS allows %d", typ, physical, len(physical), limit.Max)
-	}
-	return nil
 }
 
 // DefaultClusterName is "<project>-<stack>", so that review stacks and
@@ -111,3 +76,9 @@ func StackLabel(project, stack string) string {
 // cluster: deploy/'s deployer policy lets a run touch only the keys tagged
 // for its own clusters.
 const ClusterTagKey = "nodeless-eks/cluster"
+
+// DiscoveryTagKey is Karpenter's discovery tag. The program puts it, with
+// the cluster name, on the node security group it creates (for people and
+// tools; node classes select by ID), and deploy/'s policy lets a run change
+// only the security groups that carry it for its own clusters.
+const DiscoveryTagKey = "karpenter.sh/discovery"

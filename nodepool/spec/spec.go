@@ -10,13 +10,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"nodeless-eks/internal/names"
 )
 
 // API groups and versions of the Karpenter objects.
 const (
 	NodePoolAPIVersion     = "karpenter.sh/v1"
 	EC2NodeClassAPIVersion = "karpenter.k8s.aws/v1"
-	DiscoveryTagKey        = "karpenter.sh/discovery"
 )
 
 // Pool is one NodePool as the stack configures it. Nil fields take the
@@ -127,6 +129,17 @@ const (
 )
 
 func intRef(i int) *int { return &i }
+
+// Drain is how long Karpenter may take to drain one of the pool's nodes:
+// its terminationGracePeriod, or the default for a pool without a valid one
+// (Validate refuses those before anything is registered).
+func (p Pool) Drain() time.Duration {
+	if d, err := time.ParseDuration(p.TerminationGracePeriod); err == nil {
+		return d
+	}
+	d, _ := time.ParseDuration(DefaultTerminationGracePeriod)
+	return d
+}
 
 // DefaultPool is a general-purpose pool: amd64 and arm64, spot and
 // on-demand, categories c/m/r of generation 5 and later, at least 2 vCPU
@@ -369,8 +382,8 @@ type Nodes struct {
 // encrypted volumes.
 func EC2NodeClass(name string, c NodeClass, n Nodes) map[string]any {
 	tags := map[string]any{
-		"Name":          n.ClusterName + "-" + name,
-		DiscoveryTagKey: n.ClusterName,
+		"Name":                n.ClusterName + "-" + name,
+		names.DiscoveryTagKey: n.ClusterName,
 	}
 	for k, v := range c.Tags {
 		tags[k] = v

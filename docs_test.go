@@ -202,3 +202,40 @@ func TestReadmeCostAddsUp(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, rows, 5, "the README's cost table was not found")
 }
+
+// TestReadmeLayoutIsTheTree holds the README's layout to the repository:
+// every directory and Go file at the top level is listed once, and nothing
+// listed is missing.
+func TestReadmeLayoutIsTheTree(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "## Layout\n")
+	require.True(t, ok, "README.md has a Layout section")
+	block := regexp.MustCompile("(?s)```\n(.*?)```").FindStringSubmatch(section)
+	require.NotNil(t, block, "the Layout section holds the tree")
+	var listed []string
+	for _, line := range strings.Split(strings.TrimSpace(block[1]), "\n") {
+		listed = append(listed, strings.Fields(line)[0])
+	}
+
+	entries, err := os.ReadDir(".")
+	require.NoError(t, err)
+	var tree []string
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "."):
+		case e.IsDir() && name == "examples":
+			tree = append(tree, "examples/vpc/")
+		case e.IsDir():
+			tree = append(tree, name+"/")
+		case name == "docs_test.go":
+			// the docs' own test, beside the README it reads
+		case strings.HasPrefix(name, "stack_") && strings.HasSuffix(name, "_test.go"):
+			tree = append(tree, "stack_*_test.go")
+		case strings.HasSuffix(name, ".go"):
+			tree = append(tree, name)
+		}
+	}
+	assert.Equal(t, slices.Compact(slices.Sorted(slices.Values(tree))), slices.Sorted(slices.Values(listed)))
+}

@@ -44,7 +44,7 @@ import (
 var testToday = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 
 func TestMain(m *testing.M) {
-	// Mocked stacks have no cluster to watch; watch_test.go gives one.
+	// Mocked stacks have no cluster to watch; stack_watch_test.go gives one.
 	bootAPI = func(string) (bootwatch.API, error) { return nil, errors.New("no cluster under mocks") }
 	os.Exit(m.Run())
 }
@@ -115,7 +115,7 @@ func loadProject(t *testing.T) *workspace.Project {
 }
 
 // stackConfig reads a stack file the way `pulumi up` would hand it to the
-// program (internal/stackfile: required keys set, every key declared and
+// program (testkit/stackfile: required keys set, every key declared and
 // of its type, defaults filled). The result is PULUMI_CONFIG's shape.
 func stackConfig(t *testing.T, stackFile string) map[string]string {
 	t.Helper()

@@ -243,8 +243,8 @@ func newSettings(ctx *pulumi.Context, c *Config, stack string, previews bool, ro
 }
 
 // PathFilters deploy a stack when the root program or the stack's own
-// stack file changes: not for another stack's file, docs, tests, the
-// deploy project or the example VPC.
+// stack file changes: not for another stack's file, docs, tests and the
+// test kit, the deploy project or the example VPC.
 func PathFilters(repoDir, stack string) []string {
 	root := strings.TrimSuffix(strings.TrimPrefix(repoDir, "./"), "/")
 	prefix := ""
@@ -254,7 +254,7 @@ func PathFilters(repoDir, stack string) []string {
 	return []string{
 		prefix + "**/*.go", prefix + "go.mod", prefix + "go.sum", prefix + "Pulumi.yaml", prefix + "Pulumi." + stack + ".yaml",
 		"!" + prefix + "deploy/**", "!" + prefix + "examples/**", "!" + prefix + "test/**", "!" + prefix + "**/*_test.go",
-		"!" + prefix + "testdata/**", "!" + prefix + "docs/**",
+		"!" + prefix + "testdata/**", "!" + prefix + "testkit/**", "!" + prefix + "docs/**",
 	}
 }
 

@@ -132,7 +132,9 @@ func TestRegistrationsGolden(t *testing.T) {
 		}
 		regs := map[string]json.RawMessage{}
 		for _, reg := range programRegistrations(rec) {
-			regs[reg.Type+"::"+reg.Name] = reg.Canonical()
+			key := reg.Type + "::" + reg.Name
+			require.NotContains(t, regs, key, "two registrations share a type and name; the golden keys them by both")
+			regs[key] = reg.Canonical()
 		}
 		got.Resources = len(regs)
 		doc, err := json.Marshal(map[string]any{"registrations": regs, "exports": run.exports, "error": got.Error})

@@ -26,6 +26,7 @@ import (
 	"nodeless-eks/internal/names"
 	"nodeless-eks/karpenter"
 	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/fakeaws/pulumieks"
 	"nodeless-eks/testkit/iamtest"
 	"nodeless-eks/testkit/mock"
 	"nodeless-eks/testkit/stackfile"
@@ -95,7 +96,7 @@ func runProgramOn(t *testing.T, cfg map[string]string, vpc fakeaws.Vpc, runningV
 // with preview, as a preview does.
 func runStack(t *testing.T, cfg map[string]string, rec *mock.Recorder, preview bool) stackRun {
 	t.Helper()
-	res := rec.Run(t, cfg, preview, fakeaws.WithEKSStandIn(testProgram))
+	res := rec.Run(t, cfg, preview, pulumieks.WithStandIn(testProgram))
 	return stackRun{rec: rec, exports: res.Exports, secretExports: res.SecretExports, err: res.Err}
 }
 
@@ -196,7 +197,6 @@ func runDevStack(t *testing.T) stackRun {
 func TestWholeStack(t *testing.T) {
 	run := runDevStack(t)
 	rec := run.rec
-	eks := rec.Get(t, tokens.EKSCluster, "eks-demo")
 
 	t.Run("no node group of any kind is registered", func(t *testing.T) {
 		for _, reg := range programRegistrations(rec) {
@@ -205,9 +205,7 @@ func TestWholeStack(t *testing.T) {
 			assert.NotContains(t, lower, "autoscaling", "%s::%s is an auto scaling group", reg.Type, reg.Name)
 			assert.NotContains(t, lower, "launchconfiguration", "%s::%s feeds a node group", reg.Type, reg.Name)
 		}
-		assert.Equal(t, true, eks.Inputs["skipDefaultNodeGroup"].V, "pulumi-eks must skip its default node group")
-		assert.NotContains(t, eks.Inputs, resource.PropertyKey("fargate"),
-			"a pulumi-eks fargate input would hold every output until the profile exists")
+		// pulumi-eks's own node groups are cluster/cluster_test.go's.
 	})
 
 	t.Run("stack outputs", func(t *testing.T) {
@@ -336,15 +334,11 @@ func TestProductionGuards(t *testing.T) {
 	require.NoError(t, run.err)
 	eks := run.rec.Get(t, tokens.EKSCluster, "eks-prod")
 
-	t.Run("the cluster and its key are protected", func(t *testing.T) {
-		assert.True(t, eks.Protect, "the pulumi-eks component is protected")
-		assert.True(t, run.rec.Get(t, tokens.KMSKey, "eks-prod-secrets").Protect)
-	})
-	t.Run("the transform protects pulumi-eks's EKS cluster and nothing else", func(t *testing.T) {
-		child := eks.Transformed["aws:eks/cluster:Cluster"]
-		assert.True(t, child.Protect, "the transform protects the EKS cluster itself, not relying on the component's protection reaching it")
-		assert.True(t, eks.Transformed["aws:iam/role:Role"].Unchanged, "other children of pulumi-eks pass unchanged")
-	})
+	// What Protect does is cluster/cluster_test.go's TestProtect; here, that
+	// a production stack asks for it.
+	assert.True(t, eks.Protect, "the pulumi-eks component is protected")
+	assert.True(t, eks.Transformed["aws:eks/cluster:Cluster"].Protect, "and its EKS cluster")
+	assert.True(t, run.rec.Get(t, tokens.KMSKey, "eks-prod-secrets").Protect)
 }
 
 func TestIAMPathAndBoundary(t *testing.T) {
@@ -608,7 +602,7 @@ func TestEveryNameFits(t *testing.T) {
 				check(child.Type, child.Name, child.Name+" (pulumi-eks's child)")
 			}
 			for _, typ := range []string{"aws:iam/role:Role", tokens.EventRule, tokens.Queue,
-				"aws:eks/cluster:Cluster", tokens.FargateProfile, "aws:iam/policy:Policy"} {
+				tokens.FargateProfile, "aws:iam/policy:Policy"} {
 				assert.Positivef(t, checked[typ], "no %s name was checked; the walk lost its way", typ)
 			}
 		})

@@ -115,11 +115,13 @@ type Cluster struct {
 	AccessEntries []pulumi.Resource
 	// Provider deploys to this cluster.
 	Provider *kubernetes.Provider
-	// Owned is every resource the component creates. What must be deleted
-	// before any of them depends on these, not on the component: the Go SDK
-	// expands a dependency on a component to the children whose registration
-	// has begun by then (a child joins its parent in its own registration
-	// goroutine: sdk/go/pulumi/context.go, getOpts), which can miss some.
+	// Owned is every resource this program creates for the component
+	// (pulumi-eks's own children are reached only through its component's
+	// URN). What must be deleted before any of them depends on these, not
+	// on the component: the Go SDK expands a dependency on a component to
+	// the children whose registration has begun by then (a child joins its
+	// parent in its own registration goroutine: sdk/go/pulumi/context.go,
+	// getOpts), which can miss some.
 	Owned []pulumi.Resource
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"nodeless-eks/internal/iamopts"
 	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/fakeaws/pulumieks"
 	"nodeless-eks/testkit/mock"
 	"nodeless-eks/testkit/tokens"
 
@@ -50,7 +51,7 @@ type layer struct {
 func newLayer(t *testing.T, vpc fakeaws.Vpc, change func(*Args)) layer {
 	t.Helper()
 	rec := (&fakeaws.Account{Vpc: vpc, ClusterName: "eks-demo"}).Recorder("nodeless-eks", "dev")
-	err := rec.Run(t, nil, false, fakeaws.WithEKSStandIn(func(ctx *pulumi.Context) error {
+	err := rec.Run(t, nil, false, pulumieks.WithStandIn(func(ctx *pulumi.Context) error {
 		v, err := NewVpc(ctx, "eks-demo", &VpcArgs{VpcName: vpc.Name,
 			PrivateSubnetNamePattern: "eks-demo-vpc-private-*", PodSubnetNamePattern: "eks-demo-vpc-podsubnet-*"})
 		if err != nil {

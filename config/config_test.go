@@ -10,7 +10,7 @@ import (
 
 	"nodeless-eks/internal/names"
 	"nodeless-eks/nodepool/spec"
-	"nodeless-eks/nodepool/spec/spectest"
+	"nodeless-eks/testkit/badpools"
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/mock"
 	"nodeless-eks/testkit/stackfile"
@@ -306,7 +306,7 @@ func loadConfigUnderMocks(t *testing.T, cfg map[string]string) *Config {
 func TestConfigRejectsBadNodePools(t *testing.T) {
 	// Shared with test/kubecheck, which checks that the API server would
 	// have rejected each row too.
-	rows, err := spectest.LoadBadNodePools("../testdata/bad-nodepools.json")
+	rows, err := badpools.Rows()
 	require.NoError(t, err)
 	for _, row := range rows {
 		t.Run(row.Name, func(t *testing.T) {

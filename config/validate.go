@@ -24,7 +24,8 @@ func (p *problems) addErr(err error) {
 
 // validate runs the checks of every topic (identity here; versions.go,
 // network.go, team.go, capacity.go) and joins all problems into one error.
-// The order is the order users read them in, and the tests pin it.
+// The order is the order users read them in; the registration golden of
+// the root tests pins it, error texts included.
 func (c *Config) validate() error {
 	var p problems
 	for _, check := range []func(*problems){

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"nodeless-eks/nodepool/spec"
-	"nodeless-eks/nodepool/spec/spectest"
+	"nodeless-eks/testkit/badpools"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,7 +38,7 @@ func TestRegisteredNodeObjectsPassTheCRDs(t *testing.T) {
 
 // objectsFor builds the objects a configuration would produce, with the
 // same defaults as the program, skipping its validation.
-func objectsFor(t *testing.T, row spectest.BadNodePool) (map[string]spec.Pool, map[string]spec.NodeClass, []map[string]any) {
+func objectsFor(t *testing.T, row badpools.Row) (map[string]spec.Pool, map[string]spec.NodeClass, []map[string]any) {
 	t.Helper()
 	var pools map[string]spec.Pool
 	if row.NodePools != nil {
@@ -66,7 +66,7 @@ func objectsFor(t *testing.T, row spectest.BadNodePool) (map[string]spec.Pool, m
 // validation rejects, the API server would have rejected too, except where
 // the row says why a CRD cannot see the problem.
 func TestCRDsAgreeWithConfigValidation(t *testing.T) {
-	rows, err := spectest.LoadBadNodePools("../../testdata/bad-nodepools.json")
+	rows, err := badpools.Rows()
 	require.NoError(t, err)
 	v := karpenterValidator(t)
 
@@ -99,7 +99,7 @@ func TestCRDsAgreeWithConfigValidation(t *testing.T) {
 // config validation and the CRDs alike.
 func TestGoodConfigsPassBoth(t *testing.T) {
 	v := karpenterValidator(t)
-	rows := []spectest.BadNodePool{
+	rows := []badpools.Row{
 		{Name: "the defaults"},
 		{Name: "an on-demand amd64 nitro pool", NodePools: json.RawMessage(`{"general": {}, "on-demand": {
 			"requirements": {"arch": ["amd64"], "capacityTypes": ["on-demand"], "hypervisors": ["nitro"], "cpus": [4, 8, 16, 32]},

@@ -11,12 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"nodeless-eks/testkit/mock"
 	"nodeless-eks/testkit/stackfile"
 
-	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
@@ -40,8 +38,8 @@ const (
 	Suffix = "-7f3a"
 )
 
-// AvailabilityZones are the region's zones, in the order EC2 lists them.
-var AvailabilityZones = []string{Region + "c", Region + "a", Region + "d", Region + "b"}
+// availabilityZones are the region's zones, in the order EC2 lists them.
+var availabilityZones = []string{Region + "c", Region + "a", Region + "d", Region + "b"}
 
 // DefaultAddonVersions are the fake EKS API's default add-on versions.
 var DefaultAddonVersions = map[string]string{
@@ -95,17 +93,17 @@ type Account struct {
 
 // Recorder returns a mock engine for stack of project whose resources and
 // lookups are the account's, and that runs the transforms of remote
-// components on RemoteChildren.
+// components on remoteChildren.
 func (a *Account) Recorder(project, stack string) *mock.Recorder {
 	rec := mock.New(project, stack)
-	rec.State, rec.Invoke, rec.Children = a.State, a.Invoke, RemoteChildren
+	rec.State, rec.Invoke, rec.Children = a.state, a.invoke, remoteChildren
 	return rec
 }
 
-// RemoteChildren are representative children that the engine hands to the
+// remoteChildren are representative children that the engine hands to the
 // transforms of a remote component: what pulumi-eks creates for the
 // cluster, and what a ConfigGroup creates for a CRD and a Deployment.
-var RemoteChildren = map[string]map[string]resource.PropertyMap{
+var remoteChildren = map[string]map[string]resource.PropertyMap{
 	"eks:index:Cluster": {
 		"aws:eks/cluster:Cluster": {"name": resource.NewProperty("c"), "version": resource.NewProperty("1.36")},
 		"aws:iam/role:Role":       {"assumeRolePolicy": resource.NewProperty("{}")},
@@ -124,8 +122,8 @@ var RemoteChildren = map[string]map[string]resource.PropertyMap{
 	},
 }
 
-// State is what AWS answers for a created resource.
-func (a *Account) State(reg *mock.Registration) (string, resource.PropertyMap, error) {
+// state is what AWS answers for a created resource.
+func (a *Account) state(reg *mock.Registration) (string, resource.PropertyMap, error) {
 	id := reg.Name + "-id"
 	state := reg.Inputs.Copy()
 	switch reg.Type {
@@ -144,7 +142,7 @@ func (a *Account) State(reg *mock.Registration) (string, resource.PropertyMap, e
 		standIn := a.standInURN
 		a.mu.Unlock()
 		if standIn == "" {
-			return "", nil, fmt.Errorf("register %s before the program so eksCluster can reference it (WithEKSStandIn)", StandInName)
+			return "", nil, fmt.Errorf("register %s before the program so eksCluster can reference it (pulumieks.WithStandIn)", StandInName)
 		}
 		state["eksCluster"] = resource.MakeCustomResourceReference(resource.URN(standIn), resource.ID(StandInName+"-id"), "")
 		state["kubeconfigJson"] = resource.NewProperty(`{"apiVersion":"v1","kind":"Config"}`)
@@ -186,8 +184,8 @@ func (a *Account) State(reg *mock.Registration) (string, resource.PropertyMap, e
 	return id, state, nil
 }
 
-// Invoke answers the lookups the program makes.
-func (a *Account) Invoke(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+// invoke answers the lookups the program makes.
+func (a *Account) invoke(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 	switch args.Token {
 	case "aws:ec2/getVpc:getVpc":
 		if filterValue(args.Args, "tag:Name") != a.Vpc.Name {
@@ -239,7 +237,7 @@ func (a *Account) Invoke(args pulumi.MockCallArgs) (resource.PropertyMap, error)
 	case "aws:ssm/getParametersByPath:getParametersByPath":
 		dir := args.Args["path"].StringValue()
 		var names []resource.PropertyValue
-		for _, p := range PublishedParameters {
+		for _, p := range publishedParameters {
 			if path.Dir(p) == dir {
 				names = append(names, resource.NewProperty(p))
 			}
@@ -251,7 +249,7 @@ func (a *Account) Invoke(args pulumi.MockCallArgs) (resource.PropertyMap, error)
 		return resource.PropertyMap{"partition": resource.NewProperty("aws"), "dnsSuffix": resource.NewProperty("amazonaws.com")}, nil
 	case "aws:index/getAvailabilityZones:getAvailabilityZones":
 		names := []resource.PropertyValue{}
-		for _, az := range AvailabilityZones {
+		for _, az := range availabilityZones {
 			names = append(names, resource.NewProperty(az))
 		}
 		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
@@ -265,10 +263,10 @@ func (a *Account) Invoke(args pulumi.MockCallArgs) (resource.PropertyMap, error)
 	return nil, fmt.Errorf("unexpected invoke %s", args.Token)
 }
 
-// PublishedParameters are the public SSM parameters of the fake region:
+// publishedParameters are the public SSM parameters of the fake region:
 // Bottlerocket 1.61.0 (the first with Kubernetes 1.36) and 1.66.0 for both
 // architectures, 1.64.0 for x86_64 only, and one AL2023 release.
-var PublishedParameters = func() []string {
+var publishedParameters = func() []string {
 	var out []string
 	for _, minor := range []int{34, 35, 36} {
 		for _, arch := range []string{"x86_64", "arm64"} {
@@ -294,31 +292,6 @@ func filterValue(args resource.PropertyMap, name string) string {
 		}
 	}
 	return ""
-}
-
-// WithEKSStandIn runs program after registering the stand-in for the
-// aws:eks/cluster:Cluster that pulumi-eks returns as a resource reference:
-// the mock monitor resolves only URNs it has seen. Registration is
-// asynchronous, so it waits until the mock has it; otherwise pulumi-eks's
-// registration can overtake it and fail.
-func WithEKSStandIn(program pulumi.RunFunc) pulumi.RunFunc {
-	return func(ctx *pulumi.Context) error {
-		standIn, err := awseks.NewCluster(ctx, StandInName, &awseks.ClusterArgs{
-			RoleArn:   pulumi.String("arn:aws:iam::" + AccountID + ":role/stand-in"),
-			VpcConfig: awseks.ClusterVpcConfigArgs{},
-		})
-		if err != nil {
-			return err
-		}
-		registered := make(chan struct{})
-		standIn.URN().ApplyT(func(string) error { close(registered); return nil })
-		select {
-		case <-registered:
-		case <-time.After(20 * time.Second):
-			return fmt.Errorf("the mock never registered %s", StandInName)
-		}
-		return program(ctx)
-	}
 }
 
 // Registrations are the registrations of rec without the stand-in.

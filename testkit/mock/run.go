@@ -61,7 +61,6 @@ func resolveExports(ctx *pulumi.Context) (map[string]any, map[string]bool, error
 			out = pulumi.ToOutput(value) // a plain value exported as it is
 		}
 		outputs[name] = out
-		secret[name] = pulumi.IsSecret(out)
 		pending[name] = true
 	}
 	if len(pending) == 0 {
@@ -82,6 +81,11 @@ func resolveExports(ctx *pulumi.Context) (map[string]any, map[string]bool, error
 	}
 	select {
 	case <-done:
+		// IsSecret waits for its output, so it is asked only once all
+		// have resolved, within the limit.
+		for name, out := range outputs {
+			secret[name] = pulumi.IsSecret(out)
+		}
 		return values, secret, nil
 	case <-time.After(exportLimit):
 		mu.Lock()

@@ -34,15 +34,6 @@ type API interface {
 	Logs(ctx context.Context, namespace, pod, container string, previous bool, lines int) (string, error)
 }
 
-// What the watch reads.
-var (
-	Pods           = kubeapi.Pods
-	Events         = kubeapi.Events
-	NodePools      = kubeapi.NodePools
-	NodeClaims     = kubeapi.NodeClaims
-	EC2NodeClasses = kubeapi.EC2NodeClasses
-)
-
 // Kinds of Subject.
 const (
 	KindController   = "Controller"
@@ -177,7 +168,7 @@ func Controller(ctx context.Context, api API, sink Sink, o Options, bound time.D
 	whole := Subject{Kind: KindController, Name: o.Namespace}
 	first := true
 	watch(ctx, o, start, bound, func(ctx context.Context) bool {
-		pods, err := api.ListIn(ctx, Pods, o.Namespace, url.Values{"labelSelector": {o.Selector}})
+		pods, err := api.ListIn(ctx, kubeapi.Pods, o.Namespace, url.Values{"labelSelector": {o.Selector}})
 		if err != nil {
 			if ctx.Err() == nil {
 				seen.warn(sink, whole, "api", "error", fmt.Sprintf("cannot read the Karpenter controller's pods: %v", err))
@@ -280,7 +271,7 @@ func fromKarpenter(e kubeapi.Object) bool {
 // newEvents are the events matching fieldSelector not older than since,
 // oldest first.
 func newEvents(ctx context.Context, api API, namespace, fieldSelector string, since time.Time) []kubeapi.Object {
-	events, err := api.ListIn(ctx, Events, namespace, url.Values{"fieldSelector": {fieldSelector}})
+	events, err := api.ListIn(ctx, kubeapi.Events, namespace, url.Values{"fieldSelector": {fieldSelector}})
 	if err != nil {
 		return nil
 	}
@@ -308,9 +299,9 @@ func Nodes(ctx context.Context, api API, sink Sink, o Options, bound time.Durati
 	first := true
 	var poolsReady time.Time // when every pool was first seen Ready
 	watch(ctx, o, start, bound, func(ctx context.Context) bool {
-		classes, errC := api.ListIn(ctx, EC2NodeClasses, "", own)
-		pools, errP := api.ListIn(ctx, NodePools, "", own)
-		claims, errN := api.ListIn(ctx, NodeClaims, "", nil)
+		classes, errC := api.ListIn(ctx, kubeapi.EC2NodeClasses, "", own)
+		pools, errP := api.ListIn(ctx, kubeapi.NodePools, "", own)
+		claims, errN := api.ListIn(ctx, kubeapi.NodeClaims, "", nil)
 		if err := firstErr(errC, errP, errN); err != nil {
 			if ctx.Err() == nil {
 				seen.warn(sink, Subject{Kind: KindCoreDNS, Name: "coredns"}, "api", "error", fmt.Sprintf("cannot read Karpenter's objects: %v", err))
@@ -374,7 +365,7 @@ func claimEvents(ctx context.Context, api API, sink Sink, seen *said, start time
 // it has waited StuckAfter since the pools were Ready, when Karpenter
 // could first launch a node for it.
 func coreDNS(ctx context.Context, api API, sink Sink, seen *said, o Options, start, poolsReady time.Time, launching, first bool) bool {
-	pods, err := api.ListIn(ctx, Pods, "kube-system", url.Values{"labelSelector": {"k8s-app=kube-dns"}})
+	pods, err := api.ListIn(ctx, kubeapi.Pods, "kube-system", url.Values{"labelSelector": {"k8s-app=kube-dns"}})
 	if err != nil {
 		return false
 	}

@@ -41,20 +41,6 @@ import (
 	"nodeless-eks/internal/poll"
 )
 
-// The kinds the cleanup reads and deletes.
-var (
-	Ingresses      = kubeapi.Ingresses
-	Services       = kubeapi.Services
-	Claims         = kubeapi.Claims
-	Volumes        = kubeapi.Volumes
-	Pods           = kubeapi.Pods
-	StatefulSets   = kubeapi.StatefulSets
-	Gateways       = kubeapi.Gateways
-	NodePools      = kubeapi.NodePools
-	NodeClaims     = kubeapi.NodeClaims
-	EC2NodeClasses = kubeapi.EC2NodeClasses
-)
-
 // EBSCSIDriver is the CSI driver name of the EBS CSI driver.
 const EBSCSIDriver = "ebs.csi.aws.com"
 
@@ -241,16 +227,16 @@ func (c *cleaner) loadBalancers(ctx context.Context) error {
 	}
 	find := func(ctx context.Context) (map[string]found, error) {
 		out := map[string]found{}
-		for _, r := range []kubeapi.Resource{Ingresses, Services, Gateways} {
+		for _, r := range []kubeapi.Resource{kubeapi.Ingresses, kubeapi.Services, kubeapi.Gateways} {
 			objs, err := c.list(ctx, r)
-			if r == Gateways && kubeapi.IsNotFound(err) {
+			if r == kubeapi.Gateways && kubeapi.IsNotFound(err) {
 				continue // the Gateway API is not installed
 			}
 			if err != nil {
 				return nil, err
 			}
 			for _, o := range objs {
-				if r != Services || o.Str("spec", "type") == "LoadBalancer" {
+				if r != kubeapi.Services || o.Str("spec", "type") == "LoadBalancer" {
 					out[r.Kind+" "+identity(o)] = found{r, o}
 				}
 			}
@@ -267,7 +253,7 @@ func (c *cleaner) loadBalancers(ctx context.Context) error {
 			continue
 		}
 		why := ""
-		if f.r == Services {
+		if f.r == kubeapi.Services {
 			why = " (type LoadBalancer)"
 		}
 		if err := c.remove(ctx, f.r, f.o.Namespace(), f.o.Name(), why); err != nil {
@@ -318,7 +304,7 @@ func identity(o kubeapi.Object) string {
 func (c *cleaner) volumes(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.o.VolumeTimeout)
 	defer cancel()
-	pvs, err := c.list(ctx, Volumes)
+	pvs, err := c.list(ctx, kubeapi.Volumes)
 	if err != nil {
 		return err
 	}
@@ -326,13 +312,13 @@ func (c *cleaner) volumes(ctx context.Context) error {
 		c.logf("no EBS volume of the EBS CSI driver with reclaim policy Delete")
 		return nil
 	}
-	sets, err := c.list(ctx, StatefulSets)
+	sets, err := c.list(ctx, kubeapi.StatefulSets)
 	if err != nil {
 		return err
 	}
 	for _, set := range sets {
 		if templates, _ := set.Get("spec", "volumeClaimTemplates").([]any); len(templates) > 0 && !set.Deleting() {
-			if err := c.remove(ctx, StatefulSets, set.Namespace(), set.Name(), " (it would recreate its claims, and their volumes)"); err != nil {
+			if err := c.remove(ctx, kubeapi.StatefulSets, set.Namespace(), set.Name(), " (it would recreate its claims, and their volumes)"); err != nil {
 				return err
 			}
 		}
@@ -340,7 +326,7 @@ func (c *cleaner) volumes(ctx context.Context) error {
 	asked := map[string]bool{} // UIDs (or names) of the claims deleted
 	return c.waitFor(ctx, c.o.VolumeTimeout, "EBS volumes (the EBS CSI driver deletes them once their claims are gone)",
 		func(ctx context.Context) ([]string, error) {
-			pvs, err := c.list(ctx, Volumes)
+			pvs, err := c.list(ctx, kubeapi.Volumes)
 			if err != nil {
 				return nil, err
 			}
@@ -353,7 +339,7 @@ func (c *cleaner) volumes(ctx context.Context) error {
 				}
 				asked[claims[claim]] = true
 				ns, name, _ := strings.Cut(claim, "/")
-				if err := c.remove(ctx, Claims, ns, name, " (its EBS volume has reclaim policy Delete)"); err != nil {
+				if err := c.remove(ctx, kubeapi.Claims, ns, name, " (its EBS volume has reclaim policy Delete)"); err != nil {
 					return nil, err
 				}
 			}
@@ -406,7 +392,7 @@ func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, ma
 // claim that is being deleted (kube-scheduler's VolumeBinding plugin:
 // "persistentvolumeclaim is being deleted").
 func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]string) error {
-	pods, err := c.list(ctx, Pods)
+	pods, err := c.list(ctx, kubeapi.Pods)
 	if err != nil {
 		return err
 	}
@@ -420,7 +406,7 @@ func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]string) e
 				claim = pod.Name() + "-" + v.Str("name")
 			}
 			if _, doomed := claims[qualified(pod.Namespace(), claim)]; claim != "" && doomed {
-				if err := c.remove(ctx, Pods, pod.Namespace(), pod.Name(), " (it holds claim "+claim+")"); err != nil {
+				if err := c.remove(ctx, kubeapi.Pods, pod.Namespace(), pod.Name(), " (it holds claim "+claim+")"); err != nil {
 					return err
 				}
 				break
@@ -437,12 +423,12 @@ func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]string) e
 func (c *cleaner) nodes(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.o.NodeTimeout)
 	defer cancel()
-	foreignPools, err := c.foreign(ctx, NodePools)
+	foreignPools, err := c.foreign(ctx, kubeapi.NodePools)
 	if err != nil {
 		return err
 	}
 	for _, p := range foreignPools {
-		if err := c.remove(ctx, NodePools, "", p, " (the stack did not create it)"); err != nil {
+		if err := c.remove(ctx, kubeapi.NodePools, "", p, " (the stack did not create it)"); err != nil {
 			return err
 		}
 	}
@@ -450,7 +436,7 @@ func (c *cleaner) nodes(ctx context.Context) error {
 		forceAfter := time.Now().Add(c.o.NodeTimeout / 2)
 		err := c.waitFor(ctx, c.o.NodeTimeout, "nodes of the deleted NodePools (Karpenter drains and terminates them)",
 			func(ctx context.Context) ([]string, error) {
-				claims, err := c.list(ctx, NodeClaims)
+				claims, err := c.list(ctx, kubeapi.NodeClaims)
 				if err != nil && !kubeapi.IsNotFound(err) {
 					return nil, err
 				}
@@ -469,7 +455,7 @@ func (c *cleaner) nodes(ctx context.Context) error {
 						return nil, err
 					}
 				}
-				pools, err := c.list(ctx, NodePools)
+				pools, err := c.list(ctx, kubeapi.NodePools)
 				for _, p := range pools {
 					if slices.Contains(foreignPools, p.Name()) {
 						left = append(left, "NodePool "+p.Name())
@@ -481,12 +467,12 @@ func (c *cleaner) nodes(ctx context.Context) error {
 			return err
 		}
 	}
-	foreignClasses, err := c.foreign(ctx, EC2NodeClasses)
+	foreignClasses, err := c.foreign(ctx, kubeapi.EC2NodeClasses)
 	if err != nil {
 		return err
 	}
 	for _, nc := range foreignClasses {
-		if err := c.remove(ctx, EC2NodeClasses, "", nc, " (the stack did not create it)"); err != nil {
+		if err := c.remove(ctx, kubeapi.EC2NodeClasses, "", nc, " (the stack did not create it)"); err != nil {
 			return err
 		}
 	}
@@ -495,7 +481,7 @@ func (c *cleaner) nodes(ctx context.Context) error {
 	}
 	return c.waitFor(ctx, c.o.NodeTimeout, "the deleted EC2NodeClasses (Karpenter removes their instance profiles)",
 		func(ctx context.Context) ([]string, error) {
-			classes, err := c.list(ctx, EC2NodeClasses)
+			classes, err := c.list(ctx, kubeapi.EC2NodeClasses)
 			var left []string
 			for _, nc := range classes {
 				if slices.Contains(foreignClasses, nc.Name()) {
@@ -514,7 +500,7 @@ func (c *cleaner) nodes(ctx context.Context) error {
 // "Disruptions": budgets apply to the Eviction API only). DaemonSet pods stay:
 // a drain does not wait for them.
 func (c *cleaner) forceDrain(ctx context.Context, nodes map[string]string) error {
-	pods, err := c.list(ctx, Pods)
+	pods, err := c.list(ctx, kubeapi.Pods)
 	if err != nil {
 		return err
 	}
@@ -524,7 +510,7 @@ func (c *cleaner) forceDrain(ctx context.Context, nodes map[string]string) error
 			continue // a static pod's mirror cannot be deleted for good
 		}
 		why := fmt.Sprintf(" (its node %s of deleted NodePool %s is still not drained, halfway through %s)", pod.Str("spec", "nodeName"), pool, c.o.NodeTimeout)
-		if err := c.remove(ctx, Pods, pod.Namespace(), pod.Name(), why); err != nil {
+		if err := c.remove(ctx, kubeapi.Pods, pod.Namespace(), pod.Name(), why); err != nil {
 			return err
 		}
 	}

@@ -75,14 +75,14 @@ func workloadsLeftBehind() *fakeCluster {
 		notServed: map[kubeapi.Resource]bool{}, listErrors: map[kubeapi.Resource][]error{}}
 	own := map[string]any{ownKey: ownValue}
 	f.objs = map[kubeapi.Resource][]kubeapi.Object{
-		Ingresses: {withUID(obj("web", "shop", nil, nil), "u-web")},
-		Gateways:  {withUID(obj("web-gw", "shop", nil, nil), "u-gw")},
-		Services: {
+		kubeapi.Ingresses: {withUID(obj("web", "shop", nil, nil), "u-web")},
+		kubeapi.Gateways:  {withUID(obj("web-gw", "shop", nil, nil), "u-gw")},
+		kubeapi.Services: {
 			withUID(obj("public", "shop", nil, map[string]any{"type": "LoadBalancer"}), "u-public"),
 			withUID(obj("internal", "shop", nil, map[string]any{"type": "ClusterIP"}), "u-internal"),
 		},
-		StatefulSets: {obj("db", "shop", nil, map[string]any{"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"}}}})},
-		Volumes: {
+		kubeapi.StatefulSets: {obj("db", "shop", nil, map[string]any{"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"}}}})},
+		kubeapi.Volumes: {
 			obj("pvc-data", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0data"},
 				"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0", "uid": "u1"}}),
@@ -96,8 +96,8 @@ func workloadsLeftBehind() *fakeCluster {
 				"csi":      map[string]any{"driver": "efs.csi.aws.com", "volumeHandle": "fs-1"},
 				"claimRef": map[string]any{"namespace": "shop", "name": "shared"}}),
 		},
-		Claims: {obj("data-db-0", "shop", nil, nil), obj("scratch-1-tmp", "shop", nil, nil), obj("archive", "shop", nil, nil), obj("shared", "shop", nil, nil)},
-		Pods: {
+		kubeapi.Claims: {obj("data-db-0", "shop", nil, nil), obj("scratch-1-tmp", "shop", nil, nil), obj("archive", "shop", nil, nil), obj("shared", "shop", nil, nil)},
+		kubeapi.Pods: {
 			dbPod("ip-10-0-1-1"),
 			obj("scratch-1", "shop", nil, map[string]any{"nodeName": "ip-10-0-1-1",
 				"volumes": []any{map[string]any{"name": "tmp", "ephemeral": map[string]any{"volumeClaimTemplate": map[string]any{}}}}}),
@@ -105,15 +105,15 @@ func workloadsLeftBehind() *fakeCluster {
 			obj("batch-job-1", "batch", nil, map[string]any{"nodeName": "ip-10-0-9-9"}),
 			withOwner(obj("node-agent-x", "kube-system", nil, map[string]any{"nodeName": "ip-10-0-9-9"}), "DaemonSet"),
 		},
-		NodePools: {
+		kubeapi.NodePools: {
 			obj("general", "", own, map[string]any{}),
 			obj("argocd-batch", "", nil, map[string]any{}),
 		},
-		NodeClaims: {
+		kubeapi.NodeClaims: {
 			obj("general-abc", "", map[string]any{"karpenter.sh/nodepool": "general"}, map[string]any{"nodeClassRef": map[string]any{"name": "default"}}),
 			withNode(obj("argocd-batch-xyz", "", map[string]any{"karpenter.sh/nodepool": "argocd-batch"}, map[string]any{"nodeClassRef": map[string]any{"name": "batch"}}), "ip-10-0-9-9"),
 		},
-		EC2NodeClasses: {obj("default", "", own, nil), obj("batch", "", nil, nil)},
+		kubeapi.EC2NodeClasses: {obj("default", "", own, nil), obj("batch", "", nil, nil)},
 	}
 	return f
 }
@@ -169,10 +169,10 @@ func (f *fakeCluster) Delete(_ context.Context, r kubeapi.Resource, namespace, n
 	for i, o := range f.objs[r] {
 		if o.Name() == name && o.Namespace() == namespace {
 			o["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T00:00:00Z"
-			if r == Pods {
+			if r == kubeapi.Pods {
 				f.objs[r] = slices.Delete(f.objs[r], i, i+1)
 			}
-			if r == Services && name == f.recreate {
+			if r == kubeapi.Services && name == f.recreate {
 				f.recreate = ""
 				f.objs[r] = append(f.objs[r], withUID(obj(name, namespace, nil, map[string]any{"type": "LoadBalancer"}), "u-again"))
 			}
@@ -188,49 +188,49 @@ func (f *fakeCluster) tick() {
 		f.objs[r] = slices.DeleteFunc(f.objs[r], gone)
 	}
 	if f.lbController {
-		remove(Ingresses, kubeapi.Object.Deleting)
-		remove(Services, kubeapi.Object.Deleting)
-		remove(Gateways, kubeapi.Object.Deleting)
+		remove(kubeapi.Ingresses, kubeapi.Object.Deleting)
+		remove(kubeapi.Services, kubeapi.Object.Deleting)
+		remove(kubeapi.Gateways, kubeapi.Object.Deleting)
 	}
 	// The StatefulSet controller: a deleted set takes its pod with it; a
 	// live one recreates its pod, which the scheduler keeps pending while
 	// its claim is being deleted, and, once the claim is gone, a new claim
 	// from its template, which the driver binds to a new volume.
-	set := slices.IndexFunc(f.objs[StatefulSets], func(o kubeapi.Object) bool { return o.Name() == "db" })
+	set := slices.IndexFunc(f.objs[kubeapi.StatefulSets], func(o kubeapi.Object) bool { return o.Name() == "db" })
 	switch {
-	case set >= 0 && f.objs[StatefulSets][set].Deleting():
-		remove(StatefulSets, kubeapi.Object.Deleting)
-		remove(Pods, func(p kubeapi.Object) bool { return p.Name() == "db-0" })
+	case set >= 0 && f.objs[kubeapi.StatefulSets][set].Deleting():
+		remove(kubeapi.StatefulSets, kubeapi.Object.Deleting)
+		remove(kubeapi.Pods, func(p kubeapi.Object) bool { return p.Name() == "db-0" })
 	case set >= 0:
-		claim := slices.IndexFunc(f.objs[Claims], func(o kubeapi.Object) bool { return o.Name() == "data-db-0" })
+		claim := slices.IndexFunc(f.objs[kubeapi.Claims], func(o kubeapi.Object) bool { return o.Name() == "data-db-0" })
 		if claim < 0 {
-			f.objs[Claims] = append(f.objs[Claims], obj("data-db-0", "shop", nil, nil))
-			f.objs[Volumes] = append(f.objs[Volumes], obj(fmt.Sprintf("pvc-data-%d", len(f.deletes)), "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+			f.objs[kubeapi.Claims] = append(f.objs[kubeapi.Claims], obj("data-db-0", "shop", nil, nil))
+			f.objs[kubeapi.Volumes] = append(f.objs[kubeapi.Volumes], obj(fmt.Sprintf("pvc-data-%d", len(f.deletes)), "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0new"},
 				"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0"}}))
 		}
-		if !slices.ContainsFunc(f.objs[Pods], func(o kubeapi.Object) bool { return o.Name() == "db-0" }) {
+		if !slices.ContainsFunc(f.objs[kubeapi.Pods], func(o kubeapi.Object) bool { return o.Name() == "db-0" }) {
 			node := ""
-			if claim < 0 || !f.objs[Claims][claim].Deleting() {
+			if claim < 0 || !f.objs[kubeapi.Claims][claim].Deleting() {
 				node = "ip-10-0-1-1"
 			}
-			f.objs[Pods] = append(f.objs[Pods], dbPod(node))
+			f.objs[kubeapi.Pods] = append(f.objs[kubeapi.Pods], dbPod(node))
 		}
 	}
-	if f.recreateClaim && !slices.ContainsFunc(f.objs[Claims], func(o kubeapi.Object) bool { return o.Name() == "data-db-0" }) {
+	if f.recreateClaim && !slices.ContainsFunc(f.objs[kubeapi.Claims], func(o kubeapi.Object) bool { return o.Name() == "data-db-0" }) {
 		f.recreateClaim = false
-		f.objs[Claims] = append(f.objs[Claims], obj("data-db-0", "shop", nil, nil))
-		f.objs[Volumes] = append(f.objs[Volumes], obj("pvc-data-again", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+		f.objs[kubeapi.Claims] = append(f.objs[kubeapi.Claims], obj("data-db-0", "shop", nil, nil))
+		f.objs[kubeapi.Volumes] = append(f.objs[kubeapi.Volumes], obj("pvc-data-again", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 			"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0again"},
 			"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0", "uid": "u2"}}))
 	}
 	// Claim protection: a claim goes once no scheduled pod mounts it, by
 	// name or as the pod's generic ephemeral volume.
-	remove(Claims, func(c kubeapi.Object) bool {
+	remove(kubeapi.Claims, func(c kubeapi.Object) bool {
 		if !c.Deleting() {
 			return false
 		}
-		for _, p := range f.objs[Pods] {
+		for _, p := range f.objs[kubeapi.Pods] {
 			if p.Str("spec", "nodeName") == "" {
 				continue
 			}
@@ -245,11 +245,11 @@ func (f *fakeCluster) tick() {
 		return true
 	})
 	if f.csiDriver {
-		remove(Volumes, func(pv kubeapi.Object) bool {
+		remove(kubeapi.Volumes, func(pv kubeapi.Object) bool {
 			if pv.Str("spec", "persistentVolumeReclaimPolicy") != "Delete" || pv.Str("spec", "csi", "driver") != EBSCSIDriver {
 				return false
 			}
-			for _, c := range f.objs[Claims] {
+			for _, c := range f.objs[kubeapi.Claims] {
 				if c.Name() == pv.Str("spec", "claimRef", "name") {
 					return false
 				}
@@ -259,16 +259,16 @@ func (f *fakeCluster) tick() {
 	}
 	if f.karpenter {
 		var deletedPools []string
-		for _, p := range f.objs[NodePools] {
+		for _, p := range f.objs[kubeapi.NodePools] {
 			if p.Deleting() {
 				deletedPools = append(deletedPools, p.Name())
 			}
 		}
-		remove(NodeClaims, func(nc kubeapi.Object) bool {
+		remove(kubeapi.NodeClaims, func(nc kubeapi.Object) bool {
 			if !slices.Contains(deletedPools, nc.Label("karpenter.sh/nodepool")) {
 				return false
 			}
-			for _, p := range f.objs[Pods] {
+			for _, p := range f.objs[kubeapi.Pods] {
 				if f.pdbBlocks && p.Str("spec", "nodeName") == nc.Str("status", "nodeName") && !ownedBy(p, "DaemonSet") {
 					return false // the drain waits for the budget
 				}
@@ -276,14 +276,14 @@ func (f *fakeCluster) tick() {
 			return true
 		})
 		// A deleted pool's finalizer waits for its nodes.
-		remove(NodePools, func(p kubeapi.Object) bool {
-			return p.Deleting() && !slices.ContainsFunc(f.objs[NodeClaims], func(nc kubeapi.Object) bool { return nc.Label("karpenter.sh/nodepool") == p.Name() })
+		remove(kubeapi.NodePools, func(p kubeapi.Object) bool {
+			return p.Deleting() && !slices.ContainsFunc(f.objs[kubeapi.NodeClaims], func(nc kubeapi.Object) bool { return nc.Label("karpenter.sh/nodepool") == p.Name() })
 		})
-		remove(EC2NodeClasses, func(class kubeapi.Object) bool {
+		remove(kubeapi.EC2NodeClasses, func(class kubeapi.Object) bool {
 			if !class.Deleting() {
 				return false
 			}
-			for _, nc := range f.objs[NodeClaims] {
+			for _, nc := range f.objs[kubeapi.NodeClaims] {
 				if nc.Str("spec", "nodeClassRef", "name") == class.Name() {
 					return false
 				}
@@ -314,13 +314,13 @@ func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 	require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
 
 	t.Run("load balancers of Ingresses, Gateways and LoadBalancer Services are gone, a ClusterIP Service stays", func(t *testing.T) {
-		assert.Empty(t, f.objs[Ingresses])
-		assert.Empty(t, f.objs[Gateways])
-		assert.Equal(t, []string{"shop/internal"}, names(f.objs[Services]))
+		assert.Empty(t, f.objs[kubeapi.Ingresses])
+		assert.Empty(t, f.objs[kubeapi.Gateways])
+		assert.Equal(t, []string{"shop/internal"}, names(f.objs[kubeapi.Services]))
 	})
 	t.Run("EBS volumes with reclaim policy Delete are deleted through their claims, and none comes back", func(t *testing.T) {
 		var ebsDelete []string
-		for _, pv := range f.objs[Volumes] {
+		for _, pv := range f.objs[kubeapi.Volumes] {
 			if pv.Str("spec", "csi", "driver") == EBSCSIDriver && pv.Str("spec", "persistentVolumeReclaimPolicy") == "Delete" {
 				ebsDelete = append(ebsDelete, pv.Name())
 			}
@@ -333,26 +333,26 @@ func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 		assert.NotContains(t, f.deletes, "Pod shop/web-1", "pods without the claim are left alone")
 	})
 	t.Run("a Retain volume is kept and listed with the command that deletes it", func(t *testing.T) {
-		assert.Contains(t, names(f.objs[Volumes]), "pvc-keep")
+		assert.Contains(t, names(f.objs[kubeapi.Volumes]), "pvc-keep")
 		assert.NotContains(t, f.deletes, "PersistentVolumeClaim shop/archive")
 		assert.Contains(t, log.String(), "keeping EBS volume vol-0keep (PersistentVolume pvc-keep, claim shop/archive): its reclaim policy is Retain")
 		assert.Contains(t, log.String(), "aws ec2 delete-volume --volume-id vol-0keep")
 	})
 	t.Run("volumes of other drivers are not touched", func(t *testing.T) {
-		assert.Contains(t, names(f.objs[Volumes]), "pvc-efs")
+		assert.Contains(t, names(f.objs[kubeapi.Volumes]), "pvc-efs")
 		assert.NotContains(t, f.deletes, "PersistentVolumeClaim shop/shared")
 	})
 	t.Run("the stack's own pool and class are left for Pulumi", func(t *testing.T) {
-		assert.Equal(t, []string{"general"}, names(f.objs[NodePools]))
-		assert.Equal(t, []string{"default"}, names(f.objs[EC2NodeClasses]))
-		assert.Equal(t, []string{"general-abc"}, names(f.objs[NodeClaims]), "the stack's node keeps running")
+		assert.Equal(t, []string{"general"}, names(f.objs[kubeapi.NodePools]))
+		assert.Equal(t, []string{"default"}, names(f.objs[kubeapi.EC2NodeClasses]))
+		assert.Equal(t, []string{"general-abc"}, names(f.objs[kubeapi.NodeClaims]), "the stack's node keeps running")
 		assert.Contains(t, log.String(), "keeping NodePool general: the stack created it")
 	})
 	t.Run("a foreign class is deleted after its pool's nodes are gone", func(t *testing.T) {
 		pool, class := slices.Index(f.deletes, "NodePool argocd-batch"), slices.Index(f.deletes, "EC2NodeClass batch")
 		require.True(t, pool >= 0 && class >= 0, "deletes: %v", f.deletes)
 		assert.Less(t, pool, class)
-		assert.Empty(t, f.objs[EC2NodeClasses][1:], "the foreign class is gone")
+		assert.Empty(t, f.objs[kubeapi.EC2NodeClasses][1:], "the foreign class is gone")
 	})
 	t.Run("the steps run in order: load balancers, volumes, then nodes", func(t *testing.T) {
 		svc, claim, pool := slices.Index(f.deletes, "Service shop/public"), slices.Index(f.deletes, "PersistentVolumeClaim shop/data-db-0"), slices.Index(f.deletes, "NodePool argocd-batch")
@@ -406,7 +406,7 @@ func TestRunNeverBlocksADestroy(t *testing.T) {
 	})
 	t.Run("Karpenter's CRDs not installed: the node step has nothing to do", func(t *testing.T) {
 		f := workloadsLeftBehind()
-		f.notServed[NodePools], f.notServed[NodeClaims], f.notServed[EC2NodeClasses] = true, true, true
+		f.notServed[kubeapi.NodePools], f.notServed[kubeapi.NodeClaims], f.notServed[kubeapi.EC2NodeClasses] = true, true, true
 		var log bytes.Buffer
 		require.NoError(t, Run(context.Background(), f, options(&log)))
 		assert.Contains(t, log.String(), "NodePool are not served")
@@ -415,12 +415,12 @@ func TestRunNeverBlocksADestroy(t *testing.T) {
 	t.Run("transient errors are retried within the bound", func(t *testing.T) {
 		f := workloadsLeftBehind()
 		unavailable := &kubeapi.StatusError{Code: 503, Message: "the server is currently unable to handle the request"}
-		f.listErrors[Services] = []error{unavailable, unavailable}
-		f.listErrors[Volumes] = []error{&net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}}
+		f.listErrors[kubeapi.Services] = []error{unavailable, unavailable}
+		f.listErrors[kubeapi.Volumes] = []error{&net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}}
 		var log bytes.Buffer
 		require.NoError(t, Run(context.Background(), f, options(&log)))
 		assert.Contains(t, log.String(), "listing services failed for now")
-		assert.NotContains(t, names(f.objs[Volumes]), "pvc-data")
+		assert.NotContains(t, names(f.objs[kubeapi.Volumes]), "pvc-data")
 	})
 	t.Run("an API server that answers only errors fails the cleanup instead of skipping it", func(t *testing.T) {
 		f := workloadsLeftBehind()
@@ -485,7 +485,7 @@ func TestRunDoesNotWaitForeverOnAReconciler(t *testing.T) {
 		assert.Contains(t, f.deletes, "Pod batch/batch-job-1")
 		assert.NotContains(t, f.deletes, "Pod kube-system/node-agent-x", "a drain does not wait for DaemonSet pods")
 		assert.Contains(t, log.String(), "its node ip-10-0-9-9 of deleted NodePool argocd-batch is still not drained")
-		assert.Empty(t, f.objs[NodeClaims][1:], "the foreign node is gone")
+		assert.Empty(t, f.objs[kubeapi.NodeClaims][1:], "the foreign node is gone")
 	})
 	t.Run("a claim recreated under the same name is deleted again", func(t *testing.T) {
 		f := workloadsLeftBehind()
@@ -499,7 +499,7 @@ func TestRunDoesNotWaitForeverOnAReconciler(t *testing.T) {
 			}
 		}
 		assert.Equal(t, 2, count, "deletes: %v", f.deletes)
-		assert.NotContains(t, names(f.objs[Volumes]), "pvc-data-again")
+		assert.NotContains(t, names(f.objs[kubeapi.Volumes]), "pvc-data-again")
 	})
 	t.Run("without a blocked drain no pod is forced", func(t *testing.T) {
 		f := workloadsLeftBehind()

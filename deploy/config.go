@@ -155,6 +155,12 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	case !orgRe.MatchString(c.Organization):
 		bad("organization %q: want the Pulumi Cloud organization's name: lowercase letters, digits, '-', '_' or '.'", c.Organization)
 	}
+	if !stackRe.MatchString(c.Project) {
+		bad("project %q: want the root project's name: letters, digits, '-', '_' or '.' (it goes into the roles' trust, where * would match any project)", c.Project)
+	}
+	if c.ReviewStacks && !stackRe.MatchString(c.ReviewStackPrefix) {
+		bad("reviewStackPrefix %q: want the start of a stack name: letters, digits, '-', '_' or '.' (it goes into the review role's trust)", c.ReviewStackPrefix)
+	}
 	if !repoRe.MatchString(c.Repository) {
 		bad("repository %q: required, the GitHub repository as owner/name", c.Repository)
 	}
@@ -181,6 +187,13 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 			bad("stacks %q: reserved for review stacks (reviewTemplateStack %q, reviewStackPrefix %q)", name, c.ReviewTemplate, c.ReviewStackPrefix)
 		case s.Production && (name == "nonprod" || name == "review"):
 			bad("stacks %q: a production stack's deploy role is named after it, and %s%s is the shared role of other stacks; rename the stack", name, deployRoleName, name)
+		case s.Production && len(names.Autoname(deployRoleName+name)) > maxRoleNameLength:
+			bad("stacks %q: a production stack's deploy role is named %s%s plus pulumi's 8-character suffix, and IAM allows %d characters; "+
+				"use a stack name of at most %d", name, deployRoleName, name, maxRoleNameLength, maxRoleNameLength-len(deployRoleName)-names.AutonameSuffixLength)
+		}
+		if s.Production && s.PreviewPullRequests != nil && *s.PreviewPullRequests {
+			bad("stacks.%s.previewPullRequests: a production stack's role would then trust pull-request runs, which run the "+
+				"pull request's code with production credentials; preview changes on a non-production stack instead", name)
 		}
 		if s.DriftSchedule == "" {
 			s.DriftSchedule = "0 4 * * *"
@@ -192,8 +205,9 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		} else if !clusterNameRe.MatchString(s.ClusterName) || len(s.ClusterName) > names.MaxClusterNameLength {
 			bad("stacks.%s.clusterName %q: want the stack's clusterName, 1-%d letters, digits, '-' or '_'", name, s.ClusterName, names.MaxClusterNameLength)
 		}
-		if c.ReviewStacks && strings.HasPrefix(s.ClusterName, c.ReviewClusterNamePrefix) {
-			bad("stacks.%s.clusterName %q: starts with reviewClusterNamePrefix %q, so review runs could change it", name, s.ClusterName, c.ReviewClusterNamePrefix)
+		if c.ReviewStacks && reachesNamesOf(c.ReviewClusterNamePrefix, s.ClusterName) {
+			bad("stacks.%s.clusterName %q: its resources' names (%q..., %q...) and reviewClusterNamePrefix %q overlap, so review runs "+
+				"could change them; choose another reviewClusterNamePrefix", name, s.ClusterName, s.ClusterName+"-", s.ClusterName+"_", c.ReviewClusterNamePrefix)
 		}
 		if strings.HasPrefix(deployRoleName, s.ClusterName) || strings.HasPrefix(s.ClusterName, deployRoleName) {
 			bad("stacks.%s.clusterName %q: the deploy roles are named %q...; a cluster name that starts alike would let a run change them", name, s.ClusterName, deployRoleName)
@@ -235,6 +249,22 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
 	}
 	return c, nil
+}
+
+// reachesNamesOf reports whether a role that may touch every name starting
+// with prefix reaches a resource of cluster: the cluster itself, or a name
+// starting with cluster followed by '-' (roles, policies, queues, rules) or
+// '_' (Karpenter's instance profiles).
+func reachesNamesOf(prefix, cluster string) bool {
+	if strings.HasPrefix(cluster, prefix) {
+		return true
+	}
+	for _, own := range []string{cluster + "-", cluster + "_"} {
+		if strings.HasPrefix(own, prefix) || strings.HasPrefix(prefix, own) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkTrustSizes refuses a configuration whose deploy role would have a

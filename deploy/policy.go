@@ -144,13 +144,15 @@ func RoleOf(c *Config, stack string) string {
 	return "review"
 }
 
-// maxTrustPolicyLength is IAM's default quota for a role's trust policy
-// (2,048 characters, whitespace excluded; it can be raised to 4,096).
-const maxTrustPolicyLength = 2048
-
-// maxPoliciesPerRole is IAM's default quota of managed policies attached to
-// a role (it can be raised to 20).
-const maxPoliciesPerRole = 10
+// IAM's quotas (IAM user guide, reference_iam-quotas.html): a role's trust
+// policy holds 2,048 characters, whitespace excluded, by default (4,096
+// raised); a role has 10 managed policies attached by default (20 raised);
+// a role name holds 64 characters.
+const (
+	maxTrustPolicyLength = 2048
+	maxPoliciesPerRole   = 10
+	maxRoleNameLength    = 64
+)
 
 // TrustPolicy lets a deploy role be assumed through the Pulumi Cloud OIDC
 // provider by Deployments runs of its stacks (every operation when they

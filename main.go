@@ -153,7 +153,7 @@ func program(ctx *pulumi.Context, today time.Time) error {
 	watchBootstrap(ctx, bootstrap{
 		kubeconfig: eks.Kubeconfig, fargateProfile: eks.FargateProfile, controller: ctl.Release, coreDNS: addOns.CoreDNS,
 		karpenter: ctl, nodePools: pools, addons: addOns,
-		ownLabel: names.StackLabelKey + "=" + stackLabel,
+		ownLabel: names.StackSelector(stackLabel),
 	})
 
 	ctx.Export("region", pulumi.String(cfg.Region).ToStringOutput())

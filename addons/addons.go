@@ -146,8 +146,9 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 
 	cleanup, err := newDestroyCleanup(ctx, name, args, slices.Concat([]pulumi.Resource{
 		lbc.release, ebsCSI, eksAddons.coreDNS, eksAddons.kubeProxy, eksAddons.podIdentityAgent,
-		// Needed by no cleanup step, but deleted after it: with Protect,
-		// a destroy stops at the cleanup before anything goes.
+		// Needed by no cleanup step, but deleted after it, as are the
+		// optional add-ons: with Protect, a destroy stops at the cleanup
+		// before anything goes.
 		defaultClass,
 	}, eksAddons.optional, args.Keep), parent)
 	if err != nil {

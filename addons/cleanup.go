@@ -42,7 +42,7 @@ func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pul
 		Delete: pulumi.String("go run ./cmd/destroy-cleanup"),
 		Environment: pulumi.StringMap{
 			cleanup.EnvKubeconfig:          args.Kubeconfig,
-			cleanup.EnvOwnLabel:            pulumi.String(names.StackLabelKey + "=" + args.StackLabel),
+			cleanup.EnvOwnLabel:            pulumi.String(names.StackSelector(args.StackLabel)),
 			cleanup.EnvLoadBalancerTimeout: pulumi.String(loadBalancerCleanupTimeout.String()),
 			cleanup.EnvVolumeTimeout:       pulumi.String(volumeCleanupTimeout.String()),
 			cleanup.EnvNodeTimeout:         pulumi.String(args.CleanupNodeTimeout.String()),

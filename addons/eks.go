@@ -82,7 +82,9 @@ type addonSpec struct {
 
 // addonTimeouts bound an add-on's wait to turn ACTIVE: those whose pods
 // need a node Karpenter launches get bounds.FirstNode, the DaemonSets
-// bounds.DaemonSetAddon, instead of pulumi-aws's 20 minutes.
+// bounds.DaemonSetAddon, instead of pulumi-aws's 20 minutes (the default
+// create timeout of aws_eks_addon, terraform-provider-aws
+// internal/service/eks/addon.go, which pulumi-aws wraps).
 func addonTimeouts(needsNodes bool) pulumi.ResourceOption {
 	bound := bounds.DaemonSetAddon
 	if needsNodes {

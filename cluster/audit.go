@@ -61,10 +61,10 @@ func newAuditPrerequisites(ctx *pulumi.Context, name string, args *Args, account
 			// Deleting the key makes every Secret in a backup unreadable.
 			keyOpts = append(keyOpts, pulumi.Protect(true))
 		}
-		keyTags := pulumi.StringMap{names.ClusterTagKey: pulumi.String(args.ClusterName)}
-		for k, v := range args.Tags {
-			keyTags[k] = pulumi.String(v)
-		}
+		keyTags := pulumi.ToStringMap(args.Tags)
+		// Last, so that no stack tag replaces it: deploy/'s policy scopes
+		// key changes by it.
+		keyTags[names.ClusterTagKey] = pulumi.String(args.ClusterName)
 		key, err := kms.NewKey(ctx, name+"-secrets", &kms.KeyArgs{
 			Description:          pulumi.Sprintf("Envelope encryption of Secrets of EKS cluster %s", args.ClusterName),
 			EnableKeyRotation:    pulumi.Bool(true),

@@ -159,10 +159,12 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		clusterOpts = append(clusterOpts, pulumi.Protect(true))
 	}
 	// pulumi-eks v3.9 does not expose the cluster's upgrade policy
-	// (pulumi/pulumi-eks#1776, first in v4.0.0), and whether a remote
-	// component's protection reaches its children depends on the SDK that
-	// implements it: a transform sets both on its aws:eks/cluster:Cluster
-	// child, so that the cluster's protection does not rest on that.
+	// (pulumi/pulumi-eks#1776, first in v4.0.0), and a remote component's
+	// protect option is sent to its provider, which decides what its
+	// children get: a transform, which the engine runs on each child
+	// (pulumi/pulumi sdk/go/pulumi/context.go registerTransform), sets both
+	// on its aws:eks/cluster:Cluster child, so that the cluster's protection
+	// does not rest on the provider.
 	clusterOpts = append(clusterOpts, pulumi.Transforms([]pulumi.ResourceTransform{
 		EKSClusterTransform(args.Protect, args.SupportType),
 	}))

@@ -15,13 +15,13 @@ import (
 // cluster security group.
 func newNodeSecurityGroup(ctx *pulumi.Context, name string, args *Args, clusterSG pulumi.StringOutput,
 	parent pulumi.ResourceOption) (*ec2.SecurityGroup, []pulumi.Resource, error) {
-	tags := pulumi.StringMap{
-		"Name":                pulumi.String(args.ClusterName + "-node"),
-		names.DiscoveryTagKey: pulumi.String(args.ClusterName),
-	}
+	tags := pulumi.StringMap{"Name": pulumi.String(args.ClusterName + "-node")}
 	for k, v := range args.Tags {
 		tags[k] = pulumi.String(v)
 	}
+	// Last, so that no stack tag replaces it: deploy/'s policy scopes
+	// security-group writes by it.
+	tags[names.DiscoveryTagKey] = pulumi.String(args.ClusterName)
 	sg, err := ec2.NewSecurityGroup(ctx, name+"-node", &ec2.SecurityGroupArgs{
 		Description: pulumi.Sprintf("Karpenter nodes of EKS cluster %s", args.ClusterName),
 		VpcId:       args.VpcID,

@@ -34,7 +34,8 @@ func newVpcCni(ctx *pulumi.Context, name string, args *Args, clusterName, nodeSG
 		ResolveConflictsOnUpdate: pulumi.String(eksaddon.ResolveConflicts),
 		Tags:                     pulumi.ToStringMap(args.Tags),
 	}, parent,
-		// ACTIVE without any node; the bootstrap knows sooner than pulumi-aws's 20 minutes.
+		// ACTIVE without any node; the bootstrap knows sooner than pulumi-aws's
+		// default 20 minutes (see addons.addonTimeouts).
 		pulumi.Timeouts(&pulumi.CustomTimeouts{Create: bounds.DaemonSetAddon.String(), Update: bounds.DaemonSetAddon.String()}))
 	if err != nil {
 		return nil, fmt.Errorf("creating vpc-cni add-on: %w", err)

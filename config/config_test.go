@@ -155,6 +155,7 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"argocd version empty-ish", "argocdVersion", map[string]string{"argocdVersion": "latest"}, `argocdVersion "latest": want a chart version`},
 		{"tags not string values", "tags", map[string]string{"tags": `{"team":7}`}, "tags: want an object of string values"},
 		{"reserved tag prefix", "tags", map[string]string{"tags": `{"aws:owner":"me"}`}, `tags key "aws:owner": the aws: prefix is reserved`},
+		{"a tag the program sets", "tags", map[string]string{"tags": `{"karpenter.sh/discovery":"other"}`}, `tags key "karpenter.sh/discovery": the program sets it to the cluster's name`},
 		{"production not a bool", "production", map[string]string{"production": "maybe"}, `production: "maybe": want true or false`},
 		{"unknown key in a pool", "nodePools", map[string]string{"nodePools": `{"general":{"capacityType":["spot"]}}`}, `nodePools: want an object of pools by name (see Pulumi.yaml): json: unknown field "capacityType"`},
 		{"unknown key in a node class", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"ami":"bottlerocket@latest"}}`}, `nodeClasses: want an object of node classes by name (see Pulumi.yaml): json: unknown field "ami"`},

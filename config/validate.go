@@ -82,6 +82,9 @@ func (c *Config) checkTags(p *problems) {
 			p.add("tags key %q: want 1-128 characters", k)
 		case strings.HasPrefix(strings.ToLower(k), "aws:"):
 			p.add("tags key %q: the aws: prefix is reserved by AWS", k)
+		case k == names.ClusterTagKey || k == names.DiscoveryTagKey:
+			p.add("tags key %q: the program sets it to the cluster's name, and deploy/'s roles trust it to tell their clusters' "+
+				"resources apart; remove it from tags", k)
 		case len(c.Tags[k]) > 256:
 			p.add("tags[%q]: value longer than 256 characters", k)
 		}

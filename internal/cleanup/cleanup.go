@@ -4,7 +4,10 @@
 // them):
 //
 //  1. every Ingress, LoadBalancer Service and Gateway API Gateway, so that
-//     the AWS Load Balancer Controller deletes their load balancers, whose
+//     the AWS Load Balancer Controller deletes their load balancers (it
+//     gives a Gateway of its GatewayClasses an ALB or NLB, generally
+//     available since v3.0.0: the controller's guide, gateway/l7gateway and
+//     gateway/l4gateway; the Gateway API CRDs are the user's), whose
 //     network interfaces would otherwise block the node security group's
 //     deletion;
 //  2. every StatefulSet with volume claim templates (it would recreate a
@@ -386,7 +389,8 @@ func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, ma
 
 // releaseClaims deletes the scheduled pods that mount one of claims, by
 // name or as a generic ephemeral volume (whose claim is named
-// <pod>-<volume>): the claims' protection finalizer holds them while such
+// <pod>-<volume>: Kubernetes docs, "Ephemeral Volumes", generic ephemeral
+// volumes' PersistentVolumeClaim naming): the claims' protection finalizer holds them while such
 // a pod exists (Kubernetes "Storage Object in Use Protection"). Pods that
 // controllers recreate stay unscheduled, since the scheduler refuses a
 // claim that is being deleted (kube-scheduler's VolumeBinding plugin:

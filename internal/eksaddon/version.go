@@ -28,6 +28,7 @@ func Version(ctx *pulumi.Context, addon, pinned, kubernetesVersion string, opts 
 
 // ResolveConflicts is how an add-on treats the fields of what it takes over
 // (ResolveConflictsOnCreate and OnUpdate): EKS installs self-managed
-// vpc-cni, kube-proxy and CoreDNS with every cluster, and the add-on
-// overwrites them rather than fail.
+// vpc-cni, kube-proxy and CoreDNS with every cluster it creates without
+// bootstrapSelfManagedAddons: false (EKS user guide, eks-add-ons.html), and
+// the add-on overwrites them rather than fail.
 const ResolveConflicts = "OVERWRITE"

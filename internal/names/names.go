@@ -82,3 +82,8 @@ const ClusterTagKey = "nodeless-eks/cluster"
 // tools; node classes select by ID), and deploy/'s policy lets a run change
 // only the security groups that carry it for its own clusters.
 const DiscoveryTagKey = "karpenter.sh/discovery"
+
+// StackSelector is the label selector of what carries the stack's label.
+func StackSelector(label string) string {
+	return StackLabelKey + "=" + label
+}

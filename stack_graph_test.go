@@ -124,8 +124,8 @@ func TestWholeStackGraph(t *testing.T) {
 			rec.Get(t, tokens.HelmRelease, "eks-demo-addons-lb-controller"),
 			rec.Get(t, tokens.HelmRelease, "eks-demo-addons-argocd"),
 		}},
-		{"NodePools", rec.OfType(tokens.NodePool)},
-		{"EC2NodeClasses", rec.OfType(tokens.EC2NodeClass)},
+		{"NodePools", []*mock.Registration{rec.Get(t, tokens.NodePool, "eks-demo-nodepools-pool-general")}},
+		{"EC2NodeClasses", []*mock.Registration{rec.Get(t, tokens.EC2NodeClass, "eks-demo-nodepools-class-default")}},
 		{"Karpenter release", []*mock.Registration{rec.Get(t, tokens.HelmRelease, karpenterName+"-controller")}},
 		{"Karpenter IAM, queue and Fargate profile", []*mock.Registration{
 			rec.Get(t, tokens.RolePolicyAttachment, karpenterName+"-controller"),
@@ -277,8 +277,16 @@ func longestCreateChain(rec *mock.Recorder, skip func(*mock.Registration) bool) 
 
 func TestDay1AddonsKeepTheBootstrapLength(t *testing.T) {
 	rec := runDevStack(t).rec
+	dayOne := []string{"aws-ebs-csi-driver", "ebs-csi", "gp3", "metrics-server", "eks-node-monitoring-agent", "destroy-cleanup"}
+	for _, name := range dayOne {
+		found := false
+		for _, reg := range programRegistrations(rec) {
+			found = found || reg.Name == "eks-demo-addons-"+name
+		}
+		require.Truef(t, found, "no eks-demo-addons-%s is registered; the lengths below would compare nothing", name)
+	}
 	added := func(reg *mock.Registration) bool {
-		for _, name := range []string{"aws-ebs-csi-driver", "ebs-csi", "gp3", "metrics-server", "eks-node-monitoring-agent", "destroy-cleanup"} {
+		for _, name := range dayOne {
 			if strings.HasSuffix(reg.Name, "-addons-"+name) {
 				return true
 			}
@@ -324,7 +332,7 @@ func deletedBeforeProtection(rec *mock.Recorder) []string {
 			return d
 		}
 		memo[reg.URN] = false
-		if reg.Remote {
+		if reg.Remote && reg.Transformed != nil {
 			for typ, child := range reg.Transformed {
 				taker, taken := takenBySibling[reg.Type][typ]
 				if !child.Protect && !(taken && reg.Transformed[taker].Protect) {

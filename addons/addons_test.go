@@ -176,7 +176,7 @@ func TestAddonsLayer(t *testing.T) {
 		assert.Equal(t, []string{tag + "crds.yaml", tag + "gateway-crds.yaml"}, files, "the CRDs of the chart's own tag")
 		assert.Equal(t, true, lbc.Inputs["skipCrds"].V, "Helm would install them once and never upgrade them")
 		rec.RequireDependsOn(t, lbc, crds)
-		assert.True(t, strings.HasPrefix(crds.Provider, provider.URN), "applied to this cluster")
+		assert.Equal(t, provider.URN, crds.ProviderURN(), "applied to this cluster")
 		for _, p := range pools {
 			rec.RequireNotDependsOn(t, crds, p)
 		}

@@ -29,7 +29,8 @@ const (
 
 // run runs the program with Pulumi.example.yaml and the given changes.
 func run(t *testing.T, set map[string]string) (*mock.Recorder, error) {
-	return fakeaws.RunStackFile(t, project, "admin", "Pulumi.example.yaml", set, program)
+	rec, res := fakeaws.RunStackFile(t, project, "admin", "Pulumi.example.yaml", set, program)
+	return rec, res.Err
 }
 
 func TestExampleConfig(t *testing.T) {

@@ -154,11 +154,14 @@ func TestKarpenterLayer(t *testing.T) {
 	})
 
 	t.Run("node creation requires the cluster and nodepool request tags", func(t *testing.T) {
+		found := 0
+		defer func() { assert.Equal(t, 2, found, "CreateLaunchTemplate and CreateInstanceProfile are granted") }()
 		for _, st := range statements {
 			for _, a := range st.Action {
 				if a != "ec2:CreateLaunchTemplate" && a != "iam:CreateInstanceProfile" {
 					continue
 				}
+				found++
 				assert.Equal(t, "owned", st.Condition["StringEquals"]["aws:RequestTag/kubernetes.io/cluster/eks-demo"], "statement %s", st.Sid)
 				assert.Equal(t, "eks-demo", st.Condition["StringEquals"]["aws:RequestTag/eks:eks-cluster-name"], "statement %s", st.Sid)
 			}
@@ -166,12 +169,19 @@ func TestKarpenterLayer(t *testing.T) {
 	})
 
 	t.Run("queue actions only on the queue, DescribeCluster only on this cluster", func(t *testing.T) {
+		queueActions, describe := 0, 0
+		defer func() {
+			assert.Positive(t, queueActions, "the controller reads its queue")
+			assert.Equal(t, 1, describe, "one statement grants eks:DescribeCluster")
+		}()
 		for _, st := range statements {
 			for _, a := range st.Action {
 				switch {
 				case strings.HasPrefix(a, "sqs:"):
+					queueActions++
 					assert.Equal(t, []string{queueArn}, st.Resource, "statement %s", st.Sid)
 				case a == "eks:DescribeCluster":
+					describe++
 					assert.Equal(t, []string{"arn:aws:eks:eu-west-1:" + fakeaws.AccountID + ":cluster/eks-demo"}, st.Resource)
 				}
 			}

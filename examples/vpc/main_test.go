@@ -18,7 +18,8 @@ const project = "nodeless-eks-vpc"
 // run runs the program with Pulumi.dev.yaml and the given changes, in the
 // fake account: four availability zones, an address for each Elastic IP.
 func run(t *testing.T, set map[string]string) (*mock.Recorder, error) {
-	return fakeaws.RunStackFile(t, project, "dev", "Pulumi.dev.yaml", set, program)
+	rec, res := fakeaws.RunStackFile(t, project, "dev", "Pulumi.dev.yaml", set, program)
+	return rec, res.Err
 }
 
 func TestDevVpc(t *testing.T) {
@@ -109,10 +110,13 @@ func TestNatPerZone(t *testing.T) {
 func TestNamesMatchTheRootDevStack(t *testing.T) {
 	root, err := stackfile.Load("../../Pulumi.yaml", "../../Pulumi.dev.yaml")
 	require.NoError(t, err, "the Pulumi CLI would refuse the root Pulumi.dev.yaml")
-	rec, err := run(t, nil)
-	require.NoError(t, err)
+	rec, res := fakeaws.RunStackFile(t, project, "dev", "Pulumi.dev.yaml", nil, program)
+	require.NoError(t, res.Err)
+	rootStackConfig, ok := res.Exports["rootStackConfig"].(map[string]string)
+	require.Truef(t, ok, "rootStackConfig is a map of strings, got %T", res.Exports["rootStackConfig"])
 
 	vpc := rec.Get(t, "aws:ec2/vpc:Vpc", "eks-demo-vpc")
+	assert.Equal(t, root["nodeless-eks:vpcName"], rootStackConfig["nodeless-eks:vpcName"], "the rootStackConfig output")
 	assert.Equal(t, root["nodeless-eks:vpcName"], vpc.Inputs["tags"].ObjectValue()["Name"].StringValue())
 	for pattern, tier := range map[string]string{"privateSubnetNamePattern": "-private-", "podSubnetNamePattern": "-podsubnet-"} {
 		p := root["nodeless-eks:"+pattern]
@@ -126,7 +130,7 @@ func TestNamesMatchTheRootDevStack(t *testing.T) {
 			}
 		}
 		assert.Equalf(t, 3, matched, "root %s matches one subnet per zone", pattern)
-		assert.Equal(t, p, NamePattern("eks-demo-vpc", strings.Trim(tier, "-")), "the rootStackConfig output gives the same pattern")
+		assert.Equal(t, p, rootStackConfig["nodeless-eks:"+pattern], "the rootStackConfig output gives the same pattern")
 	}
 }
 

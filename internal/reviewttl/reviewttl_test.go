@@ -62,6 +62,7 @@ func TestKeep(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "listing the schedules of stack pr-42")
 		assert.Contains(t, err.Error(), "Pulumi Cloud answered 401: Unauthorized")
-		assert.Empty(t, api.Schedules(), "nothing was created")
+		assert.Equal(t, []string{"GET /api/stacks/my-org/nodeless-eks/pr-42/deployments/schedules"}, api.Requests,
+			"the failed list is the only call: nothing is created or deleted after it")
 	})
 }

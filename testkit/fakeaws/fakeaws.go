@@ -308,8 +308,8 @@ func Registrations(rec *mock.Recorder) []*mock.Registration {
 // RunStackFile runs program as stack of project in a fresh fake account,
 // with the configuration the Pulumi CLI reads from Pulumi.yaml and
 // stackFile, the keys of set changed ("" deletes one).
-func RunStackFile(t testing.TB, project, stack, stackFile string, set map[string]string, program pulumi.RunFunc) (*mock.Recorder, error) {
+func RunStackFile(t testing.TB, project, stack, stackFile string, set map[string]string, program pulumi.RunFunc) (*mock.Recorder, mock.Result) {
 	t.Helper()
 	rec := (&Account{}).Recorder(project, stack)
-	return rec, rec.Run(t, stackfile.With(t, "Pulumi.yaml", stackFile, set), false, program).Err
+	return rec, rec.Run(t, stackfile.With(t, "Pulumi.yaml", stackFile, set), false, program)
 }

@@ -12,14 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Statement is an IAM statement with Action, NotAction and Resource as
+// Statement is an IAM statement with Action and Resource as
 // lists and each condition operator's keys as a map.
 type Statement struct {
 	Sid       string
 	Effect    string
 	Principal any
 	Action    []string
-	NotAction []string
 	Resource  []string
 	Condition map[string]map[string]any
 }
@@ -32,7 +31,7 @@ func Parse(t testing.TB, doc string) []Statement {
 	out := make([]Statement, 0, len(d.Statement))
 	for _, s := range d.Statement {
 		st := Statement{Sid: s.Sid, Effect: s.Effect, Principal: s.Principal,
-			Action: iampolicy.Strings(s.Action), NotAction: iampolicy.Strings(s.NotAction), Resource: iampolicy.Strings(s.Resource)}
+			Action: iampolicy.Strings(s.Action), Resource: iampolicy.Strings(s.Resource)}
 		for op, keys := range s.Condition {
 			m, ok := keys.(map[string]any)
 			require.Truef(t, ok, "statement %s: condition %s is %T, not an object", s.Sid, op, keys)

@@ -122,7 +122,7 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 			}
 		}
 	}
-	reg.URN = r.URN(reg.Parent, reg.Type, reg.Name)
+	reg.URN = r.urn(reg.Parent, reg.Type, reg.Name)
 	if children, ok := r.Children[reg.Type]; ok && reg.Transforms > 0 {
 		reg.Transformed = map[string]Transformed{}
 		for typ, props := range children {
@@ -161,9 +161,9 @@ func (r *Recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) 
 	return r.Invoke(args)
 }
 
-// URN is the URN the SDK's mock monitor gives a resource (mocks.go newURN):
+// urn is the URN the SDK's mock monitor gives a resource (mocks.go newURN):
 // the parent's type, not its whole chain, goes before the resource's.
-func (r *Recorder) URN(parent, typ, name string) string {
+func (r *Recorder) urn(parent, typ, name string) string {
 	parentType := tokens.Type("")
 	if p := resource.URN(parent); p != "" && p.QualifiedType() != resource.RootStackType {
 		parentType = p.QualifiedType()

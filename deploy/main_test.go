@@ -112,17 +112,17 @@ func TestExampleConfig(t *testing.T) {
 			require.NotEmpty(t, all.Statement, "the deployer policy of %s", role)
 			return all
 		}
-		eks := func(cluster string) iampolicy.Request {
-			return iampolicy.Request{Action: "eks:UpdateClusterVersion", Resource: "arn:aws:eks:eu-west-1:" + account + ":cluster/" + cluster}
+		eks := func(cluster string) iamtest.Request {
+			return iamtest.Request{Action: "eks:UpdateClusterVersion", Resource: "arn:aws:eks:eu-west-1:" + account + ":cluster/" + cluster}
 		}
-		assert.Equal(t, iampolicy.Allowed, iampolicy.Evaluate(policyOf("deploy-prod"), nil, eks("nodeless-eks-prod")))
-		assert.Equal(t, iampolicy.ImplicitDeny, iampolicy.Evaluate(policyOf("deploy-prod"), nil, eks("nodeless-eks-staging")))
-		assert.Equal(t, iampolicy.Allowed, iampolicy.Evaluate(policyOf("deploy-nonprod"), nil, eks("nodeless-eks-staging")))
-		assert.Equal(t, iampolicy.ImplicitDeny, iampolicy.Evaluate(policyOf("deploy-nonprod"), nil, eks("nodeless-eks-prod")))
-		assert.Equal(t, iampolicy.Allowed, iampolicy.Evaluate(policyOf("deploy-review"), nil, eks("nodeless-eks-pr-17")))
-		assert.Equal(t, iampolicy.ImplicitDeny, iampolicy.Evaluate(policyOf("deploy-review"), nil, eks("nodeless-eks-prod")),
+		assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(policyOf("deploy-prod"), nil, eks("nodeless-eks-prod")))
+		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf("deploy-prod"), nil, eks("nodeless-eks-staging")))
+		assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(policyOf("deploy-nonprod"), nil, eks("nodeless-eks-staging")))
+		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf("deploy-nonprod"), nil, eks("nodeless-eks-prod")))
+		assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(policyOf("deploy-review"), nil, eks("nodeless-eks-pr-17")))
+		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf("deploy-review"), nil, eks("nodeless-eks-prod")),
 			"a review run, which runs a pull request's code, cannot touch production")
-		assert.Equal(t, iampolicy.ImplicitDeny, iampolicy.Evaluate(policyOf("deploy-review"), nil, eks("nodeless-eks-staging")))
+		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf("deploy-review"), nil, eks("nodeless-eks-staging")))
 	})
 
 	t.Run("each role's scope has its own boundary, under the name its stacks give", func(t *testing.T) {
@@ -130,7 +130,7 @@ func TestExampleConfig(t *testing.T) {
 			doc, err := iampolicy.Parse(rec.Get(t, "aws:iam/policy:Policy", "boundary-"+role).Inputs["policy"].StringValue())
 			require.NoError(t, err)
 			allowAll := iampolicy.New(iampolicy.Statement{Effect: "Allow", Action: "*", Resource: "*"})
-			return iampolicy.Allowed == iampolicy.Evaluate(allowAll, &doc, iampolicy.Request{Action: "iam:PassRole",
+			return iamtest.Allowed == iamtest.Evaluate(allowAll, &doc, iamtest.Request{Action: "iam:PassRole",
 				Resource: "arn:aws:iam::" + account + ":role/" + cluster + "-karpenter-node", Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}})
 		}
 		for _, key := range []string{"prod", "staging", "pr"} {
@@ -377,67 +377,67 @@ func TestNoEscalation(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		req  iampolicy.Request
-		want iampolicy.Decision
+		req  iamtest.Request
+		want iamtest.Decision
 	}{
-		{"create a role of its cluster with the boundary", iampolicy.Request{Action: "iam:CreateRole", Resource: ours, Context: withBoundary}, iampolicy.Allowed},
-		{"create a role of its cluster without the boundary", iampolicy.Request{Action: "iam:CreateRole", Resource: ours}, iampolicy.ImplicitDeny},
-		{"create a role of its cluster with another boundary", iampolicy.Request{Action: "iam:CreateRole", Resource: ours,
-			Context: map[string][]string{"iam:PermissionsBoundary": {"arn:aws:iam::aws:policy/AdministratorAccess"}}}, iampolicy.ImplicitDeny},
-		{"attach AdministratorAccess to it", iampolicy.Request{Action: "iam:AttachRolePolicy", Resource: ours,
-			Context: ctx("iam:PolicyARN", "arn:aws:iam::aws:policy/AdministratorAccess")}, iampolicy.ImplicitDeny},
-		{"attach another account policy to it", iampolicy.Request{Action: "iam:AttachRolePolicy", Resource: ours,
-			Context: ctx("iam:PolicyARN", "arn:aws:iam::"+account+":policy/platform-admin")}, iampolicy.ImplicitDeny},
-		{"attach a node's managed policy", iampolicy.Request{Action: "iam:AttachRolePolicy", Resource: ours,
-			Context: ctx("iam:PolicyARN", "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy")}, iampolicy.Allowed},
-		{"attach its cluster's own policy", iampolicy.Request{Action: "iam:AttachRolePolicy", Resource: ours,
-			Context: ctx("iam:PolicyARN", "arn:aws:iam::"+account+":policy/nodeless-eks-prod-karpenter-controller-9f8e7d6")}, iampolicy.Allowed},
-		{"attach a policy to a role without the boundary", iampolicy.Request{Action: "iam:AttachRolePolicy", Resource: ours,
-			Context: map[string][]string{"iam:PolicyARN": {"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"}}}, iampolicy.ImplicitDeny},
-		{"remove a role's boundary", iampolicy.Request{Action: "iam:DeleteRolePermissionsBoundary", Resource: ours}, iampolicy.ExplicitDeny},
-		{"rewrite the boundary", iampolicy.Request{Action: "iam:CreatePolicyVersion", Resource: boundaryArn}, iampolicy.ExplicitDeny},
-		{"change a deploy role", iampolicy.Request{Action: "iam:AttachRolePolicy", Resource: "arn:aws:iam::" + account + ":role/deploy-prod-7f3a",
-			Context: ctx("iam:PolicyARN", "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy")}, iampolicy.ExplicitDeny},
-		{"create a role outside its clusters", iampolicy.Request{Action: "iam:CreateRole", Resource: "arn:aws:iam::" + account + ":role/admin", Context: withBoundary}, iampolicy.ImplicitDeny},
-		{"pass a role of its cluster to pods", iampolicy.Request{Action: "iam:PassRole", Resource: ours,
-			Context: map[string][]string{"iam:PassedToService": {"pods.eks.amazonaws.com"}}}, iampolicy.Allowed},
-		{"pass another role to pods", iampolicy.Request{Action: "iam:PassRole", Resource: "arn:aws:iam::" + account + ":role/admin",
-			Context: map[string][]string{"iam:PassedToService": {"pods.eks.amazonaws.com"}}}, iampolicy.ImplicitDeny},
-		{"schedule the deletion of another key", iampolicy.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/other",
-			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"billing"}}}, iampolicy.ExplicitDeny},
-		{"rewrite an untagged key's policy", iampolicy.Request{Action: "kms:PutKeyPolicy", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/other"}, iampolicy.ImplicitDeny},
-		{"delete its cluster's key, after KMS's longest window", iampolicy.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/ours",
-			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}, "kms:ScheduleKeyDeletionPendingWindowInDays": {"30"}}}, iampolicy.Allowed},
+		{"create a role of its cluster with the boundary", iamtest.Request{Action: "iam:CreateRole", Resource: ours, Context: withBoundary}, iamtest.Allowed},
+		{"create a role of its cluster without the boundary", iamtest.Request{Action: "iam:CreateRole", Resource: ours}, iamtest.ImplicitDeny},
+		{"create a role of its cluster with another boundary", iamtest.Request{Action: "iam:CreateRole", Resource: ours,
+			Context: map[string][]string{"iam:PermissionsBoundary": {"arn:aws:iam::aws:policy/AdministratorAccess"}}}, iamtest.ImplicitDeny},
+		{"attach AdministratorAccess to it", iamtest.Request{Action: "iam:AttachRolePolicy", Resource: ours,
+			Context: ctx("iam:PolicyARN", "arn:aws:iam::aws:policy/AdministratorAccess")}, iamtest.ImplicitDeny},
+		{"attach another account policy to it", iamtest.Request{Action: "iam:AttachRolePolicy", Resource: ours,
+			Context: ctx("iam:PolicyARN", "arn:aws:iam::"+account+":policy/platform-admin")}, iamtest.ImplicitDeny},
+		{"attach a node's managed policy", iamtest.Request{Action: "iam:AttachRolePolicy", Resource: ours,
+			Context: ctx("iam:PolicyARN", "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy")}, iamtest.Allowed},
+		{"attach its cluster's own policy", iamtest.Request{Action: "iam:AttachRolePolicy", Resource: ours,
+			Context: ctx("iam:PolicyARN", "arn:aws:iam::"+account+":policy/nodeless-eks-prod-karpenter-controller-9f8e7d6")}, iamtest.Allowed},
+		{"attach a policy to a role without the boundary", iamtest.Request{Action: "iam:AttachRolePolicy", Resource: ours,
+			Context: map[string][]string{"iam:PolicyARN": {"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"}}}, iamtest.ImplicitDeny},
+		{"remove a role's boundary", iamtest.Request{Action: "iam:DeleteRolePermissionsBoundary", Resource: ours}, iamtest.ExplicitDeny},
+		{"rewrite the boundary", iamtest.Request{Action: "iam:CreatePolicyVersion", Resource: boundaryArn}, iamtest.ExplicitDeny},
+		{"change a deploy role", iamtest.Request{Action: "iam:AttachRolePolicy", Resource: "arn:aws:iam::" + account + ":role/deploy-prod-7f3a",
+			Context: ctx("iam:PolicyARN", "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy")}, iamtest.ExplicitDeny},
+		{"create a role outside its clusters", iamtest.Request{Action: "iam:CreateRole", Resource: "arn:aws:iam::" + account + ":role/admin", Context: withBoundary}, iamtest.ImplicitDeny},
+		{"pass a role of its cluster to pods", iamtest.Request{Action: "iam:PassRole", Resource: ours,
+			Context: map[string][]string{"iam:PassedToService": {"pods.eks.amazonaws.com"}}}, iamtest.Allowed},
+		{"pass another role to pods", iamtest.Request{Action: "iam:PassRole", Resource: "arn:aws:iam::" + account + ":role/admin",
+			Context: map[string][]string{"iam:PassedToService": {"pods.eks.amazonaws.com"}}}, iamtest.ImplicitDeny},
+		{"schedule the deletion of another key", iamtest.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/other",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"billing"}}}, iamtest.ExplicitDeny},
+		{"rewrite an untagged key's policy", iamtest.Request{Action: "kms:PutKeyPolicy", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/other"}, iamtest.ImplicitDeny},
+		{"delete its cluster's key, after KMS's longest window", iamtest.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/ours",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}, "kms:ScheduleKeyDeletionPendingWindowInDays": {"30"}}}, iamtest.Allowed},
 		// A key of someone else's that the run has tagged as its own.
-		{"delete a key it tagged within a week", iampolicy.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
-			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}, "kms:ScheduleKeyDeletionPendingWindowInDays": {"7"}}}, iampolicy.ImplicitDeny},
-		{"rewrite the policy of a key it tagged", iampolicy.Request{Action: "kms:PutKeyPolicy", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
-			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}}}, iampolicy.ImplicitDeny},
-		{"grant itself a key it tagged", iampolicy.Request{Action: "kms:CreateGrant", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
-			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}, "kms:GrantIsForAWSResource": {"false"}}}, iampolicy.ImplicitDeny},
-		{"decrypt with a key it tagged", iampolicy.Request{Action: "kms:Decrypt", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
-			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}}}, iampolicy.ImplicitDeny},
-		{"retag another cluster's key as its own cluster's", iampolicy.Request{Action: "kms:TagResource", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
+		{"delete a key it tagged within a week", iamtest.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}, "kms:ScheduleKeyDeletionPendingWindowInDays": {"7"}}}, iamtest.ImplicitDeny},
+		{"rewrite the policy of a key it tagged", iamtest.Request{Action: "kms:PutKeyPolicy", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}}}, iamtest.ImplicitDeny},
+		{"grant itself a key it tagged", iamtest.Request{Action: "kms:CreateGrant", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}, "kms:GrantIsForAWSResource": {"false"}}}, iamtest.ImplicitDeny},
+		{"decrypt with a key it tagged", iamtest.Request{Action: "kms:Decrypt", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}}}, iamtest.ImplicitDeny},
+		{"retag another cluster's key as its own cluster's", iamtest.Request{Action: "kms:TagResource", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
 			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-staging"}, "aws:RequestTag/nodeless-eks/cluster": {"nodeless-eks-prod"},
-				"aws:RequestedRegion": {"eu-west-1"}}}, iampolicy.ExplicitDeny},
-		{"schedule the deletion of a key tagged for another cluster", iampolicy.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
-			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-staging"}, "kms:ScheduleKeyDeletionPendingWindowInDays": {"30"}}}, iampolicy.ExplicitDeny},
-		{"read instances' user data", iampolicy.Request{Action: "ec2:DescribeInstanceAttribute", Resource: "*",
-			Context: map[string][]string{"aws:RequestedRegion": {"eu-west-1"}}}, iampolicy.ExplicitDeny},
-		{"let EKS use its cluster's key", iampolicy.Request{Action: "kms:CreateGrant", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/ours",
-			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}, "kms:GrantIsForAWSResource": {"true"}}}, iampolicy.Allowed},
-		{"create a key for another cluster", iampolicy.Request{Action: "kms:CreateKey", Resource: "*",
-			Context: map[string][]string{"aws:RequestedRegion": {"eu-west-1"}, "aws:RequestTag/nodeless-eks/cluster": {"other"}}}, iampolicy.ImplicitDeny},
-		{"open another security group", iampolicy.Request{Action: "ec2:AuthorizeSecurityGroupIngress", Resource: "arn:aws:ec2:eu-west-1:" + account + ":security-group/sg-db",
-			Context: map[string][]string{"aws:ResourceTag/karpenter.sh/discovery": {"other"}}}, iampolicy.ImplicitDeny},
-		{"change its node security group", iampolicy.Request{Action: "ec2:RevokeSecurityGroupIngress", Resource: "arn:aws:ec2:eu-west-1:" + account + ":security-group/sg-node",
-			Context: map[string][]string{"aws:ResourceTag/karpenter.sh/discovery": {"nodeless-eks-prod"}}}, iampolicy.Allowed},
-		{"add a rule to its EKS cluster security group", iampolicy.Request{Action: "ec2:AuthorizeSecurityGroupIngress", Resource: "arn:aws:ec2:eu-west-1:" + account + ":security-group/sg-eks",
-			Context: map[string][]string{"aws:ResourceTag/aws:eks:cluster-name": {"nodeless-eks-prod"}}}, iampolicy.Allowed},
+				"aws:RequestedRegion": {"eu-west-1"}}}, iamtest.ExplicitDeny},
+		{"schedule the deletion of a key tagged for another cluster", iamtest.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/theirs",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-staging"}, "kms:ScheduleKeyDeletionPendingWindowInDays": {"30"}}}, iamtest.ExplicitDeny},
+		{"read instances' user data", iamtest.Request{Action: "ec2:DescribeInstanceAttribute", Resource: "*",
+			Context: map[string][]string{"aws:RequestedRegion": {"eu-west-1"}}}, iamtest.ExplicitDeny},
+		{"let EKS use its cluster's key", iamtest.Request{Action: "kms:CreateGrant", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/ours",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}, "kms:GrantIsForAWSResource": {"true"}}}, iamtest.Allowed},
+		{"create a key for another cluster", iamtest.Request{Action: "kms:CreateKey", Resource: "*",
+			Context: map[string][]string{"aws:RequestedRegion": {"eu-west-1"}, "aws:RequestTag/nodeless-eks/cluster": {"other"}}}, iamtest.ImplicitDeny},
+		{"open another security group", iamtest.Request{Action: "ec2:AuthorizeSecurityGroupIngress", Resource: "arn:aws:ec2:eu-west-1:" + account + ":security-group/sg-db",
+			Context: map[string][]string{"aws:ResourceTag/karpenter.sh/discovery": {"other"}}}, iamtest.ImplicitDeny},
+		{"change its node security group", iamtest.Request{Action: "ec2:RevokeSecurityGroupIngress", Resource: "arn:aws:ec2:eu-west-1:" + account + ":security-group/sg-node",
+			Context: map[string][]string{"aws:ResourceTag/karpenter.sh/discovery": {"nodeless-eks-prod"}}}, iamtest.Allowed},
+		{"add a rule to its EKS cluster security group", iamtest.Request{Action: "ec2:AuthorizeSecurityGroupIngress", Resource: "arn:aws:ec2:eu-west-1:" + account + ":security-group/sg-eks",
+			Context: map[string][]string{"aws:ResourceTag/aws:eks:cluster-name": {"nodeless-eks-prod"}}}, iamtest.Allowed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, iampolicy.Evaluate(policy, nil, tt.req))
+			assert.Equal(t, tt.want, iamtest.Evaluate(policy, nil, tt.req))
 		})
 	}
 
@@ -445,7 +445,7 @@ func TestNoEscalation(t *testing.T) {
 	// carry the boundary, given a policy that allows everything.
 	t.Run("a role with the boundary gains nothing in IAM from a policy that allows everything", func(t *testing.T) {
 		admin := iampolicy.New(iampolicy.Statement{Effect: "Allow", Action: "*", Resource: "*"})
-		for _, req := range []iampolicy.Request{
+		for _, req := range []iamtest.Request{
 			{Action: "iam:CreateRole", Resource: "arn:aws:iam::" + account + ":role/backdoor"},
 			{Action: "iam:AttachRolePolicy", Resource: "arn:aws:iam::" + account + ":role/backdoor"},
 			{Action: "iam:PassRole", Resource: "arn:aws:iam::" + account + ":role/admin", Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}},
@@ -453,9 +453,9 @@ func TestNoEscalation(t *testing.T) {
 			{Action: "organizations:LeaveOrganization", Resource: "*"},
 			{Action: "s3:GetObject", Resource: "arn:aws:s3:::company-secrets/key"},
 		} {
-			assert.Equalf(t, iampolicy.BoundaryDeny, iampolicy.Evaluate(admin, &boundary, req), "%s on %s", req.Action, req.Resource)
+			assert.Equalf(t, iamtest.BoundaryDeny, iamtest.Evaluate(admin, &boundary, req), "%s on %s", req.Action, req.Resource)
 		}
-		assert.Equal(t, iampolicy.Allowed, iampolicy.Evaluate(admin, &boundary, iampolicy.Request{Action: "ec2:RunInstances",
+		assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(admin, &boundary, iamtest.Request{Action: "ec2:RunInstances",
 			Resource: "arn:aws:ec2:eu-west-1:" + account + ":instance/i-0abc"}), "the workloads' own services stay within it")
 	})
 
@@ -464,7 +464,7 @@ func TestNoEscalation(t *testing.T) {
 	t.Run("a role with the boundary cannot take data out or cross into other clusters", func(t *testing.T) {
 		admin := iampolicy.New(iampolicy.Statement{Effect: "Allow", Action: "*", Resource: "*"})
 		ec2 := func(resource string) string { return "arn:aws:ec2:eu-west-1:" + account + ":" + resource }
-		for _, req := range []iampolicy.Request{
+		for _, req := range []iamtest.Request{
 			{Action: "ec2:ModifySnapshotAttribute", Resource: ec2("snapshot/snap-0abc")},
 			{Action: "ec2:ModifyImageAttribute", Resource: ec2("image/ami-0abc")},
 			{Action: "ec2:CreateVpcPeeringConnection", Resource: ec2("vpc/vpc-0abc")},
@@ -482,9 +482,9 @@ func TestNoEscalation(t *testing.T) {
 			{Action: "eks:DescribeCluster", Resource: "arn:aws:eks:eu-west-1:" + account + ":cluster/payments"},
 			{Action: "logs:CreateLogGroup", Resource: "*"},
 		} {
-			assert.NotEqualf(t, iampolicy.Allowed, iampolicy.Evaluate(admin, &boundary, req), "%s on %s", req.Action, req.Resource)
+			assert.NotEqualf(t, iamtest.Allowed, iamtest.Evaluate(admin, &boundary, req), "%s on %s", req.Action, req.Resource)
 		}
-		for _, req := range []iampolicy.Request{
+		for _, req := range []iamtest.Request{
 			{Action: "eks-auth:AssumeRoleForPodIdentity", Resource: "*"}, // the node role's Pod Identity agent
 			{Action: "iam:PassRole", Resource: "arn:aws:iam::" + account + ":role/nodeless-eks-prod-karpenter-node",
 				Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}},
@@ -493,7 +493,7 @@ func TestNoEscalation(t *testing.T) {
 			{Action: "kms:GenerateDataKeyWithoutPlaintext", Resource: "arn:aws:kms:eu-west-1:" + account + ":key/any", // an encrypted node volume
 				Context: map[string][]string{"kms:ViaService": {"ec2.eu-west-1.amazonaws.com"}}},
 		} {
-			assert.Equalf(t, iampolicy.Allowed, iampolicy.Evaluate(admin, &boundary, req), "%s on %s", req.Action, req.Resource)
+			assert.Equalf(t, iamtest.Allowed, iamtest.Evaluate(admin, &boundary, req), "%s on %s", req.Action, req.Resource)
 		}
 	})
 }
@@ -536,11 +536,11 @@ func TestBoundaryCoversTheProgramsPolicies(t *testing.T) {
 			for _, action := range iampolicy.Strings(st.Action) {
 				for _, res := range iampolicy.Strings(st.Resource) {
 					checked++
-					req := iampolicy.Request{Action: action, Resource: witnessResource(res), Context: context}
+					req := iamtest.Request{Action: action, Resource: witnessResource(res), Context: context}
 					if narrower, ok := narrowedOnPurpose[action]; ok && res == "*" {
 						req.Resource = narrower
 					}
-					assert.Equalf(t, iampolicy.Allowed, iampolicy.Evaluate(allowAll, &boundary, req),
+					assert.Equalf(t, iamtest.Allowed, iamtest.Evaluate(allowAll, &boundary, req),
 						"%s: %s on %s (as %s, %v) is outside the workload boundary", name, action, res, req.Resource, context)
 				}
 			}

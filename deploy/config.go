@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"nodeless-eks/internal/iampolicy"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,25 +15,59 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 )
 
+// Account is an AWS account that holds stacks of the fleet. The account is
+// the production boundary: the program's own roles need region-wide EC2
+// rights, so only another account keeps a non-production run away from
+// production's volumes, instances and network.
+type Account struct {
+	// ID is the 12-digit account ID.
+	ID string `json:"id"`
+	// RoleArn is the role in the account that the credentials running
+	// deploy/ assume to create the deploy roles there (in an AWS
+	// Organization, OrganizationAccountAccessRole). Empty: the account is
+	// the one those credentials are for (checked before anything is
+	// registered).
+	RoleArn string `json:"roleArn,omitempty"`
+	// OidcProviderArn reuses the account's api.pulumi.com/oidc provider.
+	OidcProviderArn string `json:"oidcProviderArn,omitempty"`
+	// DeployPolicyArns replace the deployer policies in this account.
+	DeployPolicyArns []string `json:"deployPolicyArns,omitempty"`
+	// SharedWithNonProduction acknowledges that the account holds a
+	// production stack together with non-production or review stacks,
+	// which can then reach production's data (deploy/README.md lists how).
+	SharedWithNonProduction bool `json:"sharedWithNonProduction,omitempty"`
+}
+
 // StackSettings is how one stack of the root project is deployed.
 type StackSettings struct {
-	// DriftSchedule is the cron of drift detection. Default "0 4 * * *".
-	DriftSchedule string `json:"driftSchedule,omitempty"`
-	// AutoRemediate runs `pulumi up` when drift is found. Default false.
-	AutoRemediate bool `json:"autoRemediate,omitempty"`
-	// Production gives the stack a deploy role of its own, trusted by its
-	// runs only, and turns pull-request previews off by default.
+	// Account names the entry of accounts the stack deploys into; it may
+	// be left out when there is one account.
+	Account string `json:"account,omitempty"`
+	// Region is the stack's aws:region. Default: deploy/'s aws:region.
+	Region string `json:"region,omitempty"`
+	// Production gives the stack an account of its own (or the
+	// acknowledgement above) and keeps pull requests off its role.
 	Production bool `json:"production,omitempty"`
 	// PreviewPullRequests previews pull requests on the stack, running
 	// their code with the stack's role. Default: on for non-production
-	// stacks, off for production ones (preview them through a staging
-	// stack).
+	// stacks; a production stack may not.
 	PreviewPullRequests *bool `json:"previewPullRequests,omitempty"`
 	// ClusterName is the stack's clusterName, which scopes its role's
 	// permissions. Default "<project>-<stack>", what an unset clusterName
 	// gives the root program.
 	ClusterName string `json:"clusterName,omitempty"`
+	// Environment creates the ESC environment <project>/<stack> that logs
+	// in as the stack's role. Default: on for non-production stacks, off
+	// for production ones (whoever may open it is that role).
+	Environment *bool `json:"environment,omitempty"`
+	// DriftSchedule is the drift detection's cron (with driftDetection).
+	DriftSchedule string `json:"driftSchedule,omitempty"`
+	// AutoRemediate runs `pulumi up` when drift is found.
+	AutoRemediate bool `json:"autoRemediate,omitempty"`
 }
+
+// stackFields names the settings a stack may have, for messages.
+const stackFields = "{account, region, production, previewPullRequests, clusterName, environment, driftSchedule, autoRemediate}"
 
 // Previews reports whether the stack previews pull requests.
 func (s StackSettings) Previews() bool {
@@ -43,6 +76,56 @@ func (s StackSettings) Previews() bool {
 	}
 	return !s.Production
 }
+
+// HasEnvironment reports whether the stack gets an ESC environment.
+func (s StackSettings) HasEnvironment() bool {
+	if s.Environment != nil {
+		return *s.Environment
+	}
+	return !s.Production
+}
+
+// Edition is a Pulumi Cloud edition. Pulumi's current editions, from the
+// lowest: Free, Essentials, Pro, Enterprise (pulumi/docs
+// data/pulumi_pricing.yaml, pricing version 6).
+type Edition int
+
+// Editions, in order.
+const (
+	Free Edition = iota
+	Essentials
+	Pro
+	Enterprise
+)
+
+var editionNames = []string{"free", "essentials", "pro", "enterprise"}
+
+func (e Edition) String() string { return editionNames[e] }
+
+// Title is the edition's name as Pulumi writes it.
+func (e Edition) Title() string { return strings.ToUpper(editionNames[e][:1]) + editionNames[e][1:] }
+
+// parseEdition reads an edition's name.
+func parseEdition(s string) (Edition, bool) {
+	i := slices.Index(editionNames, strings.ToLower(s))
+	if i < 0 {
+		return Free, false
+	}
+	return Edition(i), true
+}
+
+// feature is a Pulumi Cloud feature a configuration switch uses, and the
+// lowest edition that has it (data/pulumi_pricing.yaml, available_from).
+type feature struct {
+	name    string
+	edition Edition
+}
+
+var (
+	driftFeature = feature{"drift detection", Pro}             // drift-detection: available_from pro
+	ttlFeature   = feature{"time-to-live stacks", Pro}         // ttl-stacks: available_from pro
+	teamsFeature = feature{"teams and their permissions", Pro} // teams: available_from pro
+)
 
 // Config is the deploy project's configuration.
 type Config struct {
@@ -56,199 +139,413 @@ type Config struct {
 	Branch string
 	// RepoDir is where the root Pulumi.yaml lies in the repository. Default ".".
 	RepoDir string
-	// Region is where the root stacks deploy; it scopes the deploy policy.
+	// Region is deploy/'s aws:region: where its providers call AWS, and
+	// the region of every stack that names none.
 	Region string
+	// Edition is the organization's Pulumi Cloud edition.
+	Edition Edition
+	// Accounts are the AWS accounts of the fleet, by a short name.
+	Accounts map[string]Account
 	// Stacks are the root stacks to deploy, by name.
 	Stacks map[string]StackSettings
 	// ReviewStacks makes ReviewTemplate a review-stack template.
 	ReviewStacks bool
 	// ReviewTemplate is the template stack (Pulumi.<name>.yaml). Default "pr".
 	ReviewTemplate string
-	// ReviewStackPrefix starts every review stack's name; the deploy role
+	// ReviewStackPrefix starts every review stack's name; the review role
 	// trusts stacks so named. Default "pr-".
 	ReviewStackPrefix string
-	// ReviewStackTTLHours destroys a review stack this long after its last
-	// update. Default 8.
+	// ReviewAccount and ReviewRegion are where review stacks deploy.
+	ReviewAccount, ReviewRegion string
+	// ReviewStackTTL gives each review stack a time to live, destroying it
+	// ReviewStackTTLHours after its last update.
+	ReviewStackTTL      bool
 	ReviewStackTTLHours int
 	// ReviewClusterNamePrefix starts the cluster name of every review
-	// stack; the review role is scoped to it. Default
-	// "<project>-<reviewStackPrefix>", what an unset clusterName gives a
-	// review stack.
+	// stack; the review role is scoped to it.
 	ReviewClusterNamePrefix string
-	// OidcProviderArn reuses an existing Pulumi Cloud OIDC provider.
-	OidcProviderArn string
-	// DeployPolicyArns are attached to the deploy role instead of the
-	// policy this project writes.
-	DeployPolicyArns []string
-	// SessionHours is the deploy role's maximum session. Default 6.
+	// DriftDetection schedules drift detection on every named stack.
+	DriftDetection bool
+	// ProductionTeam and NonProductionTeam are Pulumi Cloud teams given
+	// the production and the other stacks (and their environments).
+	ProductionTeam, NonProductionTeam string
+	// CheckOrganizationDefaults reads the organization's default
+	// permissions before anything is registered.
+	CheckOrganizationDefaults bool
+	// SessionHours is the deploy roles' maximum session. Default 6.
 	SessionHours int
 	// ImportStacks imports the root stacks and the review template, which
 	// exist already, instead of creating them. Default false.
 	ImportStacks bool
 }
 
+// HasProduction reports whether any stack is a production stack.
+func (c *Config) HasProduction() bool {
+	return slices.ContainsFunc(sortedKeys(c.Stacks), func(n string) bool { return c.Stacks[n].Production })
+}
+
+// HasOthers reports whether any run is not a production run: a
+// non-production stack's, or a review stack's.
+func (c *Config) HasOthers() bool {
+	return c.ReviewStacks || slices.ContainsFunc(sortedKeys(c.Stacks), func(n string) bool { return !c.Stacks[n].Production })
+}
+
 var (
 	// Pulumi Cloud organization names are lowercase, and the audience a
 	// trust policy matches is case-sensitive.
-	orgRe        = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,39}$`)
-	repoRe       = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-	stackRe      = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
-	cronRe       = regexp.MustCompile(`^(\S+\s+){4}\S+$`)
-	arnPolicyRe  = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::(\d{12}|aws):policy/[\w+=,.@/-]+$`)
-	arnOidcRe    = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::\d{12}:oidc-provider/api\.pulumi\.com/oidc$`)
-	regionRe     = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
-	namePrefixRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{2,40}$`)
-	// clusterNameRe is what EKS accepts for a cluster name.
-	clusterNameRe = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`)
+	orgRe      = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,39}$`)
+	repoRe     = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+	stackRe    = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+	cronRe     = regexp.MustCompile(`^(\S+\s+){4}\S+$`)
+	accountRe  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,29}$`)
+	accountID  = regexp.MustCompile(`^\d{12}$`)
+	arnRe      = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov):iam::(\d{12}|aws):(role|policy|oidc-provider)/(.+)$`)
+	regionRe   = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
+	teamRe     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
+	prefixRe   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{2,40}$`)
+	clusterRe  = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`) // what EKS accepts for a cluster name
+	roleNameRe = regexp.MustCompile(`^[\w+=,.@/-]+$`)
 )
+
+// reader reads the project's keys, collecting every problem.
+type reader struct {
+	cfg  *config.Config
+	errs []error
+}
+
+func (r *reader) bad(format string, a ...any) { r.errs = append(r.errs, fmt.Errorf(format, a...)) }
+
+func (r *reader) str(key, def string) string {
+	if v := r.cfg.Get(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func (r *reader) boolean(key string, def bool) bool {
+	v := r.cfg.Get(key)
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		r.bad("%s: %q: want true or false", key, v)
+	}
+	return b
+}
+
+func (r *reader) integer(key string, def, min, max int, why string) int {
+	v := r.cfg.Get(key)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		r.bad("%s %q: want %d-%d%s", key, v, min, max, why)
+	}
+	return n
+}
+
+// object decodes a JSON object strictly: an unknown field is a typo, not a
+// default.
+func (r *reader) object(key string, into any, want string) {
+	raw := r.cfg.Get(key)
+	if raw == "" {
+		return
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
+		r.bad("%s: want %s: %v", key, want, err)
+	}
+}
 
 // loadConfig reads and checks the configuration; every problem is
 // reported at once, before anything is registered.
 func loadConfig(ctx *pulumi.Context) (*Config, error) {
-	cfg := config.New(ctx, "")
+	r := &reader{cfg: config.New(ctx, "")}
 	c := &Config{
-		Organization:      cfg.Get("organization"),
-		Project:           or(cfg.Get("project"), "nodeless-eks"),
-		Repository:        cfg.Get("repository"),
-		Branch:            or(cfg.Get("branch"), "main"),
-		RepoDir:           or(cfg.Get("repoDir"), "."),
-		Region:            config.Get(ctx, "aws:region"),
-		ReviewTemplate:    or(cfg.Get("reviewTemplateStack"), "pr"),
-		ReviewStackPrefix: or(cfg.Get("reviewStackPrefix"), "pr-"),
-		OidcProviderArn:   cfg.Get("oidcProviderArn"),
+		Organization:              r.str("organization", ""),
+		Project:                   r.str("project", "nodeless-eks"),
+		Repository:                r.str("repository", ""),
+		Branch:                    r.str("branch", "main"),
+		RepoDir:                   r.str("repoDir", "."),
+		Region:                    config.Get(ctx, "aws:region"),
+		ReviewStacks:              r.boolean("reviewStacks", false),
+		ReviewTemplate:            r.str("reviewTemplateStack", "pr"),
+		ReviewStackPrefix:         r.str("reviewStackPrefix", "pr-"),
+		ReviewAccount:             r.str("reviewAccount", ""),
+		ReviewStackTTL:            r.boolean("reviewStackTtl", false),
+		ReviewStackTTLHours:       r.integer("reviewStackTtlHours", 8, 1, 720, " hours"),
+		DriftDetection:            r.boolean("driftDetection", false),
+		ProductionTeam:            r.str("productionTeam", ""),
+		NonProductionTeam:         r.str("nonProductionTeam", ""),
+		CheckOrganizationDefaults: r.boolean("checkOrganizationDefaults", true),
+		SessionHours:              r.integer("sessionHours", 6, 1, 12, ", IAM's limit for a role session"),
+		ImportStacks:              r.boolean("importStacks", false),
 	}
-	c.ReviewClusterNamePrefix = or(cfg.Get("reviewClusterNamePrefix"), c.Project+"-"+c.ReviewStackPrefix)
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if raw := cfg.Get("stacks"); raw != "" {
-		dec := json.NewDecoder(strings.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c.Stacks); err != nil {
-			bad("stacks: want an object of stacks by name, each {driftSchedule, autoRemediate, production, previewPullRequests, clusterName}: %v", err)
-		}
+	c.ReviewRegion = r.str("reviewRegion", c.Region)
+	c.ReviewClusterNamePrefix = r.str("reviewClusterNamePrefix", c.Project+"-"+c.ReviewStackPrefix)
+	edition := r.str("edition", "free")
+	var editionKnown bool
+	c.Edition, editionKnown = parseEdition(edition)
+	if !editionKnown {
+		r.bad("edition %q: want the organization's Pulumi Cloud edition: %s", edition, strings.Join(editionNames, ", "))
 	}
-	if raw := cfg.Get("deployPolicyArns"); raw != "" {
-		if err := cfg.TryObject("deployPolicyArns", &c.DeployPolicyArns); err != nil {
-			bad("deployPolicyArns: want a list of policy ARNs: %v", err)
-		}
-	}
-	var err error
-	if c.ReviewStacks, err = boolOr(cfg.Get("reviewStacks"), false); err != nil {
-		bad("reviewStacks: %v", err)
-	}
-	if c.ImportStacks, err = boolOr(cfg.Get("importStacks"), false); err != nil {
-		bad("importStacks: %v", err)
-	}
-	if c.ReviewStackTTLHours, err = intOr(cfg.Get("reviewStackTtlHours"), 8); err != nil || c.ReviewStackTTLHours < 1 || c.ReviewStackTTLHours > 720 {
-		bad("reviewStackTtlHours %q: want 1-720 hours", cfg.Get("reviewStackTtlHours"))
-	}
-	if c.SessionHours, err = intOr(cfg.Get("sessionHours"), 6); err != nil || c.SessionHours < 1 || c.SessionHours > 12 {
-		bad("sessionHours %q: want 1-12, IAM's limit for a role session", cfg.Get("sessionHours"))
-	}
+	r.object("accounts", &c.Accounts, `an object of AWS accounts by a short name, each {id, roleArn, oidcProviderArn, deployPolicyArns, sharedWithNonProduction}`)
+	r.object("stacks", &c.Stacks, "an object of stacks by name, each "+stackFields)
 
+	c.checkProject(r)
+	c.checkAccounts(r)
+	c.checkStacks(r)
+	c.checkReview(r)
+	if editionKnown {
+		c.checkEdition(r)
+	}
+	c.checkIsolation(r)
+	if len(r.errs) == 0 {
+		r.errs = append(r.errs, checkLimits(c)...)
+	}
+	if err := errors.Join(r.errs...); err != nil {
+		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
+	}
+	return c, nil
+}
+
+func (c *Config) checkProject(r *reader) {
 	switch {
 	case c.Organization == "":
-		bad("organization: required, the Pulumi Cloud organization of the root stacks")
+		r.bad("organization: required, the Pulumi Cloud organization of the root stacks")
 	case c.Organization != strings.ToLower(c.Organization):
-		bad("organization %q: Pulumi Cloud organization names are lowercase, and the OIDC audience the deploy roles trust is "+
+		r.bad("organization %q: Pulumi Cloud organization names are lowercase, and the OIDC audience the deploy roles trust is "+
 			"matched case-sensitively; write %q", c.Organization, strings.ToLower(c.Organization))
 	case !orgRe.MatchString(c.Organization):
-		bad("organization %q: want the Pulumi Cloud organization's name: lowercase letters, digits, '-', '_' or '.'", c.Organization)
+		r.bad("organization %q: want the Pulumi Cloud organization's name: lowercase letters, digits, '-', '_' or '.'", c.Organization)
 	}
 	if !stackRe.MatchString(c.Project) {
-		bad("project %q: want the root project's name: letters, digits, '-', '_' or '.' (it goes into the roles' trust, where * would match any project)", c.Project)
-	}
-	if c.ReviewStacks && !stackRe.MatchString(c.ReviewStackPrefix) {
-		bad("reviewStackPrefix %q: want the start of a stack name: letters, digits, '-', '_' or '.' (it goes into the review role's trust)", c.ReviewStackPrefix)
+		r.bad("project %q: want the root project's name: letters, digits, '-', '_' or '.' (it goes into the roles' trust, where * would match any project)", c.Project)
 	}
 	if !repoRe.MatchString(c.Repository) {
-		bad("repository %q: required, the GitHub repository as owner/name", c.Repository)
+		r.bad("repository %q: required, the GitHub repository as owner/name", c.Repository)
 	}
 	if !regionRe.MatchString(c.Region) {
-		bad("aws:region %q: want the region of the root stacks, such as \"eu-west-1\"", c.Region)
+		r.bad("aws:region %q: want the region deploy/ calls AWS in, and the default region of the stacks, such as \"eu-west-1\"", c.Region)
 	}
 	if strings.HasPrefix(c.RepoDir, "/") || strings.Contains(c.RepoDir, "..") {
-		bad("repoDir %q: want a directory inside the repository, such as \".\"", c.RepoDir)
+		r.bad("repoDir %q: want a directory inside the repository, such as \".\"", c.RepoDir)
 	}
-	if !namePrefixRe.MatchString(strings.TrimSuffix(c.ReviewClusterNamePrefix, "-")) {
-		bad("reviewClusterNamePrefix %q: want 3-41 letters, digits, '-' or '_'; the review role may touch only names that start with it", c.ReviewClusterNamePrefix)
-	} else if c.ReviewStacks && strings.HasPrefix(deployRoleName, c.ReviewClusterNamePrefix) {
-		bad("reviewClusterNamePrefix %q: the deploy roles are named %q...; review runs could change them", c.ReviewClusterNamePrefix, deployRoleName)
+	for key, team := range map[string]string{"productionTeam": c.ProductionTeam, "nonProductionTeam": c.NonProductionTeam} {
+		if team != "" && !teamRe.MatchString(team) {
+			r.bad("%s %q: want the name of a Pulumi Cloud team (not its display name)", key, team)
+		}
 	}
+}
+
+// arnAccount is the account an IAM ARN names, "" if it is no IAM ARN of
+// the given kind.
+func arnAccount(arn, kind string) string {
+	m := arnRe.FindStringSubmatch(arn)
+	if m == nil || m[3] != kind {
+		return ""
+	}
+	return m[2]
+}
+
+func (c *Config) checkAccounts(r *reader) {
+	if len(c.Accounts) == 0 {
+		r.bad(`accounts: name at least one AWS account, such as {"main": {"id": "111122223333"}}`)
+	}
+	ids := map[string]string{}
+	var ambient []string
+	for _, name := range sortedKeys(c.Accounts) {
+		a := c.Accounts[name]
+		if !accountRe.MatchString(name) {
+			r.bad("accounts %q: want a short name of lowercase letters, digits and '-' (it names the account's provider)", name)
+		}
+		if !accountID.MatchString(a.ID) {
+			r.bad("accounts.%s.id %q: want the 12-digit AWS account ID", name, a.ID)
+		} else if other, dup := ids[a.ID]; dup {
+			r.bad("accounts.%s.id %s: accounts.%s has the same ID; one entry per account", name, a.ID, other)
+		}
+		ids[a.ID] = name
+		switch {
+		case a.RoleArn == "":
+			ambient = append(ambient, name)
+		case arnAccount(a.RoleArn, "role") != a.ID:
+			r.bad("accounts.%s.roleArn %q: want the ARN of a role in account %s, which deploy/ assumes to create the deploy roles there", name, a.RoleArn, a.ID)
+		case !roleNameRe.MatchString(a.RoleArn[strings.Index(a.RoleArn, ":role/")+6:]):
+			r.bad("accounts.%s.roleArn %q: not a role name IAM accepts", name, a.RoleArn)
+		}
+		if a.OidcProviderArn != "" && (arnAccount(a.OidcProviderArn, "oidc-provider") != a.ID || !strings.HasSuffix(a.OidcProviderArn, ":oidc-provider/"+oidcIssuerKey)) {
+			r.bad("accounts.%s.oidcProviderArn %q: want the ARN of account %s's api.pulumi.com/oidc provider, arn:aws:iam::%s:oidc-provider/api.pulumi.com/oidc", name, a.OidcProviderArn, a.ID, a.ID)
+		}
+		for i, arn := range a.DeployPolicyArns {
+			if acct := arnAccount(arn, "policy"); acct != a.ID && acct != "aws" {
+				r.bad("accounts.%s.deployPolicyArns[%d] %q: want a managed policy of account %s (or AWS's)", name, i, arn, a.ID)
+			}
+		}
+	}
+	// The credentials deploy/ runs with are for one account; every other
+	// account is reached by assuming its roleArn.
+	if len(ambient) > 1 {
+		r.bad("accounts %s: at most one account may leave roleArn empty (the account the credentials running deploy/ are for); "+
+			"give the others the role deploy/ assumes there, such as arn:aws:iam::<id>:role/OrganizationAccountAccessRole", strings.Join(ambient, ", "))
+	}
+}
+
+// accountOf is the account a stack deploys into: the one it names, or the
+// only one.
+func (c *Config) accountOf(name string) string {
+	if name != "" || len(c.Accounts) != 1 {
+		return name
+	}
+	return sortedKeys(c.Accounts)[0]
+}
+
+func (c *Config) checkStacks(r *reader) {
 	if len(c.Stacks) == 0 {
-		bad("stacks: name at least one stack of the root project to deploy")
+		r.bad("stacks: name at least one stack of the root project to deploy")
 	}
 	for _, name := range sortedKeys(c.Stacks) {
 		s := c.Stacks[name]
 		switch {
 		case !stackRe.MatchString(name):
-			bad("stacks %q: want a stack name of letters, digits, '-', '_' or '.'", name)
+			r.bad("stacks %q: want a stack name of letters, digits, '-', '_' or '.'", name)
+		case name == reviewRoleKey:
+			r.bad("stacks %q: deploy-%s is the review stacks' role; rename the stack", name, reviewRoleKey)
 		case c.ReviewStacks && (name == c.ReviewTemplate || strings.HasPrefix(name, c.ReviewStackPrefix)):
-			bad("stacks %q: reserved for review stacks (reviewTemplateStack %q, reviewStackPrefix %q)", name, c.ReviewTemplate, c.ReviewStackPrefix)
-		case s.Production && (name == "nonprod" || name == "review"):
-			bad("stacks %q: a production stack's deploy role is named after it, and %s%s is the shared role of other stacks; rename the stack", name, deployRoleName, name)
-		case s.Production && len(names.Autoname(deployRoleName+name)) > maxRoleNameLength:
-			bad("stacks %q: a production stack's deploy role is named %s%s plus pulumi's 8-character suffix, and IAM allows %d characters; "+
-				"use a stack name of at most %d", name, deployRoleName, name, maxRoleNameLength, maxRoleNameLength-len(deployRoleName)-names.AutonameSuffixLength)
+			r.bad("stacks %q: reserved for review stacks (reviewTemplateStack %q, reviewStackPrefix %q)", name, c.ReviewTemplate, c.ReviewStackPrefix)
+		}
+		s.Account = c.accountOf(s.Account)
+		if _, ok := c.Accounts[s.Account]; !ok {
+			r.bad("stacks.%s.account %q: want one of accounts (%s)", name, s.Account, strings.Join(sortedKeys(c.Accounts), ", "))
+		}
+		if s.Region == "" {
+			s.Region = c.Region
+		} else if !regionRe.MatchString(s.Region) {
+			r.bad("stacks.%s.region %q: want the stack's aws:region, such as \"eu-west-1\"", name, s.Region)
 		}
 		if s.Production && s.PreviewPullRequests != nil && *s.PreviewPullRequests {
-			bad("stacks.%s.previewPullRequests: a production stack's role would then trust pull-request runs, which run the "+
+			r.bad("stacks.%s.previewPullRequests: a production stack's role would then trust pull-request runs, which run the "+
 				"pull request's code with production credentials; preview changes on a non-production stack instead", name)
+		}
+		if s.DriftSchedule != "" && !c.DriftDetection {
+			r.bad("stacks.%s.driftSchedule: drift detection is off (driftDetection: false), so the schedule would be ignored", name)
+		} else if s.AutoRemediate && !c.DriftDetection {
+			r.bad("stacks.%s.autoRemediate: drift detection is off (driftDetection: false), so nothing would remediate", name)
 		}
 		if s.DriftSchedule == "" {
 			s.DriftSchedule = "0 4 * * *"
 		} else if !cronRe.MatchString(s.DriftSchedule) {
-			bad("stacks.%s.driftSchedule %q: want a cron expression of five fields, such as \"0 4 * * *\"", name, s.DriftSchedule)
+			r.bad("stacks.%s.driftSchedule %q: want a cron expression of five fields, such as \"0 4 * * *\"", name, s.DriftSchedule)
 		}
 		if s.ClusterName == "" {
 			s.ClusterName = names.DefaultClusterName(c.Project, name)
-		} else if !clusterNameRe.MatchString(s.ClusterName) || len(s.ClusterName) > names.MaxClusterNameLength {
-			bad("stacks.%s.clusterName %q: want the stack's clusterName, 1-%d letters, digits, '-' or '_'", name, s.ClusterName, names.MaxClusterNameLength)
-		}
-		if c.ReviewStacks && reachesNamesOf(c.ReviewClusterNamePrefix, s.ClusterName) {
-			bad("stacks.%s.clusterName %q: its resources' names (%q..., %q...) and reviewClusterNamePrefix %q overlap, so review runs "+
-				"could change them; choose another reviewClusterNamePrefix", name, s.ClusterName, s.ClusterName+"-", s.ClusterName+"_", c.ReviewClusterNamePrefix)
+		} else if !clusterRe.MatchString(s.ClusterName) || len(s.ClusterName) > names.MaxClusterNameLength {
+			r.bad("stacks.%s.clusterName %q: want the stack's clusterName, 1-%d letters, digits, '-' or '_'", name, s.ClusterName, names.MaxClusterNameLength)
 		}
 		if strings.HasPrefix(deployRoleName, s.ClusterName) || strings.HasPrefix(s.ClusterName, deployRoleName) {
-			bad("stacks.%s.clusterName %q: the deploy roles are named %q...; a cluster name that starts alike would let a run change them", name, s.ClusterName, deployRoleName)
+			r.bad("stacks.%s.clusterName %q: the deploy roles are named %q...; a cluster name that starts alike would let a run change them", name, s.ClusterName, deployRoleName)
 		}
 		c.Stacks[name] = s
 	}
-	// A role's IAM reach is its clusters' names followed by '-' (roles,
-	// policies, queues, rules) or '_' (Karpenter's instance profiles): one
-	// stack's name followed by either may not begin another stack's name
-	// unless both share the non-production role anyway.
+	// A role's IAM reach is its cluster's name followed by '-' (roles,
+	// policies, queues, rules) or '_' (Karpenter's instance profiles): in
+	// one account, one stack's name followed by either may not begin
+	// another stack's. IAM names are per account, so other accounts are
+	// out of reach whatever their names.
 	for _, a := range sortedKeys(c.Stacks) {
 		for _, b := range sortedKeys(c.Stacks) {
-			ca, cb := c.Stacks[a].ClusterName, c.Stacks[b].ClusterName
-			sameRole := !c.Stacks[a].Production && !c.Stacks[b].Production
-			if a == b || sameRole {
+			sa, sb := c.Stacks[a], c.Stacks[b]
+			if a == b || sa.Account != sb.Account {
 				continue
 			}
-			if ca == cb || strings.HasPrefix(cb, ca+"-") || strings.HasPrefix(cb, ca+"_") {
-				bad("stacks.%s.clusterName %q: stack %s's cluster %q starts with it, so %s's deploy role could change %s's roles, "+
-					"queue and instance profiles; give one of them another clusterName", a, ca, b, cb, a, b)
+			if ca, cb := sa.ClusterName, sb.ClusterName; ca == cb || strings.HasPrefix(cb, ca+"-") || strings.HasPrefix(cb, ca+"_") {
+				r.bad("stacks.%s.clusterName %q: stack %s's cluster %q in the same account starts with it, so %s's deploy role could change "+
+					"%s's roles, queue and instance profiles; give one of them another clusterName", a, ca, b, cb, a, b)
 			}
 		}
 	}
-	if c.ReviewStacks && !stackRe.MatchString(c.ReviewTemplate) {
-		bad("reviewTemplateStack %q: want a stack name", c.ReviewTemplate)
+}
+
+func (c *Config) checkReview(r *reader) {
+	if !c.ReviewStacks {
+		if c.ReviewStackTTL {
+			r.bad("reviewStackTtl: there are no review stacks (reviewStacks: false)")
+		}
+		return
 	}
-	if c.OidcProviderArn != "" && !arnOidcRe.MatchString(c.OidcProviderArn) {
-		bad("oidcProviderArn %q: want the ARN of the api.pulumi.com/oidc provider, arn:aws:iam::<account>:oidc-provider/api.pulumi.com/oidc", c.OidcProviderArn)
+	if !stackRe.MatchString(c.ReviewStackPrefix) {
+		r.bad("reviewStackPrefix %q: want the start of a stack name: letters, digits, '-', '_' or '.' (it goes into the review role's trust)", c.ReviewStackPrefix)
 	}
-	for i, arn := range c.DeployPolicyArns {
-		if !arnPolicyRe.MatchString(arn) {
-			bad("deployPolicyArns[%d] %q: want a managed policy ARN", i, arn)
+	if !stackRe.MatchString(c.ReviewTemplate) {
+		r.bad("reviewTemplateStack %q: want a stack name", c.ReviewTemplate)
+	}
+	c.ReviewAccount = c.accountOf(c.ReviewAccount)
+	if _, ok := c.Accounts[c.ReviewAccount]; !ok {
+		r.bad("reviewAccount %q: want the account review stacks deploy into, one of accounts (%s)", c.ReviewAccount, strings.Join(sortedKeys(c.Accounts), ", "))
+	}
+	if !regionRe.MatchString(c.ReviewRegion) {
+		r.bad("reviewRegion %q: want the region of the review stacks (their template's aws:region), such as \"eu-west-1\"", c.ReviewRegion)
+	}
+	if !prefixRe.MatchString(strings.TrimSuffix(c.ReviewClusterNamePrefix, "-")) {
+		r.bad("reviewClusterNamePrefix %q: want 3-41 letters, digits, '-' or '_'; the review role may touch only names that start with it", c.ReviewClusterNamePrefix)
+	} else if strings.HasPrefix(deployRoleName, c.ReviewClusterNamePrefix) {
+		r.bad("reviewClusterNamePrefix %q: the deploy roles are named %q...; review runs could change them", c.ReviewClusterNamePrefix, deployRoleName)
+	}
+	for _, name := range sortedKeys(c.Stacks) {
+		s := c.Stacks[name]
+		if s.Account == c.ReviewAccount && reachesNamesOf(c.ReviewClusterNamePrefix, s.ClusterName) {
+			r.bad("stacks.%s.clusterName %q: its resources' names (%q..., %q...) and reviewClusterNamePrefix %q overlap in account %s, so review runs "+
+				"could change them; choose another reviewClusterNamePrefix", name, s.ClusterName, s.ClusterName+"-", s.ClusterName+"_", c.ReviewClusterNamePrefix, s.Account)
 		}
 	}
-	if len(errs) == 0 {
-		errs = append(errs, checkTrustSizes(c)...)
+}
+
+// checkEdition refuses a switch the organization's edition lacks, naming
+// the switch and the edition that has it.
+func (c *Config) checkEdition(r *reader) {
+	need := func(on bool, key string, f feature) {
+		if on && c.Edition < f.edition {
+			r.bad("%s: %s needs Pulumi Cloud's %s edition or above, and edition is %s; turn it off, or set edition if the "+
+				"organization has a higher one", key, f.name, f.edition.Title(), c.Edition.Title())
+		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
+	need(c.DriftDetection, "driftDetection", driftFeature)
+	need(c.ReviewStackTTL, "reviewStackTtl", ttlFeature)
+	need(c.ProductionTeam != "", "productionTeam", teamsFeature)
+	need(c.NonProductionTeam != "", "nonProductionTeam", teamsFeature)
+}
+
+// checkIsolation refuses an account that holds a production stack and a
+// run that is not production's (a non-production stack, or review
+// stacks), unless the account's entry acknowledges it; and an
+// acknowledgement that no longer holds.
+func (c *Config) checkIsolation(r *reader) {
+	for _, acct := range sortedKeys(c.Accounts) {
+		var prod, others []string
+		for _, name := range sortedKeys(c.Stacks) {
+			if s := c.Stacks[name]; s.Account == acct && s.Production {
+				prod = append(prod, name)
+			} else if s.Account == acct {
+				others = append(others, name)
+			}
+		}
+		if c.ReviewStacks && c.ReviewAccount == acct {
+			others = append(others, "the review stacks ("+c.ReviewStackPrefix+"*)")
+		}
+		shared := len(prod) > 0 && len(others) > 0
+		switch {
+		case shared && !c.Accounts[acct].SharedWithNonProduction:
+			r.bad("accounts.%s: holds production stack(s) %s and %s; their runs could copy production's EBS volumes, launch "+
+				"instances into its subnets and open its security groups (the program's own roles need those rights account-wide). "+
+				"Move production to an account of its own, or set accounts.%s.sharedWithNonProduction: true to accept what "+
+				"deploy/README.md lists under \"A shared production account\"",
+				acct, strings.Join(prod, ", "), strings.Join(others, ", "), acct)
+		case !shared && c.Accounts[acct].SharedWithNonProduction:
+			r.bad("accounts.%s.sharedWithNonProduction: the account does not hold a production stack together with others; remove the acknowledgement", acct)
+		}
 	}
-	return c, nil
 }
 
 // reachesNamesOf reports whether a role that may touch every name starting
@@ -265,74 +562,6 @@ func reachesNamesOf(prefix, cluster string) bool {
 		}
 	}
 	return false
-}
-
-// checkTrustSizes refuses a configuration whose deploy role would have a
-// trust policy longer than IAM accepts (each named non-production stack
-// adds its subjects to the shared role's trust), a deployer policy in more
-// parts than IAM attaches, or a boundary over a managed policy's size.
-func checkTrustSizes(c *Config) []error {
-	var errs []error
-	// The longest provider ARN any partition gives.
-	const providerArn = "arn:aws-us-gov:iam::123456789012:oidc-provider/api.pulumi.com/oidc"
-	for _, r := range Roles(c) {
-		doc, err := TrustPolicy(c, r, providerArn)
-		if err != nil {
-			errs = append(errs, err)
-		} else if len(doc) > maxTrustPolicyLength {
-			errs = append(errs, fmt.Errorf("stacks: the trust policy of %s%s would be %d characters, and IAM accepts %d by default: "+
-				"give some of its stacks (%s) their own role with production: true, or fewer stacks per project",
-				deployRoleName, r.Key, len(doc), maxTrustPolicyLength, strings.Join(r.Stacks, ", ")))
-		}
-		if len(c.DeployPolicyArns) == 0 {
-			parts, err := iampolicy.Split(DeployerPolicy(scope{partition: "aws-us-gov", region: c.Region, account: "123456789012",
-				clusters: r.Clusters, prefix: r.ClusterPrefix, boundaryArns: boundaryArnsOf(c, r, "aws-us-gov", "123456789012")}),
-				iampolicy.MaxManagedPolicySize)
-			if err != nil {
-				errs = append(errs, err)
-			} else if len(parts) > maxPoliciesPerRole {
-				errs = append(errs, fmt.Errorf("stacks: the deployer policy of %s%s would need %d managed policies, and IAM attaches %d "+
-					"to a role by default: give some of its stacks (%s) their own role with production: true",
-					deployRoleName, r.Key, len(parts), maxPoliciesPerRole, strings.Join(r.Stacks, ", ")))
-			}
-		}
-	}
-	// A boundary reaches one cluster; only a very long name or prefix
-	// could outgrow a managed policy.
-	for _, b := range Boundaries(c) {
-		size := WorkloadBoundary(scope{partition: "aws-us-gov", region: c.Region, account: "123456789012",
-			clusters: b.Clusters, prefix: b.Prefix}).Size()
-		if size > iampolicy.MaxManagedPolicySize {
-			errs = append(errs, fmt.Errorf("stacks: the permissions boundary %s would be %d characters, and IAM accepts %d: shorten its cluster name",
-				BoundaryName(c, b.Key), size, iampolicy.MaxManagedPolicySize))
-		}
-	}
-	return errs
-}
-
-func or(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
-}
-
-func boolOr(v string, def bool) (bool, error) {
-	if v == "" {
-		return def, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("%q: want true or false", v)
-	}
-	return b, nil
-}
-
-func intOr(v string, def int) (int, error) {
-	if v == "" {
-		return def, nil
-	}
-	return strconv.Atoi(v)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

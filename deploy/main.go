@@ -1,17 +1,24 @@
-// Command deploy configures Pulumi Deployments for the stacks of the
-// nodeless-eks project: Pulumi Cloud as an AWS OIDC identity provider, a
-// deploy role trusted only by those stacks' runs and ESC environments, an
-// ESC environment per stack for people at a laptop, deployment settings
-// (push to deploy, previews on pull requests, path filters, dependency
-// caching), drift detection, and review stacks that destroy themselves
-// when abandoned. An administrator runs it once; Pulumi recommends keeping
-// a stack's deployment settings out of the stack's own program.
+// Command deploy configures Pulumi Deployments for a fleet of stacks of the
+// nodeless-eks project over several AWS accounts and regions: in each
+// account, Pulumi Cloud as an AWS OIDC identity provider, a deploy role
+// and a permissions boundary per stack, trusted only by that stack's runs;
+// in Pulumi Cloud, the stacks, their deployment settings (push to deploy,
+// previews on pull requests, path filters, dependency caching), ESC
+// environments where asked for, drift detection, team permissions, and
+// review stacks that destroy themselves when abandoned. Production is
+// isolated by account; what Pulumi Cloud must add to that (its default
+// permissions) is checked before anything is registered. An administrator
+// runs it; Pulumi recommends keeping a stack's deployment settings out of
+// the stack's own program.
 package main
 
 import (
+	"context"
 	"fmt"
-	"nodeless-eks/internal/iampolicy"
 	"strings"
+
+	"nodeless-eks/internal/iampolicy"
+	"nodeless-eks/internal/pulumicloud"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -23,133 +30,72 @@ func main() {
 	pulumi.Run(program)
 }
 
+// logWarning shows a warning in `pulumi preview` and `pulumi up`; tests
+// read it here.
+var logWarning = func(ctx *pulumi.Context, msg string) error { return ctx.Log.Warn(msg, nil) }
+
+// accountResources is what the program creates in one AWS account for every role
+// there: the provider that reaches it (nil: the credentials deploy/ runs
+// with) and the ARN of its Pulumi Cloud OIDC provider.
+type accountResources struct {
+	opts    []pulumi.ResourceOption
+	oidcArn pulumi.StringOutput
+}
+
 func program(ctx *pulumi.Context) error {
 	c, err := loadConfig(ctx)
 	if err != nil {
 		return err
 	}
-	caller, err := aws.GetCallerIdentity(ctx, nil)
+	client, source := pulumicloud.FromEnvironment()
+	warnings, err := checkOrganization(context.Background(), c, client, source)
 	if err != nil {
-		return fmt.Errorf("reading caller identity: %w", err)
+		return err
+	}
+	for _, name := range sortedKeys(c.Accounts) {
+		if c.Accounts[name].SharedWithNonProduction {
+			warnings = append(warnings, fmt.Sprintf("accounts.%s.sharedWithNonProduction: non-production runs in account %s can reach "+
+				"production's data there; deploy/README.md, \"A shared production account\", lists how", name, c.Accounts[name].ID))
+		}
+	}
+	for _, w := range warnings {
+		if err := logWarning(ctx, w); err != nil {
+			return err
+		}
 	}
 	partition, err := aws.GetPartition(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("reading partition: %w", err)
+		return fmt.Errorf("reading the partition: %w", err)
+	}
+	if err := checkAmbientAccount(ctx, c); err != nil {
+		return err
 	}
 
-	providerArn := pulumi.String(c.OidcProviderArn).ToStringOutput()
-	if c.OidcProviderArn == "" {
-		// One provider per account and URL; reuse it with oidcProviderArn
-		// where another project created it (both audiences must be on it).
-		provider, err := iam.NewOpenIdConnectProvider(ctx, "pulumi-cloud", &iam.OpenIdConnectProviderArgs{
-			Url: pulumi.String(oidcIssuerURL),
-			// Deployments' tokens carry the organization, ESC's "aws:<org>".
-			ClientIdLists: pulumi.ToStringArray([]string{c.Organization, "aws:" + c.Organization}),
-		})
-		if err != nil {
-			return fmt.Errorf("creating the Pulumi Cloud OIDC provider: %w", err)
-		}
-		providerArn = provider.Arn
-	}
-	// The permissions boundaries every role a run creates must carry; their
-	// names start with deployRoleName, which no deployer policy reaches.
-	for _, b := range Boundaries(c) {
-		doc, err := WorkloadBoundary(scope{partition: partition.Partition, region: c.Region, account: caller.AccountId,
-			clusters: b.Clusters, prefix: b.Prefix}).JSON()
+	accounts := map[string]*accountResources{}
+	for _, name := range sortedKeys(c.Accounts) {
+		a, err := newAccount(ctx, c, name)
 		if err != nil {
 			return err
 		}
-		if _, err := iam.NewPolicy(ctx, "boundary-"+b.Key, &iam.PolicyArgs{
-			Name:        pulumi.String(BoundaryName(c, b.Key)),
-			Description: pulumi.Sprintf("Permissions boundary of every role the runs of %s create", b.Key),
-			Policy:      pulumi.String(doc),
-		}); err != nil {
-			return fmt.Errorf("creating the permissions boundary of %s: %w", b.Key, err)
-		}
+		accounts[name] = a
 	}
 
 	roleArns := map[string]pulumi.StringOutput{}
+	boundaryArns := map[string]string{}
 	for _, r := range Roles(c) {
-		trust := providerArn.ApplyT(func(arn string) (string, error) { return TrustPolicy(c, r, arn) }).(pulumi.StringOutput)
-		role, err := iam.NewRole(ctx, deployRoleName+r.Key, &iam.RoleArgs{
-			Description:      pulumi.Sprintf("Pulumi Deployments and ESC deploy %s of the %s stacks of %s", describe(r), c.Project, c.Organization),
-			AssumeRolePolicy: trust,
-			// Covers the longest destroy of the root program (a test holds it
-			// to ../testdata/destroy-bound.golden.json).
-			MaxSessionDuration: pulumi.Int(c.SessionHours * 3600),
-		})
+		a := accounts[r.Account]
+		sc := r.scope(c, partition.Partition)
+		arn, err := newDeployRole(ctx, c, r, sc, a)
 		if err != nil {
-			return fmt.Errorf("creating the deploy role %s: %w", r.Key, err)
+			return err
 		}
-		roleArns[r.Key] = role.Arn
-		if len(c.DeployPolicyArns) == 0 {
-			// The deployer policy outgrows one managed policy (6,144
-			// characters): attach it in parts.
-			parts, err := iampolicy.Split(DeployerPolicy(scope{partition: partition.Partition, region: c.Region, account: caller.AccountId,
-				clusters: r.Clusters, prefix: r.ClusterPrefix, boundaryArns: boundaryArnsOf(c, r, partition.Partition, caller.AccountId)}),
-				iampolicy.MaxManagedPolicySize)
-			if err != nil {
-				return fmt.Errorf("the deployer policy of %s: %w", r.Key, err)
-			}
-			for i, part := range parts {
-				doc, err := part.JSON()
-				if err != nil {
-					return err
-				}
-				name := fmt.Sprintf("%s%s-%d", deployRoleName, r.Key, i+1)
-				policy, err := iam.NewPolicy(ctx, name, &iam.PolicyArgs{
-					Description: pulumi.Sprintf("What the %s program creates, for %s (part %d of %d)", c.Project, describe(r), i+1, len(parts)),
-					Policy:      pulumi.String(doc),
-				})
-				if err != nil {
-					return fmt.Errorf("creating the deployer policy of %s: %w", r.Key, err)
-				}
-				if _, err := iam.NewRolePolicyAttachment(ctx, name, &iam.RolePolicyAttachmentArgs{Role: role.Name, PolicyArn: policy.Arn}); err != nil {
-					return fmt.Errorf("attaching the deployer policy of %s: %w", r.Key, err)
-				}
-			}
-		}
-		for i, arn := range c.DeployPolicyArns {
-			if _, err := iam.NewRolePolicyAttachment(ctx, fmt.Sprintf("%s%s-org-%d", deployRoleName, r.Key, i), &iam.RolePolicyAttachmentArgs{
-				Role: role.Name, PolicyArn: pulumi.String(arn),
-			}); err != nil {
-				return fmt.Errorf("attaching %s: %w", arn, err)
-			}
-		}
+		roleArns[r.Key] = arn
+		boundaryArns[r.BoundaryKey] = sc.boundaryArns[0]
 	}
 
-	for _, stack := range sortedKeys(c.Stacks) {
-		s := c.Stacks[stack]
-		roleArn := roleArns[RoleOf(c, stack)]
-		// The settings endpoints answer 404 for a stack that does not exist.
-		stackRes, err := newStack(ctx, c, stack)
-		if err != nil {
+	for _, name := range sortedKeys(c.Stacks) {
+		if err := newStackDeployments(ctx, c, name, roleArns[name], boundaryArns[name]); err != nil {
 			return err
-		}
-		if _, err := pulumiservice.NewEnvironment(ctx, "env-"+stack, &pulumiservice.EnvironmentArgs{
-			Organization: pulumi.String(c.Organization),
-			Project:      pulumi.String(c.Project),
-			Name:         pulumi.String(stack),
-			Yaml: roleArn.ApplyT(func(arn string) pulumi.AssetOrArchive {
-				return pulumi.NewStringAsset(EnvironmentYAML(arn, stack, c.SessionHours))
-			}).(pulumi.AssetOrArchiveOutput),
-		}); err != nil {
-			return fmt.Errorf("creating the ESC environment of %s: %w", stack, err)
-		}
-		settings, err := newSettings(ctx, c, stack, s.Previews(), roleArn, BoundaryArn(c, partition.Partition, caller.AccountId, stack), false, stackRes)
-		if err != nil {
-			return err
-		}
-		if _, err := pulumiservice.NewDriftSchedule(ctx, "drift-"+stack, &pulumiservice.DriftScheduleArgs{
-			Organization:  pulumi.String(c.Organization),
-			Project:       pulumi.String(c.Project),
-			Stack:         pulumi.String(stack),
-			ScheduleCron:  pulumi.String(s.DriftSchedule),
-			AutoRemediate: pulumi.Bool(s.AutoRemediate),
-		},
-			// A schedule needs the stack's deployment settings.
-			pulumi.DependsOn([]pulumi.Resource{settings})); err != nil {
-			return fmt.Errorf("creating the drift schedule of %s: %w", stack, err)
 		}
 	}
 	if c.ReviewStacks {
@@ -157,19 +103,218 @@ func program(ctx *pulumi.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := newSettings(ctx, c, c.ReviewTemplate, true, roleArns["review"], BoundaryArn(c, partition.Partition, caller.AccountId, c.ReviewTemplate), true, template); err != nil {
+		if _, err := newSettings(ctx, c, c.ReviewTemplate, RoleOf(c, c.ReviewTemplate), roleArns[reviewRoleKey],
+			boundaryArns[c.ReviewTemplate], true, template); err != nil {
 			return err
 		}
 	}
 
-	ctx.Export("deployRoleArns", pulumi.ToStringMapOutput(roleArns))
-	boundaryArns := map[string]string{}
-	for _, b := range Boundaries(c) {
-		boundaryArns[b.Key] = BoundaryArn(c, partition.Partition, caller.AccountId, b.Key)
+	oidcArns := map[string]pulumi.StringOutput{}
+	for name, a := range accounts {
+		oidcArns[name] = a.oidcArn
 	}
+	ctx.Export("deployRoleArns", pulumi.ToStringMapOutput(roleArns))
 	ctx.Export("permissionsBoundaryArns", pulumi.ToStringMap(boundaryArns))
-	ctx.Export("oidcProviderArn", providerArn)
+	ctx.Export("oidcProviderArns", pulumi.ToStringMapOutput(oidcArns))
 	ctx.Export("stacks", pulumi.ToStringArray(sortedKeys(c.Stacks)))
+	return nil
+}
+
+// checkAmbientAccount holds the account without a roleArn to the
+// credentials deploy/ runs with: creating its deploy roles in another
+// account would give that account's stacks' runs roles they were never
+// meant to have there.
+func checkAmbientAccount(ctx *pulumi.Context, c *Config) error {
+	for _, name := range sortedKeys(c.Accounts) {
+		a := c.Accounts[name]
+		if a.RoleArn != "" {
+			continue
+		}
+		caller, err := aws.GetCallerIdentity(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("reading the caller identity: %w", err)
+		}
+		if caller.AccountId != a.ID {
+			return fmt.Errorf("accounts.%s.id %s: the credentials deploy/ runs with are for account %s (%s); use credentials of "+
+				"account %s, or set accounts.%s.roleArn to a role there that those credentials may assume", name, a.ID, caller.AccountId, caller.Arn, a.ID, name)
+		}
+	}
+	return nil
+}
+
+// newAccount gives an account its provider (a role deploy/ assumes there,
+// limited to that account by allowedAccountIds, so that a wrong roleArn
+// fails instead of creating roles elsewhere) and its Pulumi Cloud OIDC
+// provider, one per account and URL.
+func newAccount(ctx *pulumi.Context, c *Config, name string) (*accountResources, error) {
+	cfg := c.Accounts[name]
+	a := &accountResources{}
+	var aliases []pulumi.Alias
+	if cfg.RoleArn != "" {
+		p, err := aws.NewProvider(ctx, "aws-"+name, &aws.ProviderArgs{
+			Region:            pulumi.String(c.Region),
+			AllowedAccountIds: pulumi.ToStringArray([]string{cfg.ID}),
+			AssumeRole: &aws.ProviderAssumeRoleArgs{
+				RoleArn:     pulumi.String(cfg.RoleArn),
+				SessionName: pulumi.String("nodeless-eks-deploy"),
+			},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("creating the provider of account %s: %w", name, err)
+		}
+		a.opts = []pulumi.ResourceOption{pulumi.Provider(p)}
+	} else {
+		// The single-account deploy/ called it pulumi-cloud.
+		aliases = []pulumi.Alias{{Name: pulumi.String("pulumi-cloud")}}
+	}
+	if cfg.OidcProviderArn != "" {
+		a.oidcArn = pulumi.String(cfg.OidcProviderArn).ToStringOutput()
+		return a, nil
+	}
+	// Deployments' tokens carry the organization, ESC's "aws:<org>": the
+	// second only where an environment logs in.
+	audiences := []string{c.Organization}
+	for _, r := range Roles(c) {
+		if r.Account == name && r.Environment {
+			audiences = append(audiences, "aws:"+c.Organization)
+			break
+		}
+	}
+	provider, err := iam.NewOpenIdConnectProvider(ctx, "pulumi-cloud-"+name, &iam.OpenIdConnectProviderArgs{
+		Url:           pulumi.String(oidcIssuerURL),
+		ClientIdLists: pulumi.ToStringArray(audiences),
+	}, append(a.opts, pulumi.Aliases(aliases))...)
+	if err != nil {
+		return nil, fmt.Errorf("creating the Pulumi Cloud OIDC provider of account %s: %w", name, err)
+	}
+	a.oidcArn = provider.Arn
+	return a, nil
+}
+
+// newDeployRole creates, in the role's account, the permissions boundary
+// that every role its runs create must carry, the role trusted by its
+// stack's runs alone, and its deployer policy (in parts of at most a
+// managed policy's size) or the account's own policies.
+func newDeployRole(ctx *pulumi.Context, c *Config, r deployRole, sc scope, a *accountResources) (pulumi.StringOutput, error) {
+	doc, err := WorkloadBoundary(sc).JSON()
+	if err != nil {
+		return pulumi.StringOutput{}, err
+	}
+	// Its name starts with deployRoleName, which no deployer policy reaches.
+	if _, err := iam.NewPolicy(ctx, "boundary-"+r.BoundaryKey, &iam.PolicyArgs{
+		Name:        pulumi.String(BoundaryName(c, r.BoundaryKey)),
+		Description: pulumi.Sprintf("Permissions boundary of every role the runs of %s create", describe(r)),
+		Policy:      pulumi.String(doc),
+	}, a.opts...); err != nil {
+		return pulumi.StringOutput{}, fmt.Errorf("creating the permissions boundary of %s: %w", r.BoundaryKey, err)
+	}
+	trust := a.oidcArn.ApplyT(func(arn string) (string, error) { return TrustPolicy(c, r, arn) }).(pulumi.StringOutput)
+	role, err := iam.NewRole(ctx, deployRoleName+r.Key, &iam.RoleArgs{
+		Description:      pulumi.Sprintf("Pulumi Deployments deploy role of %s of %s/%s", describe(r), c.Organization, c.Project),
+		AssumeRolePolicy: trust,
+		// Covers the longest destroy of the root program (a test holds it
+		// to ../testdata/destroy-bound.golden.json).
+		MaxSessionDuration: pulumi.Int(c.SessionHours * 3600),
+	}, a.opts...)
+	if err != nil {
+		return pulumi.StringOutput{}, fmt.Errorf("creating the deploy role %s: %w", r.Key, err)
+	}
+	own := c.Accounts[r.Account].DeployPolicyArns
+	if len(own) == 0 {
+		parts, err := iampolicy.Split(DeployerPolicy(sc), iampolicy.MaxManagedPolicySize)
+		if err != nil {
+			return pulumi.StringOutput{}, fmt.Errorf("the deployer policy of %s: %w", r.Key, err)
+		}
+		for i, part := range parts {
+			doc, err := part.JSON()
+			if err != nil {
+				return pulumi.StringOutput{}, err
+			}
+			name := deployerPolicyName(r, i+1)
+			policy, err := iam.NewPolicy(ctx, name, &iam.PolicyArgs{
+				Description: pulumi.Sprintf("What the %s program creates, for %s (part %d of %d)", c.Project, describe(r), i+1, len(parts)),
+				Policy:      pulumi.String(doc),
+			}, a.opts...)
+			if err != nil {
+				return pulumi.StringOutput{}, fmt.Errorf("creating the deployer policy of %s: %w", r.Key, err)
+			}
+			if _, err := iam.NewRolePolicyAttachment(ctx, name, &iam.RolePolicyAttachmentArgs{Role: role.Name, PolicyArn: policy.Arn}, a.opts...); err != nil {
+				return pulumi.StringOutput{}, fmt.Errorf("attaching the deployer policy of %s: %w", r.Key, err)
+			}
+		}
+	}
+	for i, arn := range own {
+		if _, err := iam.NewRolePolicyAttachment(ctx, fmt.Sprintf("%s%s-org-%d", deployRoleName, r.Key, i), &iam.RolePolicyAttachmentArgs{
+			Role: role.Name, PolicyArn: pulumi.String(arn),
+		}, a.opts...); err != nil {
+			return pulumi.StringOutput{}, fmt.Errorf("attaching %s: %w", arn, err)
+		}
+	}
+	return role.Arn, nil
+}
+
+// newStackDeployments configures Pulumi Cloud for one named stack: the
+// stack, its ESC environment where it has one, its deployment settings,
+// its drift schedule, and its team's permissions.
+func newStackDeployments(ctx *pulumi.Context, c *Config, name string, roleArn pulumi.StringOutput, boundaryArn string) error {
+	s := c.Stacks[name]
+	// The settings endpoints answer 404 for a stack that does not exist.
+	stackRes, err := newStack(ctx, c, name)
+	if err != nil {
+		return err
+	}
+	team := c.NonProductionTeam
+	permission := pulumiservice.TeamStackPermissionScopeEdit
+	if s.Production {
+		team, permission = c.ProductionTeam, pulumiservice.TeamStackPermissionScopeAdmin
+	}
+	if team != "" {
+		if _, err := pulumiservice.NewTeamStackPermission(ctx, "team-"+name, &pulumiservice.TeamStackPermissionArgs{
+			Organization: pulumi.String(c.Organization), Project: pulumi.String(c.Project), Stack: pulumi.String(name),
+			Team: pulumi.String(team), Permission: permission,
+		}, pulumi.DependsOn([]pulumi.Resource{stackRes})); err != nil {
+			return fmt.Errorf("giving team %s the stack %s: %w", team, name, err)
+		}
+	}
+	if s.HasEnvironment() {
+		env, err := pulumiservice.NewEnvironment(ctx, "env-"+name, &pulumiservice.EnvironmentArgs{
+			Organization: pulumi.String(c.Organization),
+			Project:      pulumi.String(c.Project),
+			Name:         pulumi.String(name),
+			Yaml: roleArn.ApplyT(func(arn string) pulumi.AssetOrArchive {
+				return pulumi.NewStringAsset(EnvironmentYAML(arn, name, c.SessionHours))
+			}).(pulumi.AssetOrArchiveOutput),
+		})
+		if err != nil {
+			return fmt.Errorf("creating the ESC environment of %s: %w", name, err)
+		}
+		if team != "" {
+			if _, err := pulumiservice.NewTeamEnvironmentPermission(ctx, "team-env-"+name, &pulumiservice.TeamEnvironmentPermissionArgs{
+				Organization: pulumi.String(c.Organization), Project: pulumi.String(c.Project), Environment: pulumi.String(name),
+				Team: pulumi.String(team), Permission: pulumiservice.EnvironmentPermissionOpen,
+			}, pulumi.DependsOn([]pulumi.Resource{env})); err != nil {
+				return fmt.Errorf("giving team %s the environment %s: %w", team, name, err)
+			}
+		}
+	}
+	settings, err := newSettings(ctx, c, name, RoleOf(c, name), roleArn, boundaryArn, false, stackRes)
+	if err != nil {
+		return err
+	}
+	if !c.DriftDetection {
+		return nil
+	}
+	if _, err := pulumiservice.NewDriftSchedule(ctx, "drift-"+name, &pulumiservice.DriftScheduleArgs{
+		Organization:  pulumi.String(c.Organization),
+		Project:       pulumi.String(c.Project),
+		Stack:         pulumi.String(name),
+		ScheduleCron:  pulumi.String(s.DriftSchedule),
+		AutoRemediate: pulumi.Bool(s.AutoRemediate),
+	},
+		// A schedule needs the stack's deployment settings.
+		pulumi.DependsOn([]pulumi.Resource{settings})); err != nil {
+		return fmt.Errorf("creating the drift schedule of %s: %w", name, err)
+	}
 	return nil
 }
 
@@ -194,9 +339,9 @@ func newStack(ctx *pulumi.Context, c *Config, stack string) (*pulumiservice.Stac
 
 // newSettings configures Deployments for one stack, or for the review-stack
 // template whose settings every review stack copies.
-func newSettings(ctx *pulumi.Context, c *Config, stack string, previews bool, roleArn pulumi.StringOutput, boundaryArn string,
+func newSettings(ctx *pulumi.Context, c *Config, stack string, r deployRole, roleArn pulumi.StringOutput, boundaryArn string,
 	template bool, stackRes pulumi.Resource) (*pulumiservice.DeploymentSettings, error) {
-	preRun := pulumi.ToStringArray(PreRunCommands(c, boundaryArn, template))
+	preRun := pulumi.ToStringArray(PreRunCommands(c, boundaryArn, r.Region, template))
 	settings, err := pulumiservice.NewDeploymentSettings(ctx, "settings-"+stack, &pulumiservice.DeploymentSettingsArgs{
 		Organization: pulumi.String(c.Organization),
 		Project:      pulumi.String(c.Project),
@@ -212,10 +357,16 @@ func newSettings(ctx *pulumi.Context, c *Config, stack string, previews bool, ro
 			Repository: pulumi.String(c.Repository),
 			// The template itself is never deployed; its copies are.
 			DeployCommits:       pulumi.Bool(!template),
-			PreviewPullRequests: pulumi.Bool(!template && previews),
+			PreviewPullRequests: pulumi.Bool(!template && r.Previews),
 			PullRequestTemplate: pulumi.Bool(template),
 			Paths:               pulumi.ToStringArray(PathFilters(c.RepoDir, stack)),
 		},
+		// No Pulumi Cloud role and no PULUMI_ACCESS_TOKEN: a run triggered by
+		// a push or a pull request keeps its ephemeral token, admin on its
+		// own stack alone (Pulumi's "Deployment Permissions" page). The
+		// provider writes the settings whole (PUT), so a role picked in the
+		// console is reset on deploy/'s next update
+		// (pulumi/pulumi-pulumiservice#823); v1.3.0 cannot set one.
 		OperationContext: &pulumiservice.DeploymentSettingsOperationContextArgs{
 			// Deployments' own OIDC: it needs no change to the root stack
 			// files, and review stacks inherit it with the settings.
@@ -259,32 +410,38 @@ func PathFilters(repoDir, stack string) []string {
 }
 
 // PreRunCommands fail fast and clearly when the runner lacks what the root
-// program needs, or the stack lacks the permissions boundary its deploy
-// role requires of every role it creates, and give a review stack its time
-// to live on each update. Each runs in a shell of its own.
-func PreRunCommands(c *Config, boundaryArn string, template bool) []string {
+// program needs, or the stack's file does not match what its deploy role
+// allows (the boundary every role it creates must carry, the region it is
+// scoped to), and give a review stack its time to live on each update.
+// Each runs in a shell of its own.
+func PreRunCommands(c *Config, boundaryArn, region string, template bool) []string {
 	cmds := []string{
 		`command -v go >/dev/null || { echo "nodeless-eks: the runner image has no Go toolchain; use an image with Go 1.26" >&2; exit 1; }`,
 		`command -v aws >/dev/null || { echo "nodeless-eks: the runner image has no AWS CLI; the cluster's kubeconfig runs aws eks get-token" >&2; exit 1; }`,
-		BoundaryCheckCommand(c.RepoDir, c.Project, boundaryArn),
+		StackCheckCommand(c.RepoDir, c.Project, boundaryArn, region),
 	}
-	if template {
+	if template && c.ReviewStackTTL {
 		cmds = append(cmds, ReviewTTLCommand(c.RepoDir, c.ReviewTemplate, c.ReviewStackTTLHours))
 	}
 	return cmds
 }
 
-// BoundaryCheckCommand stops a run whose stack does not give every role
-// its own permissions boundary (iamPermissionsBoundary): its deploy role may
-// create no role without it, so `pulumi up` would fail at the first role
+// StackCheckCommand stops a run whose stack file does not give every role
+// its permissions boundary (iamPermissionsBoundary), or names another
+// region than its deploy role is scoped to (aws:region): its role allows
+// neither, so `pulumi up` would fail at the first role or the first lookup
 // with an AccessDenied that does not say why. `pulumi config` reads the
 // stack file of the project in the current directory, so it runs in
 // repoDir of the checkout, as the TTL command does.
-func BoundaryCheckCommand(repoDir, project, boundaryArn string) string {
-	return fmt.Sprintf(`got="$(cd "$(git rev-parse --show-toplevel)"/%[3]q && pulumi config get %[1]s:iamPermissionsBoundary --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK" 2>/dev/null)"; `+
-		`[ "$got" = %[2]q ] || { echo "nodeless-eks: stack $PULUMI_CI_STACK must set %[1]s:iamPermissionsBoundary to %[2]s (it has \"$got\"): `+
-		`its deploy role creates only roles with that boundary. Add it to Pulumi.$PULUMI_CI_STACK.yaml (see deploy/README.md)" >&2; exit 1; }`,
-		project, boundaryArn, repoDir)
+func StackCheckCommand(repoDir, project, boundaryArn, region string) string {
+	check := func(key, want, why string) string {
+		return fmt.Sprintf(`got="$(cd "$(git rev-parse --show-toplevel)"/%[1]q && pulumi config get %[2]s --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK" 2>/dev/null)"; `+
+			`[ "$got" = %[3]q ] || { echo "nodeless-eks: stack $PULUMI_CI_STACK must set %[2]s to %[3]s (it has \"$got\"): %[4]s. `+
+			`Set it in Pulumi.$PULUMI_CI_STACK.yaml, or change the stack's entry in deploy/'s configuration (see deploy/README.md)" >&2; exit 1; }`,
+			repoDir, key, want, why)
+	}
+	return check(project+":iamPermissionsBoundary", boundaryArn, "its deploy role creates only roles with that boundary") + "; " +
+		check("aws:region", region, "its deploy role reaches that region only")
 }
 
 // ReviewTTLCommand gives a review stack, on each update, a time to live of
@@ -337,5 +494,5 @@ func describe(r deployRole) string {
 	if r.ReviewStackPrefix != "" {
 		return "the review stacks " + r.ReviewStackPrefix + "*"
 	}
-	return "stack(s) " + strings.Join(r.Stacks, ", ")
+	return "stack " + r.Stack
 }

@@ -24,44 +24,143 @@ import (
 
 const (
 	project = "nodeless-eks-deploy"
-	account = fakeaws.AccountID
+	// account is the account the credentials running deploy/ are for (the
+	// example's dev account); prodAccount the production account it
+	// reaches through a role.
+	account     = fakeaws.AccountID
+	prodAccount = "111122223333"
 )
+
+// cloudToken is the token the fake Pulumi Cloud accepts.
+const cloudToken = "pul-admin-token"
+
+// withCloud points the program's Pulumi Cloud client at a fake whose
+// organizations (my-org, the example's, and acme, the fleet's) have the
+// given defaults, with a token it accepts.
+func withCloud(t *testing.T, org *fakecloud.OrgMetadata) *fakecloud.API {
+	t.Helper()
+	api := fakecloud.New(cloudToken, "my-org/nodeless-eks/none")
+	t.Cleanup(api.Close)
+	api.SetOrg("my-org", org)
+	api.SetOrg("acme", org)
+	t.Setenv("PULUMI_API", api.URL)
+	t.Setenv("PULUMI_ACCESS_TOKEN", cloudToken)
+	t.Setenv("PULUMI_HOME", t.TempDir())
+	return api
+}
+
+// isolated is an organization whose defaults isolate production.
+var isolated = &fakecloud.OrgMetadata{DefaultStackPermission: 0, DefaultEnvironmentPermission: "none"}
+
+// runFile runs the program with a stack file of deploy/ and the given
+// changes, against an organization whose defaults isolate production.
+func runFile(t *testing.T, stackFile string, set map[string]string) (*mock.Recorder, mock.Result) {
+	t.Helper()
+	withCloud(t, isolated)
+	return fakeaws.RunStackFile(t, project, "admin", stackFile, set, program)
+}
 
 // run runs the program with Pulumi.example.yaml and the given changes.
 func run(t *testing.T, set map[string]string) (*mock.Recorder, error) {
-	rec, res := fakeaws.RunStackFile(t, project, "admin", "Pulumi.example.yaml", set, program)
+	rec, res := runFile(t, "Pulumi.example.yaml", set)
 	return rec, res.Err
+}
+
+// policyOf is a role's deployer policy, its registered parts as one
+// document, each part within a managed policy's size.
+func policyOf(t *testing.T, rec *mock.Recorder, role string) iampolicy.Document {
+	t.Helper()
+	var all iampolicy.Document
+	for i := 1; ; i++ {
+		reg, ok := rec.Find("aws:iam/policy:Policy", fmt.Sprintf("%s-%d", role, i))
+		if !ok {
+			break
+		}
+		doc, err := iampolicy.Parse(reg.Inputs["policy"].StringValue())
+		require.NoError(t, err)
+		assert.LessOrEqual(t, doc.Size(), iampolicy.MaxManagedPolicySize, "%s part %d fits a managed policy", role, i)
+		all.Version, all.Statement = doc.Version, append(all.Statement, doc.Statement...)
+	}
+	require.NotEmpty(t, all.Statement, "the deployer policy of %s", role)
+	return all
+}
+
+// boundaryOf is the registered permissions boundary of a stack (or of the
+// review template).
+func boundaryOf(t *testing.T, rec *mock.Recorder, key string) iampolicy.Document {
+	t.Helper()
+	doc, err := iampolicy.Parse(rec.Get(t, "aws:iam/policy:Policy", "boundary-"+key).Inputs["policy"].StringValue())
+	require.NoError(t, err)
+	return doc
+}
+
+// trustOf is a role's registered trust policy.
+func trustOf(t *testing.T, rec *mock.Recorder, role string) iampolicy.Document {
+	t.Helper()
+	doc, err := iampolicy.Parse(rec.Get(t, "aws:iam/role:Role", role).Inputs["assumeRolePolicy"].StringValue())
+	require.NoError(t, err)
+	return doc
+}
+
+// accountOfReg is the account a registration was created in: its
+// provider's allowedAccountIds, or the default credentials' account.
+func accountOfReg(t *testing.T, rec *mock.Recorder, reg *mock.Registration) string {
+	t.Helper()
+	if reg.ProviderURN() == "" {
+		return account
+	}
+	p, ok := rec.ByURN(reg.ProviderURN())
+	require.True(t, ok)
+	return p.Inputs["allowedAccountIds"].ArrayValue()[0].StringValue()
 }
 
 func TestExampleConfig(t *testing.T) {
 	rec, err := run(t, nil)
 	require.NoError(t, err)
-	boundaryArn := func(stack string) string {
-		return "arn:aws:iam::" + account + ":policy/deploy-nodeless-eks-" + stack + "-boundary"
+	boundaryArn := func(acct, stack string) string {
+		return "arn:aws:iam::" + acct + ":policy/deploy-nodeless-eks-" + stack + "-boundary"
 	}
 
-	t.Run("Pulumi Cloud is the OIDC provider, for both audiences", func(t *testing.T) {
-		p := rec.Get(t, "aws:iam/openIdConnectProvider:OpenIdConnectProvider", "pulumi-cloud")
-		assert.Equal(t, "https://api.pulumi.com/oidc", p.Inputs["url"].StringValue())
-		var ids []string
-		for _, v := range p.Inputs["clientIdLists"].ArrayValue() {
-			ids = append(ids, v.StringValue())
+	t.Run("production is reached through a role of its account, and nowhere else", func(t *testing.T) {
+		providers := rec.OfType("pulumi:providers:aws")
+		require.Len(t, providers, 1, "the dev account uses the credentials deploy/ runs with")
+		p := providers[0]
+		assert.Equal(t, "aws-prod", p.Name)
+		assert.Equal(t, []any{prodAccount}, p.Inputs["allowedAccountIds"].Mappable(), "a wrong roleArn fails instead of acting elsewhere")
+		assert.Equal(t, "arn:aws:iam::111122223333:role/OrganizationAccountAccessRole", p.Inputs["assumeRole"].ObjectValue()["roleArn"].StringValue())
+		for _, reg := range rec.All() {
+			if !strings.HasPrefix(reg.Type, "aws:") {
+				continue
+			}
+			want := account
+			if reg.Name == "deploy-prod" || strings.HasPrefix(reg.Name, "deploy-prod-") || reg.Name == "boundary-prod" || reg.Name == "pulumi-cloud-prod" {
+				want = prodAccount
+			}
+			assert.Equal(t, want, accountOfReg(t, rec, reg), "%s %s", reg.Type, reg.Name)
 		}
-		assert.Equal(t, []string{"my-org", "aws:my-org"}, ids)
 	})
 
-	t.Run("credentials by blast radius: a role per production stack, one for the others, one for review stacks", func(t *testing.T) {
+	t.Run("Pulumi Cloud is an OIDC provider in each account, with ESC's audience only where an environment logs in", func(t *testing.T) {
+		audiences := func(name string) []any {
+			p := rec.Get(t, "aws:iam/openIdConnectProvider:OpenIdConnectProvider", name)
+			assert.Equal(t, "https://api.pulumi.com/oidc", p.Inputs["url"].StringValue())
+			return p.Inputs["clientIdLists"].Mappable().([]any)
+		}
+		assert.Equal(t, []any{"my-org", "aws:my-org"}, audiences("pulumi-cloud-dev"))
+		assert.Equal(t, []any{"my-org"}, audiences("pulumi-cloud-prod"), "production has no ESC environment")
+		assert.Equal(t, []string{"pulumi-cloud"}, rec.Get(t, "aws:iam/openIdConnectProvider:OpenIdConnectProvider", "pulumi-cloud-dev").Aliases,
+			"the single-account deploy/'s provider is kept, not replaced")
+	})
+
+	t.Run("a role per stack, trusted by that stack's runs alone", func(t *testing.T) {
 		var names []string
 		for _, r := range rec.OfType("aws:iam/role:Role") {
 			names = append(names, r.Name)
 		}
-		assert.ElementsMatch(t, []string{"deploy-prod", "deploy-nonprod", "deploy-review"}, names)
+		assert.ElementsMatch(t, []string{"deploy-prod", "deploy-staging", "deploy-review"}, names)
 
-		trust := func(role string) []iamtest.Statement {
-			return iamtest.Parse(t, rec.Get(t, "aws:iam/role:Role", role).Inputs["assumeRolePolicy"].StringValue())
-		}
-		prod := trust("deploy-prod")
-		require.Len(t, prod, 2)
+		prod := iamtest.Parse(t, rec.Get(t, "aws:iam/role:Role", "deploy-prod").Inputs["assumeRolePolicy"].StringValue())
+		require.Len(t, prod, 1, "no ESC statement: production has no environment")
 		var prodSubjects []string
 		for _, sub := range prod[0].Condition["StringLike"]["api.pulumi.com/oidc:sub"].([]any) {
 			prodSubjects = append(prodSubjects, sub.(string))
@@ -75,75 +174,62 @@ func TestExampleConfig(t *testing.T) {
 			assert.NotContains(t, sub, "operation:*")
 		}
 		assert.Equal(t, map[string]any{"api.pulumi.com/oidc:aud": "my-org"}, prod[0].Condition["StringEquals"])
+		assert.Equal(t, "arn:aws:iam::"+prodAccount+":oidc-provider/api.pulumi.com/oidc", prod[0].PrincipalOf("Federated"),
+			"through the production account's own provider")
+
+		staging := iamtest.Parse(t, rec.Get(t, "aws:iam/role:Role", "deploy-staging").Inputs["assumeRolePolicy"].StringValue())
+		require.Len(t, staging, 2)
+		assert.Equal(t, []any{"pulumi:deploy:org:my-org:project:nodeless-eks:stack:staging:operation:*:scope:write"},
+			staging[0].Condition["StringLike"]["api.pulumi.com/oidc:sub"], "staging previews pull requests")
 		assert.Equal(t, map[string]map[string]any{
 			"StringEquals": {"api.pulumi.com/oidc:aud": "aws:my-org"},
-			"StringLike":   {"api.pulumi.com/oidc:sub": []any{"pulumi:environments:pulumi.organization.login:my-org:rootEnvironment.name:nodeless-eks/prod"}},
-		}, prod[1].Condition, "ESC: aws:<org> as audience, the stack's environment as the root environment")
-
-		nonprod := trust("deploy-nonprod")
-		assert.Equal(t, []any{"pulumi:deploy:org:my-org:project:nodeless-eks:stack:staging:operation:*:scope:write"},
-			nonprod[0].Condition["StringLike"]["api.pulumi.com/oidc:sub"], "staging previews pull requests")
-		review := trust("deploy-review")
+			"StringLike":   {"api.pulumi.com/oidc:sub": []any{"pulumi:environments:pulumi.organization.login:my-org:rootEnvironment.name:nodeless-eks/staging"}},
+		}, staging[1].Condition, "ESC: aws:<org> as audience, the stack's environment as the root environment")
+		review := iamtest.Parse(t, rec.Get(t, "aws:iam/role:Role", "deploy-review").Inputs["assumeRolePolicy"].StringValue())
 		require.Len(t, review, 1, "review stacks have no ESC environment")
 		assert.Equal(t, []any{"pulumi:deploy:org:my-org:project:nodeless-eks:stack:pr-*:operation:*:scope:write"},
 			review[0].Condition["StringLike"]["api.pulumi.com/oidc:sub"])
 		for _, role := range rec.OfType("aws:iam/role:Role") {
-			for _, st := range trust(role.Name) {
+			for _, st := range iamtest.Parse(t, role.Inputs["assumeRolePolicy"].StringValue()) {
 				assert.Equal(t, []string{"sts:AssumeRoleWithWebIdentity"}, st.Action)
-				assert.Equal(t, "arn:aws:iam::"+account+":oidc-provider/api.pulumi.com/oidc", st.PrincipalOf("Federated"))
+				assert.Equal(t, "arn:aws:iam::"+accountOfReg(t, rec, role)+":oidc-provider/api.pulumi.com/oidc", st.PrincipalOf("Federated"))
 			}
 		}
 	})
 
-	t.Run("each role's policy is scoped to its clusters", func(t *testing.T) {
-		policyOf := func(role string) iampolicy.Document {
-			// The parts attached to the role, as one document.
-			var all iampolicy.Document
-			for i := 1; ; i++ {
-				reg, ok := rec.Find("aws:iam/policy:Policy", fmt.Sprintf("%s-%d", role, i))
-				if !ok {
-					break
-				}
-				doc, err := iampolicy.Parse(reg.Inputs["policy"].StringValue())
-				require.NoError(t, err)
-				assert.LessOrEqual(t, doc.Size(), iampolicy.MaxManagedPolicySize, "%s part %d fits a managed policy", role, i)
-				all.Version, all.Statement = doc.Version, append(all.Statement, doc.Statement...)
-			}
-			require.NotEmpty(t, all.Statement, "the deployer policy of %s", role)
-			return all
+	t.Run("each role's policy is scoped to its cluster in its account", func(t *testing.T) {
+		eks := func(acct, cluster string) iamtest.Request {
+			return iamtest.Request{Action: "eks:UpdateClusterVersion", Resource: "arn:aws:eks:eu-west-1:" + acct + ":cluster/" + cluster}
 		}
-		eks := func(cluster string) iamtest.Request {
-			return iamtest.Request{Action: "eks:UpdateClusterVersion", Resource: "arn:aws:eks:eu-west-1:" + account + ":cluster/" + cluster}
-		}
-		assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(policyOf("deploy-prod"), nil, eks("nodeless-eks-prod")))
-		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf("deploy-prod"), nil, eks("nodeless-eks-staging")))
-		assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(policyOf("deploy-nonprod"), nil, eks("nodeless-eks-staging")))
-		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf("deploy-nonprod"), nil, eks("nodeless-eks-prod")))
-		assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(policyOf("deploy-review"), nil, eks("nodeless-eks-pr-17")))
-		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf("deploy-review"), nil, eks("nodeless-eks-prod")),
+		assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(policyOf(t, rec, "deploy-prod"), nil, eks(prodAccount, "nodeless-eks-prod")))
+		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf(t, rec, "deploy-prod"), nil, eks(account, "nodeless-eks-staging")))
+		assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(policyOf(t, rec, "deploy-staging"), nil, eks(account, "nodeless-eks-staging")))
+		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf(t, rec, "deploy-staging"), nil, eks(prodAccount, "nodeless-eks-prod")))
+		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf(t, rec, "deploy-staging"), nil, eks(account, "nodeless-eks-prod")),
+			"not even a cluster of production's name in its own account")
+		assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(policyOf(t, rec, "deploy-review"), nil, eks(account, "nodeless-eks-pr-17")))
+		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf(t, rec, "deploy-review"), nil, eks(prodAccount, "nodeless-eks-prod")),
 			"a review run, which runs a pull request's code, cannot touch production")
-		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf("deploy-review"), nil, eks("nodeless-eks-staging")))
+		assert.Equal(t, iamtest.ImplicitDeny, iamtest.Evaluate(policyOf(t, rec, "deploy-review"), nil, eks(account, "nodeless-eks-staging")))
 	})
 
 	t.Run("each role's scope has its own boundary, under the name its stacks give", func(t *testing.T) {
-		passes := func(role, cluster string) bool {
-			doc, err := iampolicy.Parse(rec.Get(t, "aws:iam/policy:Policy", "boundary-"+role).Inputs["policy"].StringValue())
-			require.NoError(t, err)
+		passes := func(key, acct, cluster string) bool {
+			doc := boundaryOf(t, rec, key)
 			allowAll := iampolicy.New(iampolicy.Statement{Effect: "Allow", Action: "*", Resource: "*"})
 			return iamtest.Allowed == iamtest.Evaluate(allowAll, &doc, iamtest.Request{Action: "iam:PassRole",
-				Resource: "arn:aws:iam::" + account + ":role/" + cluster + "-karpenter-node", Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}})
+				Resource: "arn:aws:iam::" + acct + ":role/" + cluster + "-karpenter-node", Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}})
 		}
 		for _, key := range []string{"prod", "staging", "pr"} {
 			b := rec.Get(t, "aws:iam/policy:Policy", "boundary-"+key)
 			assert.Equal(t, "deploy-nodeless-eks-"+key+"-boundary", b.Inputs["name"].StringValue())
-			doc, err := iampolicy.Parse(b.Inputs["policy"].StringValue())
-			require.NoError(t, err)
-			assert.LessOrEqual(t, doc.Size(), iampolicy.MaxManagedPolicySize)
+			assert.LessOrEqual(t, boundaryOf(t, rec, key).Size(), iampolicy.MaxManagedPolicySize)
 		}
-		assert.True(t, passes("prod", "nodeless-eks-prod"))
-		assert.False(t, passes("pr", "nodeless-eks-prod"), "a role a review run mints cannot put production's node role on an instance")
-		assert.False(t, passes("staging", "nodeless-eks-prod"))
-		assert.True(t, passes("pr", "nodeless-eks-pr-17"))
+		assert.True(t, passes("prod", prodAccount, "nodeless-eks-prod"))
+		assert.False(t, passes("prod", account, "nodeless-eks-prod"), "the production boundary reaches its own account only")
+		assert.False(t, passes("pr", prodAccount, "nodeless-eks-prod"), "a role a review run mints cannot put production's node role on an instance")
+		assert.False(t, passes("staging", account, "nodeless-eks-prod"))
+		assert.True(t, passes("pr", account, "nodeless-eks-pr-17"))
 	})
 
 	t.Run("every stack it configures exists, and outlives this project", func(t *testing.T) {
@@ -159,19 +245,12 @@ func TestExampleConfig(t *testing.T) {
 		}
 	})
 
-	t.Run("one environment, settings and drift schedule per stack", func(t *testing.T) {
+	t.Run("settings and drift schedule per stack; an environment only where asked for", func(t *testing.T) {
 		for stack, want := range map[string]struct {
 			role     string
+			acct     string
 			previews bool
-		}{"prod": {"deploy-prod", false}, "staging": {"deploy-nonprod", true}} {
-			env := rec.Get(t, "pulumiservice:index:Environment", "env-"+stack)
-			assert.Equal(t, stack, env.Inputs["name"].StringValue())
-			assert.Equal(t, "nodeless-eks", env.Inputs["project"].StringValue())
-			yaml := env.Inputs["yaml"].AssetValue().Text
-			assert.Contains(t, yaml, "roleArn: arn:aws:iam::"+account+":role/"+want.role+"-7f3a")
-			assert.Contains(t, yaml, "fn::open::aws-login:")
-			assert.Contains(t, yaml, "subjectAttributes:\n            - rootEnvironment.name", "the subject the role's trust accepts, also when a stack file imports it")
-
+		}{"prod": {"deploy-prod", prodAccount, false}, "staging": {"deploy-staging", account, true}} {
 			settings := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-"+stack)
 			vcs := settings.Inputs["vcs"].ObjectValue()
 			assert.Equal(t, "github", vcs["provider"].StringValue())
@@ -183,9 +262,12 @@ func TestExampleConfig(t *testing.T) {
 			assert.Equal(t, "refs/heads/main", git["branch"].StringValue())
 			assert.Equal(t, ".", git["repoDir"].StringValue())
 			assert.Equal(t, true, settings.Inputs["cacheOptions"].ObjectValue()["enable"].V)
-			oidc := settings.Inputs["operationContext"].ObjectValue()["oidc"].ObjectValue()["aws"].ObjectValue()
-			assert.Equal(t, "arn:aws:iam::"+account+":role/"+want.role+"-7f3a", oidc["roleARN"].StringValue())
+			opctx := settings.Inputs["operationContext"].ObjectValue()
+			oidc := opctx["oidc"].ObjectValue()["aws"].ObjectValue()
+			assert.Equal(t, "arn:aws:iam::"+want.acct+":role/"+want.role+"-7f3a", oidc["roleARN"].StringValue())
 			assert.Equal(t, "6h0m0s", oidc["duration"].StringValue())
+			assert.NotContains(t, opctx, "environmentVariables", "no PULUMI_ACCESS_TOKEN: a run keeps its stack-only token")
+			assert.NotContains(t, opctx, "role", "no Pulumi Cloud role: the default, stack-only access")
 
 			drift := rec.Get(t, "pulumiservice:index:DriftSchedule", "drift-"+stack)
 			assert.Equal(t, false, drift.Inputs["autoRemediate"].V, "drift is reported, not overwritten")
@@ -193,6 +275,27 @@ func TestExampleConfig(t *testing.T) {
 			rec.RequireDependsOn(t, drift, rec.Get(t, "pulumiservice:index:Stack", "stack-"+stack))
 		}
 		assert.Equal(t, "0 */6 * * *", rec.Get(t, "pulumiservice:index:DriftSchedule", "drift-staging").Inputs["scheduleCron"].StringValue())
+
+		_, ok := rec.Find("pulumiservice:index:Environment", "env-prod")
+		assert.False(t, ok, "no production environment unless asked for: whoever opens it is the production role")
+		env := rec.Get(t, "pulumiservice:index:Environment", "env-staging")
+		assert.Equal(t, "staging", env.Inputs["name"].StringValue())
+		assert.Equal(t, "nodeless-eks", env.Inputs["project"].StringValue())
+		yaml := env.Inputs["yaml"].AssetValue().Text
+		assert.Contains(t, yaml, "roleArn: arn:aws:iam::"+account+":role/deploy-staging-7f3a")
+		assert.Contains(t, yaml, "fn::open::aws-login:")
+		assert.Contains(t, yaml, "subjectAttributes:\n            - rootEnvironment.name", "the subject the role's trust accepts, also when a stack file imports it")
+	})
+
+	t.Run("the production team administers the production stack; nobody else is given it", func(t *testing.T) {
+		perms := rec.OfType("pulumiservice:index:TeamStackPermission")
+		require.Len(t, perms, 1, "productionTeam only; nonProductionTeam is unset")
+		p := perms[0]
+		assert.Equal(t, "platform", p.Inputs["team"].StringValue())
+		assert.Equal(t, "prod", p.Inputs["stack"].StringValue())
+		assert.Equal(t, float64(103), p.Inputs["permission"].NumberValue(), "admin")
+		rec.RequireDependsOn(t, p, rec.Get(t, "pulumiservice:index:Stack", "stack-prod"))
+		assert.Empty(t, rec.OfType("pulumiservice:index:TeamEnvironmentPermission"), "production has no environment to give")
 	})
 
 	t.Run("path filters: the program and the stack's own file, not another stack's, docs or tests", func(t *testing.T) {
@@ -220,17 +323,17 @@ func TestExampleConfig(t *testing.T) {
 		}
 	})
 
-	t.Run("runs fail fast without Go, the AWS CLI or the workload boundary", func(t *testing.T) {
+	t.Run("runs fail fast without Go, the AWS CLI, the stack's boundary or its region", func(t *testing.T) {
 		cmds := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-prod").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
 		require.Len(t, cmds, 3, "named stacks get no TTL")
 		assert.Contains(t, cmds[0].StringValue(), "command -v go")
 		assert.Contains(t, cmds[1].StringValue(), "command -v aws")
-		assert.Contains(t, cmds[2].StringValue(), "nodeless-eks:iamPermissionsBoundary")
-		assert.Contains(t, cmds[2].StringValue(), boundaryArn("prod"), "the production stack's own boundary")
+		assert.Equal(t, StackCheckCommand(".", "nodeless-eks", boundaryArn(prodAccount, "prod"), "eu-west-1"), cmds[2].StringValue(),
+			"the production stack's own boundary, in its own account")
 		staging := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-staging").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
-		assert.Contains(t, staging[2].StringValue(), boundaryArn("staging"))
+		assert.Contains(t, staging[2].StringValue(), boundaryArn(account, "staging"))
 		review := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-pr").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
-		assert.Contains(t, review[2].StringValue(), boundaryArn("pr"))
+		assert.Contains(t, review[2].StringValue(), boundaryArn(account, "pr"))
 	})
 
 	t.Run("the review template is never deployed itself, and its copies expire after their last update", func(t *testing.T) {
@@ -331,19 +434,28 @@ func TestDeployerPolicyCoversWhatTheRootProgramCreates(t *testing.T) {
 
 func TestOrganisationManagedPolicyAndProvider(t *testing.T) {
 	rec, err := run(t, map[string]string{
-		"oidcProviderArn":  "arn:aws:iam::" + account + ":oidc-provider/api.pulumi.com/oidc",
-		"deployPolicyArns": `["arn:aws:iam::` + account + `:policy/platform-deployer"]`,
+		"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/OrganizationAccountAccessRole",
+			"oidcProviderArn": "arn:aws:iam::111122223333:oidc-provider/api.pulumi.com/oidc",
+			"deployPolicyArns": ["arn:aws:iam::111122223333:policy/platform-deployer"]},
+			"dev": {"id": "123456789012"}}`,
 	})
 	require.NoError(t, err)
-	assert.Empty(t, rec.OfType("aws:iam/openIdConnectProvider:OpenIdConnectProvider"), "an account has one provider per URL")
-	for _, p := range rec.OfType("aws:iam/policy:Policy") {
-		assert.True(t, strings.HasPrefix(p.Name, "boundary-"), "the organisation's policy replaces the deployer policies, not the boundaries: %s", p.Name)
+	providers := rec.OfType("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+	require.Len(t, providers, 1, "an account has one provider per URL: production's is reused")
+	assert.Equal(t, "pulumi-cloud-dev", providers[0].Name)
+	assert.Equal(t, "arn:aws:iam::111122223333:oidc-provider/api.pulumi.com/oidc", trustOf(t, rec, "deploy-prod").Statement[0].Principal.(map[string]any)["Federated"])
+	_, ok := rec.Find("aws:iam/policy:Policy", "deploy-prod-1")
+	assert.False(t, ok, "the organisation's policy replaces production's deployer policy")
+	policyOf(t, rec, "deploy-staging") // the dev account keeps its own
+	var prodAttachments []string
+	for _, a := range rec.OfType("aws:iam/rolePolicyAttachment:RolePolicyAttachment") {
+		if strings.HasPrefix(a.Name, "deploy-prod-") {
+			prodAttachments = append(prodAttachments, a.Inputs["policyArn"].StringValue())
+			assert.Equal(t, prodAccount, accountOfReg(t, rec, a))
+		}
 	}
-	attachments := rec.OfType("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
-	require.Len(t, attachments, 3, "one per deploy role")
-	for _, a := range attachments {
-		assert.Equal(t, "arn:aws:iam::"+account+":policy/platform-deployer", a.Inputs["policyArn"].StringValue())
-	}
+	assert.Equal(t, []string{"arn:aws:iam::111122223333:policy/platform-deployer"}, prodAttachments)
+	boundaryOf(t, rec, "prod") // the boundary stays: every role a run creates carries it
 }
 
 func TestImportExistingStacks(t *testing.T) {
@@ -355,18 +467,21 @@ func TestImportExistingStacks(t *testing.T) {
 }
 
 // TestNoEscalation evaluates what a deploy run may do with the production
-// role's policy (and, for roles it creates, the workload boundary): create
-// and change only roles that carry the boundary, attach only the program's
-// policies, never lift or rewrite the boundary, and reach only its own
-// clusters' keys and security groups.
+// role's policy (and, for roles it creates, the workload boundary), as the
+// example registers them in the production account: create and change only
+// roles that carry the boundary, attach only the program's policies, never
+// lift or rewrite the boundary, read no secret through a describe, and
+// reach only its own cluster's keys and security groups.
 func TestNoEscalation(t *testing.T) {
+	const account = prodAccount // the requests below are in production's account
 	const (
 		boundaryArn = "arn:aws:iam::" + account + ":policy/deploy-nodeless-eks-prod-boundary"
 		ours        = "arn:aws:iam::" + account + ":role/nodeless-eks-prod-karpenter-controller-1a2b3c4"
 	)
-	prod := scope{partition: "aws", region: "eu-west-1", account: account, clusters: []string{"nodeless-eks-prod"}, boundaryArns: []string{boundaryArn}}
-	policy := DeployerPolicy(prod)
-	boundary := WorkloadBoundary(prod)
+	rec, err := run(t, nil)
+	require.NoError(t, err)
+	policy := policyOf(t, rec, "deploy-prod")
+	boundary := boundaryOf(t, rec, "prod")
 	withBoundary := map[string][]string{"iam:PermissionsBoundary": {boundaryArn}}
 	ctx := func(kv ...string) map[string][]string {
 		m := map[string][]string{"iam:PermissionsBoundary": {boundaryArn}}
@@ -440,6 +555,23 @@ func TestNoEscalation(t *testing.T) {
 			assert.Equal(t, tt.want, iamtest.Evaluate(policy, nil, tt.req))
 		})
 	}
+
+	// ec2:Describe* would reach them; the deployer policy and every
+	// boundary deny each, whatever else a role holds.
+	t.Run("no describe that returns user data, a VPN key or an upload policy", func(t *testing.T) {
+		admin := iampolicy.New(iampolicy.Statement{Effect: "Allow", Action: "*", Resource: "*"})
+		for _, action := range []string{"ec2:DescribeInstanceAttribute", "ec2:DescribeLaunchTemplateVersions", "ec2:DescribeSpotInstanceRequests",
+			"ec2:DescribeSpotFleetRequests", "ec2:DescribeVpnConnections", "ec2:DescribeBundleTasks"} {
+			req := iamtest.Request{Action: action, Resource: "*", Context: map[string][]string{"aws:RequestedRegion": {"eu-west-1"}}}
+			assert.Equalf(t, iamtest.ExplicitDeny, iamtest.Evaluate(policy, nil, req), "the deploy role: %s", action)
+			for _, key := range []string{"prod", "staging", "pr"} {
+				b := boundaryOf(t, rec, key)
+				assert.Equalf(t, iamtest.ExplicitDeny, iamtest.Evaluate(admin, &b, req), "a role with boundary %s: %s", key, action)
+			}
+		}
+		assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(policy, nil, iamtest.Request{Action: "ec2:DescribeSubnets", Resource: "*",
+			Context: map[string][]string{"aws:RequestedRegion": {"eu-west-1"}}}), "the lookups still work")
+	})
 
 	// The escalation a run could try: a role of its cluster, which must
 	// carry the boundary, given a policy that allows everything.
@@ -604,26 +736,26 @@ func witnessContext(conditions map[string]any) map[string][]string {
 	return context
 }
 
-// TestBoundaryCheckCommand runs the pre-run boundary check with a fake
-// pulumi on PATH, from a subdirectory of the checkout.
-func TestBoundaryCheckCommand(t *testing.T) {
+// TestStackCheckCommand runs the pre-run stack check with a fake pulumi on
+// PATH, from a subdirectory of the checkout.
+func TestStackCheckCommand(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH; the command finds the checkout with git")
 	}
 	bin := t.TempDir()
 	where := filepath.Join(t.TempDir(), "pwd")
-	fake := "#!/bin/sh\npwd > " + where + "\necho \"$FAKE_BOUNDARY\"\n"
+	fake := "#!/bin/sh\npwd > " + where + "\ncase \"$3\" in\n*:iamPermissionsBoundary) echo \"$FAKE_BOUNDARY\";;\naws:region) echo \"$FAKE_REGION\";;\nesac\n"
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "pulumi"), []byte(fake), 0o755))
-	const arn = "arn:aws:iam::123456789012:policy/deploy-nodeless-eks-prod-boundary"
-	run := func(boundary string) (string, error) {
-		cmd := exec.Command("sh", "-c", BoundaryCheckCommand(".", "nodeless-eks", arn))
+	const arn = "arn:aws:iam::111122223333:policy/deploy-nodeless-eks-prod-boundary"
+	run := func(boundary, region string) (string, error) {
+		cmd := exec.Command("sh", "-c", StackCheckCommand(".", "nodeless-eks", arn, "eu-west-1"))
 		cmd.Dir = "." // deploy/, not the project's directory
-		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_BOUNDARY="+boundary,
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_BOUNDARY="+boundary, "FAKE_REGION="+region,
 			"PULUMI_CI_ORGANIZATION=my-org", "PULUMI_CI_PROJECT=nodeless-eks", "PULUMI_CI_STACK=prod")
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	out, err := run(arn)
+	out, err := run(arn, "eu-west-1")
 	require.NoError(t, err, out)
 	pwd, err := os.ReadFile(where)
 	require.NoError(t, err)
@@ -631,9 +763,13 @@ func TestBoundaryCheckCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, strings.TrimSpace(string(top)), strings.TrimSpace(string(pwd)), "pulumi config runs in the project's directory")
 
-	out, err = run("")
+	out, err = run("", "eu-west-1")
 	require.Error(t, err, "a stack without the boundary stops the run")
 	assert.Contains(t, out, "stack prod must set nodeless-eks:iamPermissionsBoundary to "+arn)
+
+	out, err = run(arn, "us-east-1")
+	require.Error(t, err, "a stack in another region than its role reaches stops the run")
+	assert.Contains(t, out, `stack prod must set aws:region to eu-west-1 (it has "us-east-1"): its deploy role reaches that region only`)
 }
 
 // TestReviewTTLCommand runs the exact pre-run command of review stacks
@@ -690,9 +826,42 @@ func TestReviewTTLCommand(t *testing.T) {
 	require.Error(t, err, "an error fails the run")
 	assert.Contains(t, out, "Pulumi Cloud answered 401")
 	assert.Contains(t, out, "nodeless-eks: could not set this review stack's time to live")
+
+	t.Run("a paused schedule is moved and resumed", func(t *testing.T) {
+		paused := fakecloud.TTL("ttl-p", "2026-11-30 08:00:00.000")
+		paused.Paused = true
+		api := fakecloud.New("stack-token", "my-org/nodeless-eks/pr-7", paused)
+		defer api.Close()
+		out, err := runCommand(t, api, "pr-7", "update", "stack-token")
+		require.NoError(t, err, out)
+		assert.Contains(t, out, "moved its time-to-live schedule ttl-p and resumed it")
+		assert.False(t, api.Schedules()[0].Paused)
+	})
+	t.Run("an edition without TTL schedules: the update goes on, and says the stack will not expire", func(t *testing.T) {
+		api := fakecloud.New("stack-token", "my-org/nodeless-eks/pr-8")
+		defer api.Close()
+		api.Fail("/deployments/ttl/schedules", 402)
+		out, err := runCommand(t, api, "pr-8", "update", "stack-token")
+		require.NoError(t, err, "a missing feature is said, not failed: %s", out)
+		assert.Contains(t, out, "this organization's Pulumi Cloud edition has no time-to-live schedules")
+		assert.Contains(t, out, "Review stack pr-8 will NOT expire after 8 hours without an update")
+		assert.Contains(t, out, "Pulumi Cloud answered 402")
+	})
+	for _, code := range []int{403, 404} {
+		t.Run(fmt.Sprintf("%d fails the run", code), func(t *testing.T) {
+			api := fakecloud.New("stack-token", "my-org/nodeless-eks/pr-9")
+			defer api.Close()
+			api.Fail("/deployments/schedules", code)
+			out, err := runCommand(t, api, "pr-9", "update", "stack-token")
+			require.Error(t, err, "only a missing feature lets the update go on: %s", out)
+			assert.Contains(t, out, fmt.Sprintf("Pulumi Cloud answered %d", code))
+			assert.Contains(t, out, "nodeless-eks: could not set this review stack's time to live")
+		})
+	}
 }
 
 func TestBadConfig(t *testing.T) {
+	const prod = `"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/OrganizationAccountAccessRole"}`
 	tests := []struct {
 		name string
 		set  map[string]string
@@ -701,36 +870,69 @@ func TestBadConfig(t *testing.T) {
 		{"no organization", map[string]string{"organization": ""}, "organization: required"},
 		{"repository without owner", map[string]string{"repository": "nodeless-eks"}, `repository "nodeless-eks": required, the GitHub repository as owner/name`},
 		{"no stacks", map[string]string{"stacks": "{}"}, "stacks: name at least one stack"},
-		{"a stack named like a review stack", map[string]string{"stacks": `{"pr-1":{}}`}, `stacks "pr-1": reserved for review stacks`},
-		{"a drift schedule that is not cron", map[string]string{"stacks": `{"prod":{"driftSchedule":"daily"}}`}, `stacks.prod.driftSchedule "daily": want a cron expression`},
-		{"an unknown stack setting", map[string]string{"stacks": `{"prod":{"drift":"0 4 * * *"}}`}, `stacks: want an object of stacks by name, each {driftSchedule, autoRemediate, production, previewPullRequests, clusterName}: json: unknown field "drift"`},
+		{"a stack named like a review stack", map[string]string{"stacks": `{"pr-1":{"account":"dev"}}`}, `stacks "pr-1": reserved for review stacks`},
+		{"a stack named like the review role", map[string]string{"stacks": `{"review":{"account":"dev"}}`}, `stacks "review": deploy-review is the review stacks' role`},
+		{"a drift schedule that is not cron", map[string]string{"stacks": `{"prod":{"account":"prod","production":true,"driftSchedule":"daily"}}`}, `stacks.prod.driftSchedule "daily": want a cron expression`},
+		{"an unknown stack setting", map[string]string{"stacks": `{"prod":{"drift":"0 4 * * *"}}`}, `stacks: want an object of stacks by name, each ` + stackFields + `: json: unknown field "drift"`},
 		{"a TTL of zero", map[string]string{"reviewStackTtlHours": "0"}, `reviewStackTtlHours "0": want 1-720 hours`},
 		{"a session beyond IAM's limit", map[string]string{"sessionHours": "13"}, `sessionHours "13": want 1-12`},
-		{"another provider's ARN", map[string]string{"oidcProviderArn": "arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com"}, "want the ARN of the api.pulumi.com/oidc provider"},
-		{"a policy name for an ARN", map[string]string{"deployPolicyArns": `["AdministratorAccess"]`}, `deployPolicyArns[0] "AdministratorAccess": want a managed policy ARN`},
 		{"review stacks not a bool", map[string]string{"reviewStacks": "yes"}, `reviewStacks: "yes": want true or false`},
 		{"a repoDir outside the repository", map[string]string{"repoDir": "../other"}, `repoDir "../other": want a directory inside the repository`},
 		{"a review cluster name prefix too short", map[string]string{"reviewClusterNamePrefix": "a"}, `reviewClusterNamePrefix "a": want 3-41 letters`},
 		{"an organization with capitals", map[string]string{"organization": "My-Org"}, `organization "My-Org": Pulumi Cloud organization names are lowercase, and the OIDC audience the deploy roles trust is matched case-sensitively; write "my-org"`},
-		{"a cluster named like the deploy roles", map[string]string{"stacks": `{"ops":{"clusterName":"deploy-ops"}}`}, `stacks.ops.clusterName "deploy-ops": the deploy roles are named "deploy-"...`},
-		{"a cluster named like review stacks", map[string]string{"stacks": `{"ops":{"clusterName":"nodeless-eks-pr-ops"}}`}, `stacks.ops.clusterName "nodeless-eks-pr-ops": its resources' names ("nodeless-eks-pr-ops-"..., "nodeless-eks-pr-ops_"...) and reviewClusterNamePrefix "nodeless-eks-pr-" overlap, so review runs could change them`},
-		{"a review prefix that reaches a production cluster's roles", map[string]string{"reviewClusterNamePrefix": "acme-", "stacks": `{"prod":{"production":true,"clusterName":"acme"}}`},
-			`stacks.prod.clusterName "acme": its resources' names ("acme-"..., "acme_"...) and reviewClusterNamePrefix "acme-" overlap`},
-		{"a production stack that previews pull requests", map[string]string{"stacks": `{"prod":{"production":true,"previewPullRequests":true}}`},
+		{"a cluster named like the deploy roles", map[string]string{"stacks": `{"ops":{"account":"dev","clusterName":"deploy-ops"}}`}, `stacks.ops.clusterName "deploy-ops": the deploy roles are named "deploy-"...`},
+		{"a cluster named like review stacks", map[string]string{"stacks": `{"ops":{"account":"dev","clusterName":"nodeless-eks-pr-ops"}}`}, `stacks.ops.clusterName "nodeless-eks-pr-ops": its resources' names ("nodeless-eks-pr-ops-"..., "nodeless-eks-pr-ops_"...) and reviewClusterNamePrefix "nodeless-eks-pr-" overlap in account dev, so review runs could change them`},
+		{"a production stack that previews pull requests", map[string]string{"stacks": `{"prod":{"account":"prod","production":true,"previewPullRequests":true}}`},
 			"stacks.prod.previewPullRequests: a production stack's role would then trust pull-request runs"},
 		{"a project name with a wildcard", map[string]string{"project": "nodeless-*"}, `project "nodeless-*": want the root project's name`},
 		{"a review stack prefix with a wildcard", map[string]string{"reviewStackPrefix": "*"}, `reviewStackPrefix "*": want the start of a stack name`},
-		{"a production stack name too long for its role", map[string]string{"stacks": `{"` + strings.Repeat("p", 50) + `":{"production":true}}`},
-			"plus pulumi's 8-character suffix, and IAM allows 64 characters; use a stack name of at most 49"},
-		{"a non-production cluster whose name begins a production one's", map[string]string{"stacks": `{"app":{},"app-prod":{"production":true}}`},
-			`stacks.app.clusterName "nodeless-eks-app": stack app-prod's cluster "nodeless-eks-app-prod" starts with it, so app's deploy role could change app-prod's roles`},
-		{"two production clusters, one name inside the other", map[string]string{"stacks": `{"eu":{"production":true,"clusterName":"shop"},"us":{"production":true,"clusterName":"shop_us"}}`},
-			`stacks.eu.clusterName "shop": stack us's cluster "shop_us" starts with it`},
-		{"a production stack named like the shared role", map[string]string{"stacks": `{"nonprod":{"production":true}}`},
-			`stacks "nonprod": a production stack's deploy role is named after it, and deploy-nonprod is the shared role of other stacks`},
-		{"more stacks than one trust policy holds", map[string]string{"stacks": manyStacks(30)}, "stacks: the trust policy of deploy-nonprod would be"},
+		{"a stack name too long for its role", map[string]string{"stacks": `{"` + strings.Repeat("p", 50) + `":{"account":"dev"}}`},
+			"stacks: " + deployRoleName + strings.Repeat("p", 50) + " would reach 65, over the limit of 64 (IAM role name length): shorten the stack's name"},
+		{"two clusters in one account, one name inside the other", map[string]string{"stacks": `{"app":{"account":"dev"},"app-eu":{"account":"dev"}}`},
+			`stacks.app.clusterName "nodeless-eks-app": stack app-eu's cluster "nodeless-eks-app-eu" in the same account starts with it`},
 		{"import not a bool", map[string]string{"importStacks": "sure"}, `importStacks: "sure": want true or false`},
-		{"no region", map[string]string{"aws:region": ""}, `aws:region "": want the region of the root stacks`},
+		{"no region", map[string]string{"aws:region": ""}, `aws:region "": want the region deploy/ calls AWS in`},
+
+		// Accounts.
+		{"no accounts", map[string]string{"accounts": "{}"}, "accounts: name at least one AWS account"},
+		{"an account ID that is not one", map[string]string{"accounts": `{` + prod + `, "dev": {"id": "1234"}}`}, `accounts.dev.id "1234": want the 12-digit AWS account ID`},
+		{"a role of another account", map[string]string{"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::444455556666:role/Admin"}, "dev": {"id": "123456789012"}}`},
+			`accounts.prod.roleArn "arn:aws:iam::444455556666:role/Admin": want the ARN of a role in account 111122223333`},
+		{"two accounts on the ambient credentials", map[string]string{"accounts": `{"prod": {"id": "111122223333"}, "dev": {"id": "123456789012"}}`},
+			"accounts dev, prod: at most one account may leave roleArn empty"},
+		{"one account twice", map[string]string{"accounts": `{"prod": {"id": "123456789012", "roleArn": "arn:aws:iam::123456789012:role/Admin"}, "dev": {"id": "123456789012"}}`},
+			"accounts.prod.id 123456789012: accounts.dev has the same ID"},
+		{"another account's OIDC provider", map[string]string{"accounts": `{` + prod + `, "dev": {"id": "123456789012", "oidcProviderArn": "arn:aws:iam::111122223333:oidc-provider/api.pulumi.com/oidc"}}`},
+			`accounts.dev.oidcProviderArn "arn:aws:iam::111122223333:oidc-provider/api.pulumi.com/oidc": want the ARN of account 123456789012's api.pulumi.com/oidc provider`},
+		{"another provider's ARN", map[string]string{"accounts": `{` + prod + `, "dev": {"id": "123456789012", "oidcProviderArn": "arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com"}}`},
+			"want the ARN of account 123456789012's api.pulumi.com/oidc provider"},
+		{"a policy name for an ARN", map[string]string{"accounts": `{` + prod + `, "dev": {"id": "123456789012", "deployPolicyArns": ["AdministratorAccess"]}}`},
+			`accounts.dev.deployPolicyArns[0] "AdministratorAccess": want a managed policy of account 123456789012`},
+		{"a stack in no account", map[string]string{"stacks": `{"prod":{"account":"production","production":true}}`}, `stacks.prod.account "production": want one of accounts (dev, prod)`},
+		{"a stack that names no account among several", map[string]string{"stacks": `{"staging":{}}`}, `stacks.staging.account "": want one of accounts (dev, prod)`},
+		{"review stacks in no account", map[string]string{"reviewAccount": ""}, `reviewAccount "": want the account review stacks deploy into`},
+		{"credentials of another account than the ambient one", map[string]string{"accounts": `{` + prod + `, "dev": {"id": "999999999999"}}`},
+			"accounts.dev.id 999999999999: the credentials deploy/ runs with are for account 123456789012"},
+
+		// Production's account.
+		{"production beside a non-production stack", map[string]string{"stacks": `{"prod":{"account":"prod","production":true},"staging":{"account":"prod"}}`},
+			"accounts.prod: holds production stack(s) prod and staging; their runs could copy production's EBS volumes"},
+		{"production beside the review stacks", map[string]string{"reviewAccount": "prod"},
+			"accounts.prod: holds production stack(s) prod and the review stacks (pr-*)"},
+		{"an acknowledgement that no longer holds", map[string]string{"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/OrganizationAccountAccessRole", "sharedWithNonProduction": true}, "dev": {"id": "123456789012"}}`},
+			"accounts.prod.sharedWithNonProduction: the account does not hold a production stack together with others"},
+
+		// Editions.
+		{"an edition Pulumi does not sell", map[string]string{"edition": "team"}, `edition "team": want the organization's Pulumi Cloud edition: free, essentials, pro, enterprise`},
+		{"drift detection on Essentials", map[string]string{"edition": "essentials"},
+			"driftDetection: drift detection needs Pulumi Cloud's Pro edition or above, and edition is Essentials"},
+		{"TTL on Free", map[string]string{"edition": "free", "driftDetection": "false", "stacks": `{"prod":{"account":"prod","production":true},"staging":{"account":"dev"}}`, "productionTeam": ""},
+			"reviewStackTtl: time-to-live stacks needs Pulumi Cloud's Pro edition or above, and edition is Free"},
+		{"a team on Free", map[string]string{"edition": "free", "driftDetection": "false", "reviewStackTtl": "false", "stacks": `{"prod":{"account":"prod","production":true},"staging":{"account":"dev"}}`},
+			"productionTeam: teams and their permissions needs Pulumi Cloud's Pro edition or above, and edition is Free"},
+		{"a drift schedule without drift detection", map[string]string{"driftDetection": "false"},
+			"stacks.prod.driftSchedule: drift detection is off (driftDetection: false), so the schedule would be ignored"},
+		{"a TTL without review stacks", map[string]string{"reviewStacks": "false"}, "reviewStackTtl: there are no review stacks"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -738,15 +940,6 @@ func TestBadConfig(t *testing.T) {
 			rec.RequireRefused(t, err, tt.want)
 		})
 	}
-}
-
-// manyStacks is a stacks value with n non-production stacks.
-func manyStacks(n int) string {
-	var parts []string
-	for i := range n {
-		parts = append(parts, fmt.Sprintf(`"team-%02d":{}`, i))
-	}
-	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // globMatch matches a path filter: ** spans directories, * does not.

@@ -48,71 +48,79 @@ func DeploymentsSubject(org, project, stack, op string) string {
 // pull request needs: a preview would run a branch's code with its role.
 var updateOperations = []string{"update", "refresh", "destroy", "detect-drift", "remediate-drift"}
 
-// deployRole is one deploy role: whose runs may assume it, and which
-// clusters' resources it may create and change.
+// allOperations are every operation a Deployments run may present
+// (https://www.pulumi.com/docs/deployments/deployments/oidc/: update,
+// preview, refresh, destroy, detect-drift, remediate-drift).
+var allOperations = append([]string{"preview"}, updateOperations...)
+
+// reviewRoleKey names the review stacks' role, deploy-review.
+const reviewRoleKey = "review"
+
+// deployRole is one deploy role: whose runs may assume it, in which
+// account, and which cluster's resources it may create and change.
 type deployRole struct {
-	// Key names the role ("deploy-<key>").
+	// Key names the role ("deploy-<key>"): the stack, or "review".
 	Key string
-	// Stacks are the named stacks whose runs and ESC environments assume it.
-	Stacks []string
-	// Previews is true when the stacks preview pull requests, whose runs
+	// Account is the key of the account the role lives in; Region the
+	// region of its cluster.
+	Account, Region string
+	// Stack is the named stack whose runs (and ESC environment, when
+	// Environment) assume it; "" for the review role.
+	Stack       string
+	Environment bool
+	// Previews is true when the stack previews pull requests, whose runs
 	// then assume the role too.
 	Previews bool
+	// Production is true for a production stack's role.
+	Production bool
 	// ReviewStackPrefix, for the review role, admits every stack so named.
 	ReviewStackPrefix string
-	// Clusters are the exact cluster names the role may manage;
-	// ClusterPrefix, for the review role, admits every name it starts.
-	Clusters      []string
-	ClusterPrefix string
+	// Cluster is the cluster name the role may manage; ClusterPrefix, for
+	// the review role, admits every name it starts.
+	Cluster, ClusterPrefix string
+	// BoundaryKey names the boundary the roles its runs create carry: the
+	// stack's, or the review template's.
+	BoundaryKey string
 }
 
-// Roles are the deploy roles by blast radius: one for each production
-// stack, trusted by that stack alone; one for the other named stacks; one
-// for review stacks, scoped to their own cluster names, so that a review
-// run, which runs a pull request's code, can touch nothing else.
+// Roles are the deploy roles, one per stack, each trusted by its stack's
+// runs alone and reaching only its cluster, and one per fleet for the
+// review stacks, scoped to their cluster names: a run can touch no other
+// stack's resources, and a review run, which runs a pull request's code,
+// touches only review clusters.
 func Roles(c *Config) []deployRole {
 	var roles []deployRole
-	nonprod := deployRole{Key: "nonprod"}
 	for _, name := range sortedKeys(c.Stacks) {
 		s := c.Stacks[name]
-		if s.Production {
-			roles = append(roles, deployRole{Key: name, Stacks: []string{name}, Previews: s.Previews(), Clusters: []string{s.ClusterName}})
-			continue
-		}
-		nonprod.Stacks = append(nonprod.Stacks, name)
-		nonprod.Clusters = append(nonprod.Clusters, s.ClusterName)
-		nonprod.Previews = nonprod.Previews || s.Previews()
-	}
-	if len(nonprod.Stacks) > 0 {
-		roles = append(roles, nonprod)
+		roles = append(roles, deployRole{Key: name, Account: s.Account, Region: s.Region, Stack: name, Environment: s.HasEnvironment(),
+			Previews: s.Previews(), Production: s.Production, Cluster: s.ClusterName, BoundaryKey: name})
 	}
 	if c.ReviewStacks {
-		roles = append(roles, deployRole{Key: "review", Previews: true, ReviewStackPrefix: c.ReviewStackPrefix, ClusterPrefix: c.ReviewClusterNamePrefix})
+		roles = append(roles, deployRole{Key: reviewRoleKey, Account: c.ReviewAccount, Region: c.ReviewRegion, Previews: true,
+			ReviewStackPrefix: c.ReviewStackPrefix, ClusterPrefix: c.ReviewClusterNamePrefix, BoundaryKey: c.ReviewTemplate})
 	}
 	return roles
 }
 
-// boundaryScope is a permissions boundary to create: one per named stack,
-// for its cluster, and one for review stacks, for the review prefix. Each
-// reaches one cluster (or the prefix), which keeps it within IAM's 6,144
-// characters whatever the number of stacks.
-type boundaryScope struct {
-	// Key names it: the stack, or the review template for review stacks.
-	Key      string
-	Clusters []string
-	Prefix   string
+// RoleOf is the role of a named stack, or the review role for the review
+// template (whose settings the review stacks copy).
+func RoleOf(c *Config, stack string) deployRole {
+	for _, r := range Roles(c) {
+		if r.Stack == stack || (stack == c.ReviewTemplate && r.Key == reviewRoleKey) {
+			return r
+		}
+	}
+	panic("deploy: no role for stack " + stack)
 }
 
-// Boundaries lists the permissions boundaries of the configuration.
-func Boundaries(c *Config) []boundaryScope {
-	var out []boundaryScope
-	for _, name := range sortedKeys(c.Stacks) {
-		out = append(out, boundaryScope{Key: name, Clusters: []string{c.Stacks[name].ClusterName}})
+// scope is the role's reach, for its deployer policy and boundary.
+func (r deployRole) scope(c *Config, partition string) scope {
+	s := scope{partition: partition, region: r.Region, account: c.Accounts[r.Account].ID, prefix: r.ClusterPrefix}
+	if r.Cluster != "" {
+		s.clusters = []string{r.Cluster}
 	}
-	if c.ReviewStacks {
-		out = append(out, boundaryScope{Key: c.ReviewTemplate, Prefix: c.ReviewClusterNamePrefix})
-	}
-	return out
+	s.boundaryArns = []string{BoundaryArn(c, partition, s.account, r.BoundaryKey)}
+	return s
 }
 
 // BoundaryArn is the ARN IAM gives the boundary of key (a policy without a
@@ -121,54 +129,30 @@ func BoundaryArn(c *Config, partition, account, key string) string {
 	return fmt.Sprintf("arn:%s:iam::%s:policy/%s", partition, account, BoundaryName(c, key))
 }
 
-// boundaryArnsOf are the boundaries a role's runs may give the roles they
-// create: its stacks', or the review stacks'.
-func boundaryArnsOf(c *Config, r deployRole, partition, account string) []string {
-	if r.ReviewStackPrefix != "" {
-		return []string{BoundaryArn(c, partition, account, c.ReviewTemplate)}
-	}
-	var out []string
-	for _, stack := range r.Stacks {
-		out = append(out, BoundaryArn(c, partition, account, stack))
-	}
-	return out
+// deployerPolicyName is the logical name (and autoname prefix) of part i,
+// from 1, of a role's deployer policy.
+func deployerPolicyName(r deployRole, i int) string {
+	return fmt.Sprintf("%s%s-%d", deployRoleName, r.Key, i)
 }
 
-// RoleOf is the key of the role a stack's runs assume.
-func RoleOf(c *Config, stack string) string {
-	for _, r := range Roles(c) {
-		if slices.Contains(r.Stacks, stack) {
-			return r.Key
-		}
-	}
-	return "review"
-}
-
-// IAM's quotas (IAM user guide, reference_iam-quotas.html): a role's trust
-// policy holds 2,048 characters, whitespace excluded, by default (4,096
-// raised); a role has 10 managed policies attached by default (20 raised);
-// a role name holds 64 characters.
-const (
-	maxTrustPolicyLength = 2048
-	maxPoliciesPerRole   = 10
-	maxRoleNameLength    = 64
-)
-
-// TrustPolicy lets a deploy role be assumed through the Pulumi Cloud OIDC
-// provider by Deployments runs of its stacks (every operation when they
-// preview pull requests, else all but preview) and by their ESC
-// environments.
+// TrustPolicy lets a deploy role be assumed through its account's Pulumi
+// Cloud OIDC provider by the Deployments runs of its stack (every
+// operation when it previews pull requests, else all but preview), by its
+// ESC environment when it has one, or, for the review role, by the runs of
+// the review stacks.
 func TrustPolicy(c *Config, r deployRole, providerArn string) (string, error) {
 	var deploySubjects, escSubjects []string
 	ops := updateOperations
 	if r.Previews {
 		ops = []string{"*"}
 	}
-	for _, stack := range r.Stacks {
+	if r.Stack != "" {
 		for _, op := range ops {
-			deploySubjects = append(deploySubjects, DeploymentsSubject(c.Organization, c.Project, stack, op))
+			deploySubjects = append(deploySubjects, DeploymentsSubject(c.Organization, c.Project, r.Stack, op))
 		}
-		escSubjects = append(escSubjects, ESCSubject(c.Organization, c.Project, stack))
+		if r.Environment {
+			escSubjects = append(escSubjects, ESCSubject(c.Organization, c.Project, r.Stack))
+		}
 	}
 	if r.ReviewStackPrefix != "" {
 		deploySubjects = append(deploySubjects, DeploymentsSubject(c.Organization, c.Project, r.ReviewStackPrefix+"*", "*"))
@@ -403,10 +387,9 @@ func DeployerPolicy(s scope) iampolicy.Document {
 				"Null":          map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: "false"},
 				"StringNotLike": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters},
 			}},
-		// ec2:Describe* includes the few describes that return user data,
-		// and nothing the program registers needs them.
-		iampolicy.Statement{Sid: "NoUserData", Effect: "Deny", Resource: "*",
-			Action: []string{"ec2:DescribeInstanceAttribute", "ec2:DescribeLaunchTemplateVersions"}},
+		// ec2:Describe* includes the few describes that return secrets, and
+		// nothing the program registers needs them.
+		iampolicy.Statement{Sid: "NoSecretDescribes", Effect: "Deny", Resource: "*", Action: secretDescribes},
 		iampolicy.Statement{Sid: "KeepBoundaries", Effect: "Deny", Action: "iam:DeleteRolePermissionsBoundary", Resource: "*"},
 		iampolicy.Statement{Sid: "KeepTheBoundaryPolicy", Effect: "Deny",
 			Action:   []string{"iam:CreatePolicyVersion", "iam:DeletePolicy", "iam:DeletePolicyVersion", "iam:SetDefaultPolicyVersion", "iam:TagPolicy", "iam:UntagPolicy"},
@@ -415,6 +398,18 @@ func DeployerPolicy(s scope) iampolicy.Document {
 			Resource: []string{s.iam("role/" + deployRoleName + "*"), s.iam("role/*/" + deployRoleName + "*"),
 				s.iam("policy/" + deployRoleName + "*"), s.iam("policy/*/" + deployRoleName + "*")}},
 	)
+}
+
+// secretDescribes are the describes that ec2:Describe* includes and that
+// return secrets: instances' user data (DescribeInstanceAttribute,
+// DescribeLaunchTemplateVersions, and the launch specifications that
+// DescribeSpotInstanceRequests and DescribeSpotFleetRequests return), VPN
+// pre-shared keys (DescribeVpnConnections) and bundle tasks' S3 upload
+// policies (DescribeBundleTasks), per the EC2 API reference of each. The
+// deployer policies and the boundaries deny them alike.
+var secretDescribes = []string{
+	"ec2:DescribeBundleTasks", "ec2:DescribeInstanceAttribute", "ec2:DescribeLaunchTemplateVersions",
+	"ec2:DescribeSpotFleetRequests", "ec2:DescribeSpotInstanceRequests", "ec2:DescribeVpnConnections",
 }
 
 // securityGroupWrites change a security group and its rules.
@@ -479,10 +474,7 @@ func WorkloadBoundary(s scope) iampolicy.Document {
 			"elasticloadbalancing:SetSubnets",
 		}},
 		// ec2:Describe* would include the few describes that return secrets.
-		iampolicy.Statement{Effect: "Deny", Resource: "*", Action: []string{
-			"ec2:DescribeBundleTasks", "ec2:DescribeInstanceAttribute", "ec2:DescribeLaunchTemplateVersions",
-			"ec2:DescribeSpotFleetRequests", "ec2:DescribeSpotInstanceRequests", "ec2:DescribeVpnConnections",
-		}},
+		iampolicy.Statement{Effect: "Deny", Resource: "*", Action: secretDescribes},
 		// Bottlerocket and EKS AMIs, for the nodes Karpenter launches.
 		iampolicy.Statement{Effect: "Allow", Action: []string{"ssm:GetParameter", "ssm:GetParameters"},
 			Resource: s.arnIn("ssm", "*", "*", "parameter/aws/service/*")},

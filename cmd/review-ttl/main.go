@@ -4,6 +4,11 @@
 // stacks; it reads the run's stack and stack-scoped token from the
 // environment Deployments sets (PULUMI_CI_ORGANIZATION, PULUMI_CI_PROJECT,
 // PULUMI_CI_STACK, PULUMI_ACCESS_TOKEN) and the API URL from PULUMI_API.
+//
+// It fails the run on every error but one: an organization whose edition
+// has no TTL schedules (Pulumi Cloud answers 402). Then it says that the
+// review stack will not expire by itself and lets the update go on, since
+// Deployments still destroys a review stack when its pull request is merged.
 package main
 
 import (
@@ -14,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"nodeless-eks/internal/pulumicloud"
 	"nodeless-eks/internal/reviewttl"
 )
 
@@ -21,6 +27,14 @@ func main() {
 	hours := flag.Int("hours", 8, "time to live after this update, in hours")
 	flag.Parse()
 	if err := run(*hours); err != nil {
+		if reviewttl.NotInEdition(err) {
+			fmt.Fprintf(os.Stderr, "review-ttl: warning: this organization's Pulumi Cloud edition has no time-to-live schedules (%v). "+
+				"Review stack %s will NOT expire after %d hours without an update: Pulumi Deployments destroys it when its pull request "+
+				"is merged, and until then (or for a pull request closed unmerged) it runs, and costs, until someone destroys it. "+
+				"Set reviewStackTtl: false in deploy/'s configuration to stop this check, or move to an edition with TTL stacks "+
+				"(Pro or above).\n", err, os.Getenv("PULUMI_CI_STACK"), *hours)
+			return
+		}
 		fmt.Fprintln(os.Stderr, "review-ttl:", err)
 		os.Exit(1)
 	}
@@ -35,18 +49,17 @@ func run(hours int) error {
 	if stack.Organization == "" || stack.Project == "" || stack.Name == "" || token == "" {
 		return fmt.Errorf("PULUMI_CI_ORGANIZATION, PULUMI_CI_PROJECT, PULUMI_CI_STACK and PULUMI_ACCESS_TOKEN must be set; Pulumi Deployments sets them on every run")
 	}
-	api := strings.TrimSuffix(os.Getenv("PULUMI_API"), "/")
-	if api == "" {
-		api = reviewttl.DefaultAPI
-	}
-	c := &reviewttl.Client{API: api, Token: token}
+	c, _ := pulumicloud.FromEnvironment()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := c.Keep(ctx, stack, time.Now().Add(time.Duration(hours)*time.Hour))
+	res, err := reviewttl.Keep(ctx, c, stack, time.Now().Add(time.Duration(hours)*time.Hour))
 	if err != nil {
 		return err
 	}
 	what := "moved its time-to-live schedule " + res.Updated
+	if res.Resumed {
+		what += " and resumed it (it was paused, so it would never have run)"
+	}
 	if res.Created {
 		what = "created its time-to-live schedule"
 	}

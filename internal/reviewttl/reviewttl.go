@@ -1,11 +1,12 @@
 // Package reviewttl keeps one time-to-live schedule on a review stack and
 // moves it on every update, through Pulumi Cloud's schedules API
 // (https://www.pulumi.com/docs/reference/cloud-rest-api/schedules/): list
-// the stack's schedules, update its TTL schedule, create one when there is
-// none, and delete any extra. A review stack then expires a fixed time
-// after its last update, not after its first, and never holds more than
-// one TTL schedule. It uses only the standard library, so that `go run`
-// builds it in seconds on a runner.
+// the stack's schedules, update its TTL schedule (and resume it when
+// someone paused it), create one when there is none, and delete any extra.
+// A review stack then expires a fixed time after its last update, not
+// after its first, and never holds more than one TTL schedule. It uses
+// only the standard library, so that `go run` builds it in seconds on a
+// runner.
 package reviewttl
 
 import (
@@ -13,15 +14,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"time"
-)
 
-// DefaultAPI is Pulumi Cloud's API; PULUMI_API, the variable the Pulumi CLI
-// reads for its API URL (sdk/go/common/env), overrides it.
-const DefaultAPI = "https://api.pulumi.com"
+	"nodeless-eks/internal/pulumicloud"
+)
 
 // Stack names the stack whose TTL is kept.
 type Stack struct {
@@ -29,9 +27,17 @@ type Stack struct {
 }
 
 // Client calls the schedules API with a stack-scoped token.
-type Client struct {
-	API, Token string
-	HTTP       *http.Client
+type Client = pulumicloud.Client
+
+// NotInEdition reports Pulumi Cloud's answer to an organization whose
+// edition has no TTL schedules: 402 Payment Required, the status its API
+// gives a feature the subscription lacks (the REST API's OpenAPI document,
+// provider/pkg/cloud/spec.json of pulumi/pulumi-pulumiservice: "402 ...
+// requires ... subscription" on deployment settings and drift
+// remediation). TTL stacks need the Pro edition or above (pulumi/docs
+// data/pulumi_pricing.yaml, ttl-stacks: available_from pro).
+func NotInEdition(err error) bool {
+	return pulumicloud.StatusOf(err) == http.StatusPaymentRequired
 }
 
 // schedule is what the API lists of a schedule (apitype.ScheduledAction in
@@ -39,7 +45,9 @@ type Client struct {
 type schedule struct {
 	ID           string `json:"id"`
 	ScheduleOnce string `json:"scheduleOnce"`
-	Definition   struct {
+	// Paused is true when someone paused it: it would then never run.
+	Paused     bool `json:"paused"`
+	Definition struct {
 		Request struct {
 			Operation        string          `json:"operation"`
 			OperationContext json.RawMessage `json:"operationContext"`
@@ -61,21 +69,23 @@ type Result struct {
 	// Expires is the new time to live.
 	Expires time.Time
 	// Created is true when the stack had no TTL schedule; Updated names
-	// the one moved; Deleted the extra ones removed.
+	// the one moved, Resumed is true when it was paused; Deleted names the
+	// extra ones removed.
 	Created bool
 	Updated string
+	Resumed bool
 	Deleted []string
 }
 
 // Keep gives the stack one TTL schedule, expiring at expires, which
 // destroys the stack and then deletes it.
-func (c *Client) Keep(ctx context.Context, s Stack, expires time.Time) (Result, error) {
+func Keep(ctx context.Context, c *Client, s Stack, expires time.Time) (Result, error) {
 	res := Result{Expires: expires.UTC().Truncate(time.Second)}
-	base := fmt.Sprintf("%s/api/stacks/%s/%s/%s/deployments", c.API, url.PathEscape(s.Organization), url.PathEscape(s.Project), url.PathEscape(s.Name))
+	base := fmt.Sprintf("/api/stacks/%s/%s/%s/deployments", url.PathEscape(s.Organization), url.PathEscape(s.Project), url.PathEscape(s.Name))
 	var list struct {
 		Schedules []schedule `json:"schedules"`
 	}
-	if err := c.call(ctx, http.MethodGet, base+"/schedules", nil, &list); err != nil {
+	if err := c.Call(ctx, http.MethodGet, base+"/schedules", nil, &list); err != nil {
 		return res, fmt.Errorf("listing the schedules of stack %s: %w", s.Name, err)
 	}
 	body := map[string]any{"timestamp": res.Expires.Format(time.RFC3339), "deleteAfterDestroy": true}
@@ -83,71 +93,31 @@ func (c *Client) Keep(ctx context.Context, s Stack, expires time.Time) (Result, 
 		switch {
 		case !sch.isTTL():
 		case res.Updated == "":
-			if err := c.call(ctx, http.MethodPost, base+"/ttl/schedules/"+url.PathEscape(sch.ID), body, nil); err != nil {
+			if err := c.Call(ctx, http.MethodPost, base+"/ttl/schedules/"+url.PathEscape(sch.ID), body, nil); err != nil {
 				return res, fmt.Errorf("moving the TTL schedule %s of stack %s: %w", sch.ID, s.Name, err)
 			}
 			res.Updated = sch.ID
+			// A paused schedule never runs, however far it is moved, and
+			// the API does not say that an update resumes it: resume it
+			// (POST .../schedules/{id}/resume, the schedules API reference).
+			if sch.Paused {
+				if err := c.Call(ctx, http.MethodPost, base+"/schedules/"+url.PathEscape(sch.ID)+"/resume", nil, nil); err != nil {
+					return res, fmt.Errorf("resuming the paused TTL schedule %s of stack %s: %w", sch.ID, s.Name, err)
+				}
+				res.Resumed = true
+			}
 		default:
-			if err := c.call(ctx, http.MethodDelete, base+"/schedules/"+url.PathEscape(sch.ID), nil, nil); err != nil {
+			if err := c.Call(ctx, http.MethodDelete, base+"/schedules/"+url.PathEscape(sch.ID), nil, nil); err != nil {
 				return res, fmt.Errorf("deleting the extra TTL schedule %s of stack %s: %w", sch.ID, s.Name, err)
 			}
 			res.Deleted = append(res.Deleted, sch.ID)
 		}
 	}
 	if res.Updated == "" {
-		if err := c.call(ctx, http.MethodPost, base+"/ttl/schedules", body, nil); err != nil {
+		if err := c.Call(ctx, http.MethodPost, base+"/ttl/schedules", body, nil); err != nil {
 			return res, fmt.Errorf("creating the TTL schedule of stack %s: %w", s.Name, err)
 		}
 		res.Created = true
 	}
 	return res, nil
-}
-
-// call sends one request with the headers the API documents for every
-// call, and decodes the answer into out when it is not nil.
-func (c *Client) call(ctx context.Context, method, u string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/vnd.pulumi+8")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "token "+c.Token)
-	hc := c.HTTP
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		var apiErr struct {
-			Message string `json:"message"`
-		}
-		_ = json.Unmarshal(raw, &apiErr)
-		if apiErr.Message == "" {
-			apiErr.Message = http.StatusText(resp.StatusCode)
-		}
-		return fmt.Errorf("%s %s: Pulumi Cloud answered %d: %s", method, u, resp.StatusCode, apiErr.Message)
-	}
-	if out != nil && len(bytes.TrimSpace(raw)) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			return fmt.Errorf("reading the answer to %s %s: %w", method, u, err)
-		}
-	}
-	return nil
 }

@@ -96,8 +96,28 @@ type Account struct {
 // components on remoteChildren.
 func (a *Account) Recorder(project, stack string) *mock.Recorder {
 	rec := mock.New(project, stack)
-	rec.State, rec.Invoke, rec.Children = a.state, a.invoke, remoteChildren
+	rec.Children = remoteChildren
+	rec.State = func(reg *mock.Registration) (string, resource.PropertyMap, error) { return a.state(rec, reg) }
+	rec.Invoke = func(args pulumi.MockCallArgs) (resource.PropertyMap, error) { return a.invoke(rec, args) }
 	return rec
+}
+
+// accountOf is the account a resource or invoke reaches through its
+// provider reference ("<urn>::<id>"): the first of an explicit aws
+// provider's allowedAccountIds, else AccountID, the default credentials'.
+func accountOf(rec *mock.Recorder, provider string) string {
+	i := strings.LastIndex(provider, "::") // a URN holds "::" too
+	if i < 0 {
+		return AccountID
+	}
+	p, found := rec.ByURN(provider[:i])
+	if !found {
+		return AccountID
+	}
+	if ids, ok := p.Inputs["allowedAccountIds"]; ok && ids.IsArray() && len(ids.ArrayValue()) > 0 {
+		return ids.ArrayValue()[0].StringValue()
+	}
+	return AccountID
 }
 
 // remoteChildren are representative children that the engine hands to the
@@ -123,9 +143,10 @@ var remoteChildren = map[string]map[string]resource.PropertyMap{
 }
 
 // state is what AWS answers for a created resource.
-func (a *Account) state(reg *mock.Registration) (string, resource.PropertyMap, error) {
+func (a *Account) state(rec *mock.Recorder, reg *mock.Registration) (string, resource.PropertyMap, error) {
 	id := reg.Name + "-id"
 	state := reg.Inputs.Copy()
+	account := accountOf(rec, reg.Provider)
 	switch reg.Type {
 	case "aws:eks/cluster:Cluster":
 		a.mu.Lock()
@@ -156,11 +177,15 @@ func (a *Account) state(reg *mock.Registration) (string, resource.PropertyMap, e
 			roleName = n.StringValue()
 		}
 		state["name"] = resource.NewProperty(roleName)
-		state["arn"] = resource.NewProperty("arn:aws:iam::" + AccountID + ":role/" + roleName)
+		state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":role/" + roleName)
 	case "aws:ec2/securityGroup:SecurityGroup":
 		id = "sg-" + reg.Name
 	case "aws:iam/policy:Policy":
-		state["arn"] = resource.NewProperty("arn:aws:iam::" + AccountID + ":policy/" + reg.Name + Suffix)
+		policyName := reg.Name + Suffix // autonamed unless the program names it
+		if n, ok := reg.Inputs["name"]; ok && n.IsString() {
+			policyName = n.StringValue()
+		}
+		state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":policy/" + policyName)
 	case "aws:sqs/queue:Queue":
 		state["name"] = resource.NewProperty(reg.Name + Suffix)
 		state["arn"] = resource.NewProperty("arn:aws:sqs:" + Region + ":" + AccountID + ":" + reg.Name + Suffix)
@@ -171,7 +196,7 @@ func (a *Account) state(reg *mock.Registration) (string, resource.PropertyMap, e
 		state["name"] = resource.NewProperty(reg.Name + Suffix)
 	case "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
 		host := strings.TrimPrefix(reg.Inputs["url"].StringValue(), "https://")
-		state["arn"] = resource.NewProperty("arn:aws:iam::" + AccountID + ":oidc-provider/" + host)
+		state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":oidc-provider/" + host)
 	case "aws:ec2/eip:Eip":
 		a.mu.Lock()
 		a.eips++
@@ -185,7 +210,7 @@ func (a *Account) state(reg *mock.Registration) (string, resource.PropertyMap, e
 }
 
 // invoke answers the lookups the program makes.
-func (a *Account) invoke(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 	switch args.Token {
 	case "aws:ec2/getVpc:getVpc":
 		if filterValue(args.Args, "tag:Name") != a.Vpc.Name {
@@ -244,7 +269,9 @@ func (a *Account) invoke(args pulumi.MockCallArgs) (resource.PropertyMap, error)
 		}
 		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
 	case "aws:index/getCallerIdentity:getCallerIdentity":
-		return resource.PropertyMap{"accountId": resource.NewProperty(AccountID)}, nil
+		account := accountOf(rec, args.Provider)
+		return resource.PropertyMap{"accountId": resource.NewProperty(account),
+			"arn": resource.NewProperty("arn:aws:sts::" + account + ":assumed-role/admin/session")}, nil
 	case "aws:index/getPartition:getPartition":
 		return resource.PropertyMap{"partition": resource.NewProperty("aws"), "dnsSuffix": resource.NewProperty("amazonaws.com")}, nil
 	case "aws:index/getAvailabilityZones:getAvailabilityZones":

@@ -1,10 +1,18 @@
-// Package fakecloud is a local stand-in for the part of Pulumi Cloud's
-// schedules API that reviewttl uses, as documented
-// (https://www.pulumi.com/docs/reference/cloud-rest-api/schedules/) and as
-// the Pulumi CLI and the pulumiservice provider read it: list a stack's
-// schedules ({"schedules": [...]}), create and update a TTL schedule, and
-// delete a schedule. Tests of reviewttl and of the review stacks' pre-run
-// command run against it.
+// Package fakecloud is a local stand-in for the parts of Pulumi Cloud's
+// REST API that this repository calls, as documented
+// (https://www.pulumi.com/docs/reference/cloud-rest-api/) and as the
+// Pulumi CLI and the pulumiservice provider read it:
+//
+//   - the schedules API that reviewttl uses: list a stack's schedules
+//     ({"schedules": [...]}, each with "paused"), create and update a TTL
+//     schedule, pause and resume a schedule, delete one;
+//   - an organization's metadata (GET /api/orgs/{org}/metadata), whose
+//     defaultStackPermission and defaultEnvironmentPermission deploy/
+//     checks.
+//
+// Any call can be made to fail with a status (Fail), as the real API
+// answers 401, 402, 403 or 404. Tests of reviewttl, of the review stacks'
+// pre-run command and of deploy/'s organization check run against it.
 package fakecloud
 
 import (
@@ -16,11 +24,13 @@ import (
 	"sync"
 )
 
-// Schedule is a stored schedule, in the API's shape.
+// Schedule is a stored schedule, in the API's shape
+// (apitype.ScheduledAction in pulumi/pulumi sdk/go/common/apitype/schedules.go).
 type Schedule struct {
 	ID           string         `json:"id"`
 	ScheduleOnce string         `json:"scheduleOnce,omitempty"`
 	ScheduleCron string         `json:"scheduleCron,omitempty"`
+	Paused       bool           `json:"paused"`
 	Kind         string         `json:"kind"`
 	Definition   map[string]any `json:"definition"`
 }
@@ -43,14 +53,31 @@ func RawDestroy(id, when string) Schedule {
 	return Schedule{ID: id, ScheduleOnce: when, Kind: "deployment", Definition: map[string]any{"request": map[string]any{"operation": "destroy"}}}
 }
 
+// OrgMetadata is what GET /api/orgs/{org}/metadata answers
+// (GetOrganizationMetadata in the REST API's OpenAPI document):
+// defaultStackPermission is 0 (none), 101 (read), 102 (write), 103
+// (admin) or 104 (creator); defaultEnvironmentPermission is none, read,
+// open, write or admin.
+type OrgMetadata struct {
+	DefaultStackPermission       int    `json:"defaultStackPermission"`
+	DefaultEnvironmentPermission string `json:"defaultEnvironmentPermission"`
+	Product                      string `json:"product,omitempty"`
+	UserRole                     string `json:"userRole,omitempty"`
+}
+
 // API is the fake service.
 type API struct {
 	*httptest.Server
 	// Token is the one token it accepts; Stack the one stack it knows,
 	// "org/project/stack".
 	Token, Stack string
-
-	mu        sync.Mutex
+	mu           sync.Mutex
+	// orgs are the organizations' metadata, by name; one not there
+	// answers 404.
+	orgs map[string]*OrgMetadata
+	// fail makes every request whose "METHOD path" ends with a key answer
+	// its status.
+	fail      map[string]int
 	schedules []Schedule
 	next      int
 	// Requests are "METHOD path" in order; BadHeaders the requests that
@@ -60,9 +87,33 @@ type API struct {
 
 // New starts a fake with the given schedules on stack.
 func New(token, stack string, schedules ...Schedule) *API {
-	a := &API{Token: token, Stack: stack, schedules: schedules}
+	a := &API{Token: token, Stack: stack, schedules: schedules, fail: map[string]int{}, orgs: map[string]*OrgMetadata{}}
 	a.Server = httptest.NewServer(http.HandlerFunc(a.serve))
 	return a
+}
+
+// SetOrg sets an organization's metadata; nil makes the endpoint answer
+// 404 for it.
+func (a *API) SetOrg(name string, m *OrgMetadata) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if m == nil {
+		delete(a.orgs, name)
+		return
+	}
+	a.orgs[name] = m
+}
+
+// Fail makes every request whose "METHOD path" ends with suffix answer
+// code, with a message like the real API's; 0 lifts it.
+func (a *API) Fail(suffix string, code int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if code == 0 {
+		delete(a.fail, suffix)
+		return
+	}
+	a.fail[suffix] = code
 }
 
 // Schedules are the stack's schedules now.
@@ -72,19 +123,45 @@ func (a *API) Schedules() []Schedule {
 	return append([]Schedule(nil), a.schedules...)
 }
 
+// failures are the messages of the statuses tests inject, as the API
+// words them (402 as its OpenAPI document words a missing subscription).
+var failures = map[int]string{
+	http.StatusUnauthorized:       "Unauthorized: No credentials provided or are invalid.",
+	http.StatusPaymentRequired:    "Scheduled deployments require a higher subscription",
+	http.StatusForbidden:          "Forbidden",
+	http.StatusNotFound:           "Not Found",
+	http.StatusServiceUnavailable: "Service Unavailable",
+}
+
 func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.Requests = append(a.Requests, r.Method+" "+r.URL.Path)
+	call := r.Method + " " + r.URL.Path
+	a.Requests = append(a.Requests, call)
 	if r.Header.Get("Accept") != "application/vnd.pulumi+8" || r.Header.Get("Content-Type") != "application/json" {
-		a.BadHeaders = append(a.BadHeaders, r.Method+" "+r.URL.Path)
+		a.BadHeaders = append(a.BadHeaders, call)
 	}
 	fail := func(code int, msg string) {
 		w.WriteHeader(code)
 		_ = json.NewEncoder(w).Encode(map[string]any{"code": code, "message": msg})
 	}
 	if r.Header.Get("Authorization") != "token "+a.Token {
-		fail(http.StatusUnauthorized, "Unauthorized: No credentials provided or are invalid.")
+		fail(http.StatusUnauthorized, failures[http.StatusUnauthorized])
+		return
+	}
+	for suffix, code := range a.fail {
+		if strings.HasSuffix(call, suffix) {
+			fail(code, failures[code])
+			return
+		}
+	}
+	if org, ok := strings.CutPrefix(r.URL.Path, "/api/orgs/"); ok && r.Method == http.MethodGet && strings.HasSuffix(org, "/metadata") {
+		m, ok := a.orgs[strings.TrimSuffix(org, "/metadata")]
+		if !ok {
+			fail(http.StatusNotFound, "Organization not found")
+			return
+		}
+		_ = json.NewEncoder(w).Encode(m)
 		return
 	}
 	base := "/api/stacks/" + a.Stack + "/deployments"
@@ -97,11 +174,20 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 		Timestamp          string `json:"timestamp"`
 		DeleteAfterDestroy bool   `json:"deleteAfterDestroy"`
 	}
-	if r.Method == http.MethodPost {
+	withBody := r.Method == http.MethodPost && !strings.HasSuffix(rest, "/pause") && !strings.HasSuffix(rest, "/resume")
+	if withBody {
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Timestamp == "" {
-			fail(http.StatusBadRequest, "invalid request body")
+			fail(http.StatusBadRequest, "Timestamp needs to be set")
 			return
 		}
+	}
+	find := func(id string) int {
+		for i, s := range a.schedules {
+			if s.ID == id {
+				return i
+			}
+		}
+		return -1
 	}
 	switch {
 	case r.Method == http.MethodGet && rest == "/schedules":
@@ -111,26 +197,35 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 		s := TTL(fmt.Sprintf("ttl-new-%d", a.next), body.Timestamp)
 		a.schedules = append(a.schedules, s)
 		_ = json.NewEncoder(w).Encode(s)
-	case r.Method == http.MethodPost && strings.HasPrefix(rest, "/ttl/schedules/"):
-		id := strings.TrimPrefix(rest, "/ttl/schedules/")
-		for i, s := range a.schedules {
-			if s.ID == id {
-				a.schedules[i].ScheduleOnce = body.Timestamp
-				_ = json.NewEncoder(w).Encode(a.schedules[i])
-				return
-			}
-		}
-		fail(http.StatusNotFound, "schedule not found")
-	case r.Method == http.MethodDelete && strings.HasPrefix(rest, "/schedules/"):
+	case r.Method == http.MethodPost && (strings.HasSuffix(rest, "/pause") || strings.HasSuffix(rest, "/resume")):
 		id := strings.TrimPrefix(rest, "/schedules/")
-		for i, s := range a.schedules {
-			if s.ID == id {
-				a.schedules = append(a.schedules[:i], a.schedules[i+1:]...)
-				w.WriteHeader(http.StatusNoContent)
-				return
-			}
+		id = strings.TrimSuffix(strings.TrimSuffix(id, "/pause"), "/resume")
+		i := find(id)
+		if i < 0 {
+			fail(http.StatusNotFound, "schedule not found")
+			return
 		}
-		fail(http.StatusNotFound, "schedule not found")
+		a.schedules[i].Paused = strings.HasSuffix(rest, "/pause")
+		_ = json.NewEncoder(w).Encode(a.schedules[i])
+	case r.Method == http.MethodPost && strings.HasPrefix(rest, "/ttl/schedules/"):
+		// Neither the reference nor the OpenAPI document says that an
+		// update resumes a paused schedule; the fake keeps it paused, the
+		// worse of the two.
+		i := find(strings.TrimPrefix(rest, "/ttl/schedules/"))
+		if i < 0 {
+			fail(http.StatusNotFound, "schedule not found")
+			return
+		}
+		a.schedules[i].ScheduleOnce = body.Timestamp
+		_ = json.NewEncoder(w).Encode(a.schedules[i])
+	case r.Method == http.MethodDelete && strings.HasPrefix(rest, "/schedules/"):
+		i := find(strings.TrimPrefix(rest, "/schedules/"))
+		if i < 0 {
+			fail(http.StatusNotFound, "schedule not found")
+			return
+		}
+		a.schedules = append(a.schedules[:i], a.schedules[i+1:]...)
+		w.WriteHeader(http.StatusNoContent)
 	default:
 		fail(http.StatusNotFound, "no such endpoint")
 	}

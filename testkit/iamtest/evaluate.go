@@ -24,6 +24,9 @@ import (
 type Request struct {
 	Action, Resource string
 	Context          map[string][]string
+	// CallerAccount is the account of the principal making the request;
+	// "" leaves accounts out of the evaluation.
+	CallerAccount string
 }
 
 // Decision is the outcome of an evaluation.
@@ -35,6 +38,13 @@ const (
 	ExplicitDeny Decision = "explicitly denied"
 	ImplicitDeny Decision = "not allowed"
 	BoundaryDeny Decision = "not allowed by the permissions boundary"
+	// CrossAccountDeny is a request on a resource of another account than
+	// the caller's: IAM allows it only when the resource's own policy
+	// grants the caller's account too (IAM user guide,
+	// reference_policies_evaluation-logic-cross-account.html). The
+	// evaluator holds no resource policy, so it stands for "no resource
+	// policy of that account grants it".
+	CrossAccountDeny Decision = "not allowed: the resource is in another account"
 )
 
 // Evaluate decides a request against an identity policy and, when boundary
@@ -57,7 +67,23 @@ func Evaluate(identity iampolicy.Document, boundary *iampolicy.Document, r Reque
 	if boundary != nil && !allows(*boundary, r) {
 		return BoundaryDeny
 	}
+	if r.CallerAccount != "" {
+		if acct := arnAccount(r.Resource); acct != "" && acct != r.CallerAccount {
+			return CrossAccountDeny
+		}
+	}
 	return Allowed
+}
+
+// arnAccount is the account segment of an ARN when it names one ("" for a
+// resource of no account, such as an S3 bucket, AWS's managed policies, or
+// a request on "*", which acts in the caller's own account).
+func arnAccount(arn string) string {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) < 6 || parts[0] != "arn" || len(parts[4]) != 12 {
+		return ""
+	}
+	return parts[4]
 }
 
 func allows(d iampolicy.Document, r Request) bool {
@@ -70,9 +96,9 @@ func matches(s iampolicy.Statement, r Request) bool {
 		return false
 	case s.NotAction != nil && anyMatch(iampolicy.Strings(s.NotAction), r.Action, true):
 		return false
-	case s.Resource != nil && !anyMatch(iampolicy.Strings(s.Resource), r.Resource, false):
+	case s.Resource != nil && !slices.ContainsFunc(iampolicy.Strings(s.Resource), func(p string) bool { return arnMatch(p, r.Resource) }):
 		return false
-	case s.NotResource != nil && anyMatch(iampolicy.Strings(s.NotResource), r.Resource, false):
+	case s.NotResource != nil && slices.ContainsFunc(iampolicy.Strings(s.NotResource), func(p string) bool { return arnMatch(p, r.Resource) }):
 		return false
 	}
 	for op, keys := range s.Condition {
@@ -103,11 +129,54 @@ func anyMatch(patterns []string, value string, foldCase bool) bool {
 	return false
 }
 
-// wildcard is IAM's matching: '*' any run of characters ('/' and ':'
-// included), '?' one character, everything else itself ('[' and '\\' too,
-// unlike path.Match). IAM is stricter in one case, a '*' inside an ARN
-// segment never reaching into the next, so this evaluator may match more
-// than IAM, never less.
+// arnMatch is IAM's matching of a resource ARN (the Resource element, and
+// the ArnLike operators): the wildcards work within the segments between
+// colons, so a '*' or '?' never matches a ':' unless the '*' is the last
+// character of its segment, which "can expand to match beyond the colon
+// boundaries"; a '*' matches '/' (IAM user guide,
+// reference_policies_elements_resource.html, "Using wildcards in resource
+// ARNs"). A lone "*" matches every resource.
+func arnMatch(pattern, value string) bool {
+	if pattern == "*" {
+		return true
+	}
+	// memo[i][j] caches whether pattern[i:] matches value[j:]: 0 unknown,
+	// 1 yes, 2 no.
+	memo := make([][]byte, len(pattern)+1)
+	for i := range memo {
+		memo[i] = make([]byte, len(value)+1)
+	}
+	var match func(i, j int) bool
+	match = func(i, j int) bool {
+		if i == len(pattern) {
+			return j == len(value)
+		}
+		if memo[i][j] != 0 {
+			return memo[i][j] == 1
+		}
+		var ok bool
+		switch c := pattern[i]; c {
+		case '*':
+			// Zero characters, or one more and the same '*' again.
+			spans := i+1 == len(pattern) || pattern[i+1] == ':'
+			ok = match(i+1, j) || (j < len(value) && (spans || value[j] != ':') && match(i, j+1))
+		case '?':
+			ok = j < len(value) && value[j] != ':' && match(i+1, j+1)
+		default:
+			ok = j < len(value) && value[j] == c && match(i+1, j+1)
+		}
+		memo[i][j] = 2
+		if ok {
+			memo[i][j] = 1
+		}
+		return ok
+	}
+	return match(0, 0)
+}
+
+// wildcard is IAM's string matching (StringLike, and actions): '*' any run
+// of characters ('/' and ':' included), '?' one character, everything else
+// itself ('[' and '\\' too, unlike path.Match).
 func wildcard(pattern, value string) bool {
 	// p and v index pattern and value; star and mark remember the last '*'
 	// and where in value it began matching, to backtrack to.
@@ -165,8 +234,10 @@ func condition(op, key string, want []string, ctx map[string][]string) bool {
 			hit = slices.Contains(want, v)
 		case "StringEqualsIgnoreCase":
 			hit = slices.ContainsFunc(want, func(w string) bool { return strings.EqualFold(w, v) })
-		case "StringLike", "ArnLike":
+		case "StringLike":
 			hit = slices.ContainsFunc(want, func(w string) bool { return wildcard(w, v) })
+		case "ArnLike":
+			hit = slices.ContainsFunc(want, func(w string) bool { return arnMatch(w, v) })
 		case "Bool":
 			hit = slices.Contains(want, strings.ToLower(v))
 		case "NumericEquals", "NumericLessThan", "NumericLessThanEquals", "NumericGreaterThan", "NumericGreaterThanEquals":

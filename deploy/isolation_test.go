@@ -1,0 +1,329 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"nodeless-eks/internal/iampolicy"
+	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/fakecloud"
+	"nodeless-eks/testkit/iamtest"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// obtainable are the OIDC tokens (audience, subject) a run that is not a
+// production run can present: a Deployments token for every operation of
+// every non-production stack and of any review stack (named as Deployments
+// names them, or as a pull request could wish, after a production stack),
+// and an ESC token for every environment that is not production's.
+func obtainable(c *Config) [][2]string {
+	var out [][2]string
+	deploy := func(stack string) {
+		for _, op := range allOperations {
+			out = append(out, [2]string{c.Organization, DeploymentsSubject(c.Organization, c.Project, stack, op)})
+		}
+	}
+	for _, name := range sortedKeys(c.Stacks) {
+		s := c.Stacks[name]
+		if s.Production {
+			if c.ReviewStacks {
+				deploy(c.ReviewStackPrefix + name)
+			}
+			continue
+		}
+		deploy(name)
+		if s.HasEnvironment() {
+			out = append(out, [2]string{"aws:" + c.Organization, ESCSubject(c.Organization, c.Project, name)})
+		}
+		// The subject an environment imported by a stack file presented
+		// before subjectAttributes (pulumi/pulumi#14509).
+		out = append(out, [2]string{"aws:" + c.Organization, "pulumi:environments:org:" + c.Organization + ":env:<yaml>"})
+	}
+	if c.ReviewStacks {
+		deploy(c.ReviewStackPrefix + "1")
+		deploy(c.ReviewStackPrefix + "4242")
+	}
+	return out
+}
+
+// TestNoRunObtainsAProductionRole evaluates the trust policy of every
+// production role, as the program registers it, against every token a
+// pull-request, review or non-production run can obtain: none is
+// accepted, while the production stack's own update is.
+func TestNoRunObtainsAProductionRole(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		set        map[string]string
+	}{
+		{"the example", "Pulumi.example.yaml", nil},
+		{"the example, with a production environment", "Pulumi.example.yaml", map[string]string{
+			"stacks": `{"prod":{"account":"prod","production":true,"environment":true,"driftSchedule":"0 4 * * *"},"staging":{"account":"dev"}}`}},
+		{"the fleet", fleetFile, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, res := runFile(t, tc.file, tc.set)
+			require.NoError(t, res.Err)
+			c := configOf(t, tc.file, tc.set)
+			tokens := obtainable(c)
+			require.NotEmpty(t, tokens)
+			checked := 0
+			for _, r := range Roles(c) {
+				if !r.Production {
+					continue
+				}
+				trust := trustOf(t, rec, deployRoleName+r.Key)
+				for _, tok := range tokens {
+					req := iamtest.Request{Action: "sts:AssumeRoleWithWebIdentity", Resource: "*",
+						Context: map[string][]string{"api.pulumi.com/oidc:aud": {tok[0]}, "api.pulumi.com/oidc:sub": {tok[1]}}}
+					assert.NotEqualf(t, iamtest.Allowed, iamtest.Evaluate(trust, nil, req), "%s trusts %s (%s)", r.Key, tok[1], tok[0])
+					checked++
+				}
+				own := iamtest.Request{Action: "sts:AssumeRoleWithWebIdentity", Resource: "*", Context: map[string][]string{
+					"api.pulumi.com/oidc:aud": {c.Organization}, "api.pulumi.com/oidc:sub": {DeploymentsSubject(c.Organization, c.Project, r.Stack, "update")}}}
+				assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(trust, nil, own), "%s's own update assumes it", r.Key)
+				if r.Environment {
+					esc := iamtest.Request{Action: "sts:AssumeRoleWithWebIdentity", Resource: "*", Context: map[string][]string{
+						"api.pulumi.com/oidc:aud": {"aws:" + c.Organization}, "api.pulumi.com/oidc:sub": {ESCSubject(c.Organization, c.Project, r.Stack)}}}
+					assert.Equal(t, iamtest.Allowed, iamtest.Evaluate(trust, nil, esc), "%s's own environment assumes it", r.Key)
+				}
+			}
+			assert.Positive(t, checked)
+			for _, perm := range rec.OfType("pulumiservice:index:TeamEnvironmentPermission") {
+				stack := perm.Inputs["environment"].StringValue()
+				if c.Stacks[stack].Production {
+					assert.Equal(t, c.ProductionTeam, perm.Inputs["team"].StringValue(), "only the production team opens %s", stack)
+					assert.Equal(t, "open", perm.Inputs["permission"].StringValue())
+				}
+			}
+		})
+	}
+}
+
+// TestOrganizationDefaults runs the example against a fake Pulumi Cloud
+// whose organization answers with each setting: only an answer that the
+// defaults isolate production lets a fleet that mixes production with
+// other runs through, and only when nothing depends on them does an
+// unanswered check go on (with a warning).
+func TestOrganizationDefaults(t *testing.T) {
+	prodEnv := `{"prod":{"account":"prod","production":true,"environment":true},"staging":{"account":"dev"}}`
+	onlyProd := `{"prod":{"account":"prod","production":true}}`
+	for _, tt := range []struct {
+		name    string
+		org     *fakecloud.OrgMetadata
+		fail    int
+		noToken bool
+		set     map[string]string
+		refused string // "" when the run goes on
+		warns   string
+	}{
+		{name: "defaults at none", org: isolated},
+		{name: "default stack permission Read", org: &fakecloud.OrgMetadata{DefaultStackPermission: 101, DefaultEnvironmentPermission: "none"},
+			refused: "organization my-org: its default stack permission is Read (101), so the stack token of every pull-request, review and non-production run"},
+		{name: "default stack permission Write", org: &fakecloud.OrgMetadata{DefaultStackPermission: 102, DefaultEnvironmentPermission: "none"},
+			refused: `{"setDefaultStackPermission":0}`},
+		{name: "a production environment, default environment permission open", set: map[string]string{"stacks": prodEnv, "driftDetection": "false"},
+			org:     &fakecloud.OrgMetadata{DefaultEnvironmentPermission: "open"},
+			refused: `its default environment permission is "open", so every run's token can open nodeless-eks/prod and assume production's role`},
+		{name: "no production environment, default environment permission open", org: &fakecloud.OrgMetadata{DefaultEnvironmentPermission: "open"}},
+		{name: "the token may not read the settings", org: isolated, fail: 403,
+			refused: "organization my-org: the token from PULUMI_ACCESS_TOKEN may not read its settings"},
+		{name: "Pulumi Cloud fails", org: isolated, fail: 503, refused: "organization my-org: reading its settings failed"},
+		{name: "no token", org: isolated, noToken: true, refused: "organization my-org: no Pulumi Cloud token was found"},
+		{name: "no token, checked by hand", org: isolated, noToken: true, set: map[string]string{"checkOrganizationDefaults": "false"},
+			warns: "checkOrganizationDefaults is false: nothing proves that organization my-org's default stack permission"},
+		{name: "no token, production alone", org: isolated, noToken: true, set: map[string]string{"stacks": onlyProd, "reviewStacks": "false",
+			"reviewStackTtl": "false", "accounts": `{"prod": {"id": "123456789012"}}`, "reviewAccount": "", "driftDetection": "false"},
+			warns: "could not read organization my-org's defaults (no Pulumi Cloud token was found"},
+		{name: "an edition above what Pulumi Cloud says", org: &fakecloud.OrgMetadata{DefaultEnvironmentPermission: "none", Product: "Essentials"},
+			refused: `edition is Pro, but Pulumi Cloud says the organization's product is "Essentials"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := withCloud(t, tt.org)
+			if tt.fail != 0 {
+				api.Fail("/metadata", tt.fail)
+			}
+			if tt.noToken {
+				t.Setenv("PULUMI_ACCESS_TOKEN", "")
+			}
+			warnings := captureWarnings(t)
+			rec, res := fakeaws.RunStackFile(t, project, "admin", "Pulumi.example.yaml", tt.set, program)
+			if tt.refused != "" {
+				rec.RequireRefused(t, res.Err, tt.refused)
+				return
+			}
+			require.NoError(t, res.Err)
+			if tt.warns != "" {
+				assert.True(t, slices.ContainsFunc(*warnings, func(w string) bool { return strings.Contains(w, tt.warns) }), "warnings: %v", *warnings)
+			}
+			if !tt.noToken {
+				assert.Contains(t, api.Requests, "GET /api/orgs/my-org/metadata")
+				assert.Empty(t, api.BadHeaders)
+			}
+		})
+	}
+}
+
+// captureWarnings records what the program warns of.
+func captureWarnings(t *testing.T) *[]string {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	prev := logWarning
+	logWarning = func(_ *pulumi.Context, msg string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, msg)
+		return nil
+	}
+	t.Cleanup(func() { logWarning = prev })
+	return &got
+}
+
+// probe is a request a non-production run could make against production's
+// resources in an account they share.
+type probe struct {
+	what string
+	req  iamtest.Request
+}
+
+// sharedAccountProbes are the requests the README's shared-account table
+// answers: production's volumes, snapshots, instances, network, load
+// balancers, cluster, roles, queue and keys, in the shared account.
+func sharedAccountProbes(acct string) []probe {
+	ec2 := func(res string) string { return "arn:aws:ec2:eu-west-1:" + acct + ":" + res }
+	prodTag := map[string][]string{"aws:ResourceTag/karpenter.sh/discovery": {"nodeless-eks-prod"}, "aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}}
+	inRegion := map[string][]string{"aws:RequestedRegion": {"eu-west-1"}}
+	return []probe{
+		{"snapshot a production EBS volume", iamtest.Request{Action: "ec2:CreateSnapshot", Resource: ec2("volume/vol-prod")}},
+		{"create a volume from a production snapshot", iamtest.Request{Action: "ec2:CreateVolume", Resource: ec2("snapshot/snap-prod")}},
+		{"attach a production volume to an instance of its own", iamtest.Request{Action: "ec2:AttachVolume", Resource: ec2("volume/vol-prod")}},
+		{"launch an instance into a production subnet", iamtest.Request{Action: "ec2:RunInstances", Resource: ec2("subnet/subnet-prod")}},
+		{"launch an instance with a production security group", iamtest.Request{Action: "ec2:RunInstances", Resource: ec2("security-group/sg-prod")}},
+		{"open a production security group", iamtest.Request{Action: "ec2:AuthorizeSecurityGroupIngress", Resource: ec2("security-group/sg-prod"), Context: prodTag}},
+		{"delete a production security group", iamtest.Request{Action: "ec2:DeleteSecurityGroup", Resource: ec2("security-group/sg-prod"), Context: prodTag}},
+		{"change a production instance's attributes (security groups, user data)", iamtest.Request{Action: "ec2:ModifyInstanceAttribute", Resource: ec2("instance/i-prod")}},
+		{"change a production network interface's security groups", iamtest.Request{Action: "ec2:ModifyNetworkInterfaceAttribute", Resource: ec2("network-interface/eni-prod")}},
+		{"add a route to a production route table", iamtest.Request{Action: "ec2:CreateRoute", Resource: ec2("route-table/rtb-prod")}},
+		{"terminate a production node", iamtest.Request{Action: "ec2:TerminateInstances", Resource: ec2("instance/i-prod")}},
+		{"delete a production EBS volume", iamtest.Request{Action: "ec2:DeleteVolume", Resource: ec2("volume/vol-prod")}},
+		{"delete a production load balancer", iamtest.Request{Action: "elasticloadbalancing:DeleteLoadBalancer", Resource: "arn:aws:elasticloadbalancing:eu-west-1:" + acct + ":loadbalancer/net/prod/1"}},
+		{"share a production snapshot with another account", iamtest.Request{Action: "ec2:ModifySnapshotAttribute", Resource: ec2("snapshot/snap-prod")}},
+		{"read production instances' user data", iamtest.Request{Action: "ec2:DescribeInstanceAttribute", Resource: "*", Context: inRegion}},
+		{"change the production cluster", iamtest.Request{Action: "eks:UpdateClusterConfig", Resource: "arn:aws:eks:eu-west-1:" + acct + ":cluster/nodeless-eks-prod"}},
+		{"put production's node role on an instance", iamtest.Request{Action: "iam:PassRole", Resource: "arn:aws:iam::" + acct + ":role/nodeless-eks-prod-karpenter-node",
+			Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}}},
+		{"change a production role", iamtest.Request{Action: "iam:AttachRolePolicy", Resource: "arn:aws:iam::" + acct + ":role/nodeless-eks-prod-karpenter-controller-1a2b3c4",
+			Context: map[string][]string{"iam:PolicyARN": {"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"}}}},
+		{"read production's interruption queue", iamtest.Request{Action: "sqs:ReceiveMessage", Resource: "arn:aws:sqs:eu-west-1:" + acct + ":nodeless-eks-prod-karpenter-interruption-queue-1a2b3c4"}},
+		{"decrypt with production's secrets key", iamtest.Request{Action: "kms:Decrypt", Resource: "arn:aws:kms:eu-west-1:" + acct + ":key/prod", Context: prodTag}},
+		{"schedule the deletion of production's secrets key", iamtest.Request{Action: "kms:ScheduleKeyDeletion", Resource: "arn:aws:kms:eu-west-1:" + acct + ":key/prod",
+			Context: map[string][]string{"aws:ResourceTag/nodeless-eks/cluster": {"nodeless-eks-prod"}, "kms:ScheduleKeyDeletionPendingWindowInDays": {"30"}}}},
+	}
+}
+
+// TestSharedProductionAccount puts the example's staging stack in
+// production's account, acknowledged, and evaluates what its runs can do
+// to production there with the documents the program registers: the
+// staging deploy role's policy, and a role a staging run creates (which
+// must carry staging's boundary, and bounds the program's own roles too).
+// deploy/README.md lists exactly this.
+func TestSharedProductionAccount(t *testing.T) {
+	set := map[string]string{
+		"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/OrganizationAccountAccessRole", "sharedWithNonProduction": true},
+			"dev": {"id": "123456789012"}}`,
+		"stacks":         `{"prod":{"account":"prod","production":true},"staging":{"account":"prod"}}`,
+		"driftDetection": "false",
+	}
+	warnings := captureWarnings(t)
+	rec, res := runFile(t, "Pulumi.example.yaml", set)
+	require.NoError(t, res.Err, "acknowledged, the shared account is accepted")
+	assert.True(t, slices.ContainsFunc(*warnings, func(w string) bool {
+		return strings.Contains(w, "accounts.prod.sharedWithNonProduction: non-production runs in account 111122223333 can reach production's data")
+	}), "and every run says so: %v", *warnings)
+
+	deployer := policyOf(t, rec, "deploy-staging")
+	boundary := boundaryOf(t, rec, "staging")
+	admin := iampolicy.New(iampolicy.Statement{Effect: "Allow", Action: "*", Resource: "*"})
+	yes := func(d iamtest.Decision) string {
+		if d == iamtest.Allowed {
+			return "**yes**"
+		}
+		return "no"
+	}
+	var b strings.Builder
+	b.WriteString("| a non-production run in production's account can | with its deploy role | with a role it creates, or the program's own roles |\n|---|---|---|\n")
+	both := 0
+	for _, p := range sharedAccountProbes(prodAccount) {
+		byRole, byMinted := iamtest.Evaluate(deployer, nil, p.req), iamtest.Evaluate(admin, &boundary, p.req)
+		if byRole == iamtest.Allowed || byMinted == iamtest.Allowed {
+			both++
+		}
+		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s |\n", p.what, p.req.Action, yes(byRole), yes(byMinted))
+	}
+	assert.Greater(t, both, 5, "the reason production needs an account of its own")
+	checkGenerated(t, "README.md", "shared-account", b.String())
+
+	// In accounts of their own, the same run reaches none of it: no role
+	// of production's account trusts it (TestNoRunObtainsAProductionRole),
+	// and its roles act in their own account, where IAM lets a request on
+	// another account's resource through only if that resource's policy
+	// grants it, which none of production's does.
+	rec, res = runFile(t, "Pulumi.example.yaml", nil)
+	require.NoError(t, res.Err)
+	deployer, boundary = policyOf(t, rec, "deploy-staging"), boundaryOf(t, rec, "staging")
+	for _, p := range sharedAccountProbes(prodAccount) {
+		if p.req.Resource == "*" {
+			continue // a request on every resource acts in the caller's own account
+		}
+		p.req.CallerAccount = account
+		assert.NotEqualf(t, iamtest.Allowed, iamtest.Evaluate(deployer, nil, p.req), "deploy-staging: %s", p.what)
+		assert.NotEqualf(t, iamtest.Allowed, iamtest.Evaluate(admin, &boundary, p.req), "a staging-minted role: %s", p.what)
+	}
+}
+
+// TestWhoCanReachProductionCitesTests holds the README's table of who can
+// reach production to the tests it cites: each cell that says a test shows
+// it names a test of this package that exists.
+func TestWhoCanReachProductionCitesTests(t *testing.T) {
+	raw, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	section := string(raw)
+	i, j := strings.Index(section, "<!-- reach:begin -->"), strings.Index(section, "<!-- reach:end -->")
+	require.True(t, i >= 0 && j > i, "README.md has the reach table between <!-- reach:begin --> and <!-- reach:end -->")
+	section = section[i:j]
+	files, err := filepath.Glob("*_test.go")
+	require.NoError(t, err)
+	defined := map[string]bool{}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\)`).FindAllStringSubmatch(string(src), -1) {
+			defined[m[1]] = true
+		}
+	}
+	cited := regexp.MustCompile("`(Test\\w+)`").FindAllStringSubmatch(section, -1)
+	require.NotEmpty(t, cited)
+	for _, m := range cited {
+		assert.Truef(t, defined[m[1]], "README.md's reach table cites %s, which no test of deploy/ defines", m[1])
+	}
+	rows := strings.Count(section, "\n| ")
+	assert.GreaterOrEqual(t, rows, 7, "a header, a separator and a row per principal")
+	for _, row := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(row, "| ") || strings.HasPrefix(row, "| principal") || strings.HasPrefix(row, "|---") {
+			continue
+		}
+		for _, cell := range strings.Split(strings.Trim(row, "| "), " | ")[1:] {
+			assert.Truef(t, strings.Contains(cell, "`Test") || strings.Contains(cell, "not closed"),
+				"each cell is shown by a test or marked as not closed, with the mitigation: %q", cell)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+
+	"nodeless-eks/internal/iampolicy"
+	"nodeless-eks/internal/names"
+)
+
+// limit is a quota of IAM that the fleet must stay within: default values
+// from the IAM user guide (reference_iam-quotas.html, "IAM object quotas"
+// and "IAM name and ID quotas"); the adjustable ones can be raised through
+// Service Quotas, which this program does not assume.
+type limit struct {
+	Name  string
+	Value int
+	// PerAccount is true for a count of what deploy/ creates in one
+	// account, false for a size of one object.
+	PerAccount bool
+}
+
+// The limits the fleet is checked against.
+var (
+	limitRoleName       = limit{"IAM role name length", 64, false}
+	limitPolicyName     = limit{"IAM managed policy name length", 128, false}
+	limitTrustPolicy    = limit{"IAM role trust policy length (default quota, whitespace excluded)", 2048, false}
+	limitManagedPolicy  = limit{"IAM managed policy length (whitespace excluded)", iampolicy.MaxManagedPolicySize, false}
+	limitPoliciesOnRole = limit{"IAM managed policies attached to a role (default quota)", 10, false}
+	limitRoles          = limit{"IAM roles per account (default quota)", 1000, true}
+	limitPolicies       = limit{"IAM customer managed policies per account (default quota)", 1500, true}
+	limitOIDCProviders  = limit{"IAM OIDC identity providers per account (default quota)", 100, true}
+)
+
+// limits lists them all, for the README's table.
+var limits = []limit{limitRoleName, limitPolicyName, limitTrustPolicy, limitManagedPolicy, limitPoliciesOnRole, limitRoles, limitPolicies, limitOIDCProviders}
+
+// usage is what the configuration creates against each limit: the largest
+// object of each kind, and the counts per account, with the role or
+// account that has them.
+type usage struct {
+	Value int
+	Where string
+}
+
+// fleetUsage computes the fleet's usage of every limit, without
+// registering anything: the documents and names are the ones the program
+// registers (the longest partition's ARNs, so the sizes hold anywhere).
+func fleetUsage(c *Config) (map[limit]usage, []error) {
+	const partition = "aws-us-gov"
+	used := map[limit]usage{}
+	most := func(l limit, v int, where string) {
+		if u, ok := used[l]; !ok || v > u.Value {
+			used[l] = usage{v, where}
+		}
+	}
+	var errs []error
+	roles, policies := map[string]int{}, map[string]int{}
+	for _, r := range Roles(c) {
+		acct := c.Accounts[r.Account]
+		role := deployRoleName + r.Key
+		most(limitRoleName, len(names.Autoname(role)), role)
+		roles[r.Account]++
+		providerArn := fmt.Sprintf("arn:%s:iam::%s:oidc-provider/%s", partition, acct.ID, oidcIssuerKey)
+		trust, err := TrustPolicy(c, r, providerArn)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		doc, err := iampolicy.Parse(trust)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		most(limitTrustPolicy, doc.Size(), role)
+
+		boundary := WorkloadBoundary(r.scope(c, partition))
+		most(limitManagedPolicy, boundary.Size(), BoundaryName(c, r.BoundaryKey))
+		most(limitPolicyName, len(BoundaryName(c, r.BoundaryKey)), BoundaryName(c, r.BoundaryKey))
+		policies[r.Account]++
+
+		attached := len(acct.DeployPolicyArns)
+		if attached == 0 {
+			parts, err := iampolicy.Split(DeployerPolicy(r.scope(c, partition)), iampolicy.MaxManagedPolicySize)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("the deployer policy of %s: %w", role, err))
+				continue
+			}
+			attached = len(parts)
+			policies[r.Account] += len(parts)
+			most(limitPolicyName, len(names.Autoname(deployerPolicyName(r, len(parts)))), role)
+			for _, p := range parts {
+				most(limitManagedPolicy, p.Size(), role)
+			}
+		}
+		most(limitPoliciesOnRole, attached, role)
+	}
+	for _, acct := range sortedKeys(roles) {
+		most(limitRoles, roles[acct], "account "+acct)
+	}
+	for _, acct := range sortedKeys(policies) {
+		most(limitPolicies, policies[acct], "account "+acct)
+	}
+	for _, acct := range sortedKeys(c.Accounts) {
+		if c.Accounts[acct].OidcProviderArn == "" {
+			most(limitOIDCProviders, 1, "account "+acct)
+		}
+	}
+	return used, errs
+}
+
+// checkLimits refuses a fleet that would break an IAM limit, naming the
+// limit, where it breaks and what to change.
+func checkLimits(c *Config) []error {
+	used, errs := fleetUsage(c)
+	over := make([]limit, 0, len(used))
+	for l, u := range used {
+		if u.Value > l.Value {
+			over = append(over, l)
+		}
+	}
+	sort.Slice(over, func(i, j int) bool { return over[i].Name < over[j].Name })
+	for _, l := range over {
+		u := used[l]
+		fix := "shorten the stack's name"
+		switch l {
+		case limitTrustPolicy, limitManagedPolicy, limitPoliciesOnRole:
+			fix = "shorten its cluster name or stack name"
+		case limitRoles, limitPolicies:
+			fix = "move some of its stacks to another account (the check counts what deploy/ creates against IAM's default quota)"
+		}
+		errs = append(errs, fmt.Errorf("stacks: %s would reach %d, over the limit of %d (%s): %s",
+			u.Where, u.Value, l.Value, l.Name, fix))
+	}
+	return errs
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"nodeless-eks/internal/pulumicloud"
+)
+
+// orgMetadata is what Pulumi Cloud says of the organization
+// (GET /api/orgs/{org}/metadata, GetOrganizationMetadata in the REST API's
+// OpenAPI document, provider/pkg/cloud/spec.json of
+// pulumi/pulumi-pulumiservice): its default permission on stacks (0 none,
+// 101 read, 102 write, 103 admin, 104 creator) and on ESC environments
+// (none, read, open, write, admin), and its product.
+type orgMetadata struct {
+	DefaultStackPermission       int    `json:"defaultStackPermission"`
+	DefaultEnvironmentPermission string `json:"defaultEnvironmentPermission"`
+	Product                      string `json:"product"`
+}
+
+var stackPermissionNames = map[int]string{0: "None", 101: "Read", 102: "Write", 103: "Admin", 104: "Creator"}
+
+// orgSettingHowTo says how an administrator changes a default: in the
+// organization's access settings in Pulumi Cloud, or through the API
+// (UpdateOrganizationRequest: setDefaultStackPermission,
+// setDefaultEnvironmentPermission).
+const orgSettingHowTo = "an organization admin sets it in Pulumi Cloud (the organization's Settings, Access Management), or with " +
+	"`curl -X PATCH -H \"Authorization: token $PULUMI_ACCESS_TOKEN\" -H 'Content-Type: application/json' -d '%s' " +
+	"https://api.pulumi.com/api/orgs/%s`"
+
+// checkOrganization holds the organization to what production's isolation
+// needs of the settings this program cannot set: when the fleet holds
+// production stacks and runs that are not production's, the default stack
+// permission must be None (a pull-request, review or non-production run's
+// stack token may otherwise read production's state and decrypt its
+// secrets: Pulumi's "Deployment Permissions" page); when a production
+// stack has an ESC environment, the default environment permission must be
+// None (a run's token could otherwise open it, and so assume production's
+// role). Only an answer of Pulumi Cloud proves either: without one, the
+// configuration is refused unless checkOrganizationDefaults is false. It
+// returns warnings for what it could not check and nothing depended on.
+func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Client, tokenSource string) (warnings []string, err error) {
+	needStack := c.HasProduction() && c.HasOthers()
+	var prodEnvs []string
+	for _, name := range sortedKeys(c.Stacks) {
+		if s := c.Stacks[name]; s.Production && s.HasEnvironment() {
+			prodEnvs = append(prodEnvs, c.Project+"/"+name)
+		}
+	}
+	needEnv := len(prodEnvs) > 0
+	if !c.CheckOrganizationDefaults {
+		if needStack || needEnv {
+			warnings = append(warnings, fmt.Sprintf("checkOrganizationDefaults is false: nothing proves that organization %s's default stack "+
+				"permission (and, for %v, its default environment permission) is None; deploy/README.md's checklist says why it must be", c.Organization, prodEnvs))
+		}
+		return warnings, nil
+	}
+	unproven := func(why string) ([]string, error) {
+		if !needStack && !needEnv {
+			return append(warnings, fmt.Sprintf("could not read organization %s's defaults (%s); nothing here depends on them", c.Organization, why)), nil
+		}
+		reach := "read production's stacks"
+		if needEnv {
+			reach += " or open " + strings.Join(prodEnvs, ", ")
+		}
+		return nil, fmt.Errorf("organization %s: %s, so nothing proves that pull-request, review and non-production runs cannot %s. "+
+			"Run deploy/ with a Pulumi Cloud token of the organization (PULUMI_ACCESS_TOKEN, or `pulumi login`), "+
+			"or check the defaults by hand (deploy/README.md, \"Pulumi Cloud checklist\") and set checkOrganizationDefaults: false",
+			c.Organization, why, reach)
+	}
+	if client.Token == "" {
+		return unproven("no Pulumi Cloud token was found (PULUMI_ACCESS_TOKEN, or the one `pulumi login` stored)")
+	}
+	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var m orgMetadata
+	if err := client.Call(callCtx, http.MethodGet, "/api/orgs/"+url.PathEscape(c.Organization)+"/metadata", nil, &m); err != nil {
+		switch pulumicloud.StatusOf(err) {
+		case http.StatusForbidden, http.StatusNotFound:
+			return unproven(fmt.Sprintf("the token from %s may not read its settings, or the organization is not there (%v)", tokenSource, err))
+		}
+		return unproven(fmt.Sprintf("reading its settings failed (%v)", err))
+	}
+	var errs []string
+	if needStack && m.DefaultStackPermission != 0 {
+		errs = append(errs, fmt.Sprintf("its default stack permission is %s (%d), so the stack token of every pull-request, review "+
+			"and non-production run (admin on its own stack, and the organization's default on every other) can read production's "+
+			"state and decrypt its secrets; it must be None: "+orgSettingHowTo,
+			stackPermissionNames[m.DefaultStackPermission], m.DefaultStackPermission, `{"setDefaultStackPermission":0}`, c.Organization))
+	}
+	if needEnv && m.DefaultEnvironmentPermission != "none" {
+		errs = append(errs, fmt.Sprintf("its default environment permission is %q, so every run's token can open %s and assume "+
+			"production's role; it must be none (or leave production stacks without an environment): "+orgSettingHowTo,
+			m.DefaultEnvironmentPermission, strings.Join(prodEnvs, ", "), `{"setDefaultEnvironmentPermission":"none"}`, c.Organization))
+	}
+	if product, ok := editionOfProduct(m.Product); ok && product < c.Edition {
+		errs = append(errs, fmt.Sprintf("edition is %s, but Pulumi Cloud says the organization's product is %q; set edition: %s and turn "+
+			"off what it lacks", c.Edition.Title(), m.Product, product))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("organization %s: %s", c.Organization, strings.Join(errs, "; and "))
+	}
+	return warnings, nil
+}
+
+// editionOfProduct reads an edition from the product Pulumi Cloud names,
+// by its first word ("Pro", "Enterprise ..."); a product of an older
+// pricing version (Team, Business Critical) is not read.
+func editionOfProduct(product string) (Edition, bool) {
+	words := strings.Fields(product)
+	if len(words) == 0 {
+		return Free, false
+	}
+	return parseEdition(words[0])
+}

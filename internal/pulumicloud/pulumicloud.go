@@ -1,0 +1,144 @@
+// Package pulumicloud calls Pulumi Cloud's REST API with the standard
+// library alone: the review stacks' time-to-live pre-run (internal/reviewttl)
+// and deploy/'s check of the organization's default permissions use it, so
+// that `go run` on a runner compiles it in seconds. Every call sends the
+// headers the REST API documents for every request
+// (https://www.pulumi.com/docs/reference/cloud-rest-api/): Accept
+// application/vnd.pulumi+8, Content-Type application/json and
+// Authorization "token <token>".
+package pulumicloud
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// DefaultAPI is Pulumi Cloud's API; PULUMI_API, the variable the Pulumi CLI
+// reads for its API URL (sdk/go/common/env), overrides it.
+const DefaultAPI = "https://api.pulumi.com"
+
+// Client calls the API with one token.
+type Client struct {
+	API, Token string
+	HTTP       *http.Client
+}
+
+// Error is an answer other than success: its status and Pulumi Cloud's
+// message.
+type Error struct {
+	Method, URL string
+	Code        int
+	Message     string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s %s: Pulumi Cloud answered %d: %s", e.Method, e.URL, e.Code, e.Message)
+}
+
+// StatusOf is the status of an *Error in err's chain, 0 when there is none
+// (the request never got an answer).
+func StatusOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 0
+}
+
+// Call sends one request (in as its JSON body when not nil) and decodes
+// the answer into out when out is not nil.
+func (c *Client) Call(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	u := strings.TrimSuffix(c.API, "/") + path
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/vnd.pulumi+8")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "token "+c.Token)
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		var apiErr struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(raw, &apiErr)
+		if apiErr.Message == "" {
+			apiErr.Message = http.StatusText(resp.StatusCode)
+		}
+		return &Error{Method: method, URL: u, Code: resp.StatusCode, Message: apiErr.Message}
+	}
+	if out != nil && len(bytes.TrimSpace(raw)) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return fmt.Errorf("reading the answer to %s %s: %w", method, u, err)
+		}
+	}
+	return nil
+}
+
+// FromEnvironment is a client with the API and token the Pulumi CLI would
+// use: PULUMI_API (else DefaultAPI), and PULUMI_ACCESS_TOKEN, else the
+// token `pulumi login` stored for that API in ~/.pulumi/credentials.json
+// (PULUMI_HOME moves the directory; the file maps each backend URL to its
+// token under "accessTokens": pulumi/pulumi sdk/go/common/workspace/creds.go).
+// Token is "" when neither has one; where it came from is in source.
+func FromEnvironment() (c *Client, source string) {
+	api := strings.TrimSuffix(os.Getenv("PULUMI_API"), "/")
+	if api == "" {
+		api = DefaultAPI
+	}
+	if token := os.Getenv("PULUMI_ACCESS_TOKEN"); token != "" {
+		return &Client{API: api, Token: token}, "PULUMI_ACCESS_TOKEN"
+	}
+	home := os.Getenv("PULUMI_HOME")
+	if home == "" {
+		dir, err := os.UserHomeDir()
+		if err != nil {
+			return &Client{API: api}, ""
+		}
+		home = filepath.Join(dir, ".pulumi")
+	}
+	path := filepath.Join(home, "credentials.json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return &Client{API: api}, ""
+	}
+	var creds struct {
+		AccessTokens map[string]string `json:"accessTokens"`
+	}
+	if json.Unmarshal(raw, &creds) != nil {
+		return &Client{API: api}, ""
+	}
+	if token := creds.AccessTokens[api]; token != "" {
+		return &Client{API: api, Token: token}, path
+	}
+	return &Client{API: api}, ""
+}

@@ -417,6 +417,41 @@ func TestRegisteredTypesForTheDeployRole(t *testing.T) {
 	requireGolden(t, "registered-types.golden.json", map[string][]string{"resources": keys(resources), "invokes": keys(invokes)})
 }
 
+// TestIAMObjectsPerStackForTheDeployFleet writes, for deploy/'s quota
+// check, the most IAM roles, customer managed policies and OIDC providers
+// one stack of the program creates in its account, over every stack
+// configuration the deploy inputs are read from: the roles and policies
+// it registers, the service role pulumi-eks creates when the program gives
+// it none (cluster/audit.go gives one with a permissions boundary), and
+// the OIDC provider pulumi-eks creates for IRSA (CreateOidcProvider).
+func TestIAMObjectsPerStackForTheDeployFleet(t *testing.T) {
+	most := map[string]int{}
+	for _, run := range stacksForDeployInputs(t) {
+		count := map[string]int{}
+		for _, reg := range programRegistrations(run.rec) {
+			switch reg.Type {
+			case tokens.Role:
+				count["roles"]++
+			case tokens.Policy:
+				count["policies"]++
+			case tokens.EKSCluster:
+				if _, given := reg.Inputs["serviceRole"]; !given {
+					count["roles"]++
+				}
+				if reg.Inputs["createOidcProvider"].BoolValue() {
+					count["oidcProviders"]++
+				}
+			}
+		}
+		for k, v := range count {
+			most[k] = max(most[k], v)
+		}
+	}
+	require.Positive(t, most["roles"])
+	require.Equal(t, 1, most["oidcProviders"], "one IRSA provider per cluster")
+	requireGolden(t, "iam-per-stack.golden.json", most)
+}
+
 // deleteTimeModel is how long deleting one resource may take: its custom
 // delete timeout, else the wait its provider applies by default.
 func deleteTimeModel(reg *mock.Registration) time.Duration {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -79,12 +80,14 @@ func TestFleet(t *testing.T) {
 		// What the configuration check computes is what was registered.
 		used, errs := fleetUsage(c)
 		require.Empty(t, errs)
-		assert.Equal(t, 15, used[limitRoles].Value)
+		// Per account, it adds what each stack's cluster creates there.
+		assert.Equal(t, 15*(1+clusterIAM.Roles), used[limitRoles].Value, "each deploy role, and its cluster's roles")
 		mostPolicies := 0
 		for _, n := range policies {
 			mostPolicies = max(mostPolicies, n)
 		}
-		assert.Equal(t, mostPolicies, used[limitPolicies].Value)
+		assert.Equal(t, mostPolicies+15*clusterIAM.Policies, used[limitPolicies].Value)
+		assert.Equal(t, 1+15*clusterIAM.OIDCProviders, used[limitOIDCProviders].Value, "Pulumi Cloud's, and one per cluster")
 	})
 
 	t.Run("each role trusts its own stack's runs alone, in its own account", func(t *testing.T) {
@@ -112,61 +115,82 @@ func TestFleet(t *testing.T) {
 	})
 }
 
-// TestFleetLimits grows one account of the fleet to the default quota of
-// IAM customer managed policies (a boundary and the deployer policy's parts
-// per stack), and of roles (a stack per role, with the account's own
-// policies instead of the deployer policies): at the quota the
-// configuration is accepted, one stack more is refused, naming the limit.
+// TestFleetLimits grows one account of the fleet until one stack more
+// would break a per-account IAM quota: at the most stacks the quotas
+// allow the configuration is accepted, one stack more is refused, naming
+// the quota that breaks first. What one stack adds to each quota is what
+// its deploy role and its cluster create (clusterIAM, held to the root
+// program's count by TestClusterIAMIsTheRootProgramsCount); the account's
+// OIDC provider for Pulumi Cloud is there once.
 func TestFleetLimits(t *testing.T) {
 	one := fleetConfig(t, map[string]string{"stacks": `{"s0000":{"account":"dev"}}`, "productionTeam": "", "reviewStacks": "false", "reviewStackTtl": "false"})
 	used, errs := fleetUsage(one)
 	require.Empty(t, errs)
-	perStack := 1 + used[limitPoliciesOnRole].Value // the boundary and the deployer policy's parts
-	require.Greater(t, perStack, 1)
-
+	parts := used[limitPoliciesOnRole].Value // the deployer policy's parts
+	require.Positive(t, parts)
 	stacks := func(n int) string {
-		var parts []string
+		var out []string
 		for i := range n {
-			parts = append(parts, fmt.Sprintf(`"s%04d":{"account":"dev"}`, i))
+			out = append(out, fmt.Sprintf(`"s%04d":{"account":"dev"}`, i))
 		}
-		return "{" + strings.Join(parts, ",") + "}"
+		return "{" + strings.Join(out, ",") + "}"
 	}
-	for _, tt := range []struct {
-		name  string
-		set   map[string]string
-		limit limit
-		most  int
-	}{
-		{"customer managed policies per account", map[string]string{}, limitPolicies, limitPolicies.Value / perStack},
-		{"roles per account", map[string]string{"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/OrganizationAccountAccessRole"},
-			"staging": {"id": "444455556666", "roleArn": "arn:aws:iam::444455556666:role/OrganizationAccountAccessRole"},
-			"dev": {"id": "123456789012", "deployPolicyArns": ["arn:aws:iam::123456789012:policy/platform-deployer"]}}`}, limitRoles, limitRoles.Value},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			for _, n := range []int{tt.most, tt.most + 1} {
-				set := map[string]string{"stacks": stacks(n), "productionTeam": "", "reviewStacks": "false", "reviewStackTtl": "false"}
-				for k, v := range tt.set {
-					set[k] = v
+	// Each per-account quota: what a stack adds, and what is there anyway.
+	type quota struct {
+		l               limit
+		perStack, fixed int
+	}
+	quotas := []quota{
+		{limitRoles, 1 + clusterIAM.Roles, 0},
+		{limitPolicies, 1 + parts + clusterIAM.Policies, 0},
+		{limitOIDCProviders, clusterIAM.OIDCProviders, 1},
+	}
+	most, binding := -1, limit{}
+	for _, q := range quotas {
+		if n := (q.l.Value - q.fixed) / q.perStack; most < 0 || n < most {
+			most, binding = n, q.l
+		}
+	}
+	require.Positive(t, most)
+	t.Logf("one account holds at most %d stacks; %s breaks first", most, binding.Name)
+	base := map[string]string{"productionTeam": "", "reviewStacks": "false", "reviewStackTtl": "false"}
+	with := func(n int) map[string]string {
+		set := map[string]string{"stacks": stacks(n)}
+		for k, v := range base {
+			set[k] = v
+		}
+		return set
+	}
+	_, err := loadConfigOf(t, fleetFile, with(most))
+	require.NoError(t, err, "%d stacks reach the quotas and stay within them", most)
+	_, err = loadConfigOf(t, fleetFile, with(most+1))
+	require.Error(t, err, "one stack more")
+	assert.Contains(t, err.Error(), fmt.Sprintf("stacks: account dev would reach %d, over the limit of %d (%s)",
+		func() int {
+			for _, q := range quotas {
+				if q.l == binding {
+					return (most+1)*q.perStack + q.fixed
 				}
-				_, err := loadConfigOf(t, fleetFile, set)
-				if n == tt.most {
-					assert.NoError(t, err, "%d stacks reach the limit and stay within it", n)
-					continue
-				}
-				require.Error(t, err, "one stack more")
-				assert.Contains(t, err.Error(), fmt.Sprintf("stacks: account dev would reach %d, over the limit of %d (%s)",
-					n*perStackOf(tt.limit, perStack), tt.limit.Value, tt.limit.Name))
 			}
-		})
-	}
+			return 0
+		}(), binding.Value, binding.Name))
+	assert.Equal(t, limitOIDCProviders, binding, "with one IRSA provider per cluster, an account's 100 OIDC providers come first")
 }
 
-// perStackOf is how much one stack adds to a per-account limit.
-func perStackOf(l limit, policiesPerStack int) int {
-	if l == limitPolicies {
-		return policiesPerStack
+// TestClusterIAMIsTheRootProgramsCount holds what the quota check counts
+// per stack to what the root program creates, as its tests write it.
+func TestClusterIAMIsTheRootProgramsCount(t *testing.T) {
+	raw, err := os.ReadFile("../testdata/iam-per-stack.golden.json")
+	require.NoError(t, err, "written by the root project's TestIAMObjectsPerStackForTheDeployFleet")
+	var count struct {
+		Roles         int `json:"roles"`
+		Policies      int `json:"policies"`
+		OIDCProviders int `json:"oidcProviders"`
 	}
-	return 1
+	require.NoError(t, json.Unmarshal(raw, &count))
+	assert.Equal(t, count.Roles, clusterIAM.Roles)
+	assert.Equal(t, count.Policies, clusterIAM.Policies)
+	assert.Equal(t, count.OIDCProviders, clusterIAM.OIDCProviders)
 }
 
 // loadConfigOf loads a stack file of deploy/ with changes, as the

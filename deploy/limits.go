@@ -11,7 +11,10 @@ import (
 // limit is a quota of IAM that the fleet must stay within: default values
 // from the IAM user guide (reference_iam-quotas.html, "IAM object quotas"
 // and "IAM name and ID quotas"); the adjustable ones can be raised through
-// Service Quotas, which this program does not assume.
+// Service Quotas, which this program does not assume. Per-account counts
+// are what deploy/ creates and what the stacks' clusters create
+// (clusterIAM); anything else in the account counts against the quota
+// too.
 type limit struct {
 	Name  string
 	Value int
@@ -35,6 +38,15 @@ var (
 // limits lists them all, for the README's table.
 var limits = []limit{limitRoleName, limitPolicyName, limitTrustPolicy, limitManagedPolicy, limitPoliciesOnRole, limitRoles, limitPolicies, limitOIDCProviders}
 
+// clusterIAM is what one stack of the root program creates in its account
+// against the per-account quotas, besides what deploy/ creates for it: its
+// roles (with pulumi-eks's service role), its customer managed policies,
+// and pulumi-eks's OIDC provider for IRSA. The root project's
+// TestIAMObjectsPerStackForTheDeployFleet writes the numbers to
+// ../testdata/iam-per-stack.golden.json, and a test here holds these to
+// them.
+var clusterIAM = struct{ Roles, Policies, OIDCProviders int }{Roles: 6, Policies: 2, OIDCProviders: 1}
+
 // usage is what the configuration creates against each limit: the largest
 // object of each kind, and the counts per account, with the role or
 // account that has them.
@@ -55,12 +67,22 @@ func fleetUsage(c *Config) (map[limit]usage, []error) {
 		}
 	}
 	var errs []error
-	roles, policies := map[string]int{}, map[string]int{}
+	roles, policies, oidc := map[string]int{}, map[string]int{}, map[string]int{}
+	for _, acct := range sortedKeys(c.Accounts) {
+		if c.Accounts[acct].OidcProviderArn == "" {
+			oidc[acct]++ // Pulumi Cloud's
+		}
+	}
 	for _, r := range Roles(c) {
 		acct := c.Accounts[r.Account]
 		role := deployRoleName + r.Key
 		most(limitRoleName, len(names.Autoname(role)), role)
 		roles[r.Account]++
+		// The cluster's own. The review stacks count as one: each open pull
+		// request's review stack adds as much again.
+		roles[r.Account] += clusterIAM.Roles
+		policies[r.Account] += clusterIAM.Policies
+		oidc[r.Account] += clusterIAM.OIDCProviders
 		providerArn := fmt.Sprintf("arn:%s:iam::%s:oidc-provider/%s", partition, acct.ID, oidcIssuerKey)
 		trust, err := TrustPolicy(c, r, providerArn)
 		if err != nil {
@@ -101,10 +123,8 @@ func fleetUsage(c *Config) (map[limit]usage, []error) {
 	for _, acct := range sortedKeys(policies) {
 		most(limitPolicies, policies[acct], "account "+acct)
 	}
-	for _, acct := range sortedKeys(c.Accounts) {
-		if c.Accounts[acct].OidcProviderArn == "" {
-			most(limitOIDCProviders, 1, "account "+acct)
-		}
+	for _, acct := range sortedKeys(oidc) {
+		most(limitOIDCProviders, oidc[acct], "account "+acct)
 	}
 	return used, errs
 }

@@ -244,9 +244,11 @@ func newDeployRole(ctx *pulumi.Context, c *Config, r deployRole, sc scope, a *ac
 		}
 	}
 	for i, arn := range own {
-		if _, err := iam.NewRolePolicyAttachment(ctx, fmt.Sprintf("%s%s-org-%d", deployRoleName, r.Key, i), &iam.RolePolicyAttachmentArgs{
+		// Not "deploy-<key>-..." like the deployer policy's parts, which a
+		// stack named "<key>-org" would collide with.
+		if _, err := iam.NewRolePolicyAttachment(ctx, fmt.Sprintf("own-policy-%s-%d", r.Key, i), &iam.RolePolicyAttachmentArgs{
 			Role: role.Name, PolicyArn: pulumi.String(arn),
-		}, a.opts...); err != nil {
+		}, append(a.opts, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.Sprintf("%s%s-org-%d", deployRoleName, r.Key, i)}}))...); err != nil {
 			return pulumi.StringOutput{}, fmt.Errorf("attaching %s: %w", arn, err)
 		}
 	}

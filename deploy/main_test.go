@@ -449,12 +449,14 @@ func TestOrganisationManagedPolicyAndProvider(t *testing.T) {
 	policyOf(t, rec, "deploy-staging") // the dev account keeps its own
 	var prodAttachments []string
 	for _, a := range rec.OfType("aws:iam/rolePolicyAttachment:RolePolicyAttachment") {
-		if strings.HasPrefix(a.Name, "deploy-prod-") {
+		if strings.HasPrefix(a.Name, "own-policy-prod-") {
 			prodAttachments = append(prodAttachments, a.Inputs["policyArn"].StringValue())
 			assert.Equal(t, prodAccount, accountOfReg(t, rec, a))
 		}
 	}
 	assert.Equal(t, []string{"arn:aws:iam::111122223333:policy/platform-deployer"}, prodAttachments)
+	assert.Equal(t, []string{"deploy-prod-org-0"}, rec.Get(t, "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "own-policy-prod-0").Aliases,
+		"renamed without a replacement")
 	boundaryOf(t, rec, "prod") // the boundary stays: every role a run creates carries it
 }
 

@@ -20,7 +20,11 @@ import (
 type orgMetadata struct {
 	DefaultStackPermission       int    `json:"defaultStackPermission"`
 	DefaultEnvironmentPermission string `json:"defaultEnvironmentPermission"`
-	Product                      string `json:"product"`
+	// DefaultDeploymentRoleID is "used for deployments when no specific
+	// role is configured in the stack's deployment settings" (the same
+	// document's OrganizationMetadata): every deployment deploy/ sets up.
+	DefaultDeploymentRoleID string `json:"defaultDeploymentRoleId"`
+	Product                 string `json:"product"`
 }
 
 var stackPermissionNames = map[int]string{0: "None", 101: "Read", 102: "Write", 103: "Admin", 104: "Creator"}
@@ -38,25 +42,43 @@ const orgSettingHowTo = "an organization admin sets it in Pulumi Cloud (the orga
 // production stacks and runs that are not production's, the default stack
 // permission must be None (a pull-request, review or non-production run's
 // stack token may otherwise read production's state and decrypt its
-// secrets: Pulumi's "Deployment Permissions" page); when a production
-// stack has an ESC environment, the default environment permission must be
-// None (a run's token could otherwise open it, and so assume production's
-// role). Only an answer of Pulumi Cloud proves either: without one, the
+// secrets: Pulumi's "Deployment Permissions" page) and there may be no
+// default deployment role; when an environment logs in as a role that a
+// run should not have (a production one, or any while pull requests' code
+// runs), the default environment permission must be none (a run's token
+// could otherwise open it, and so assume that role). Only an answer of Pulumi Cloud proves either: without one, the
 // configuration is refused unless checkOrganizationDefaults is false. It
 // returns warnings for what it could not check and nothing depended on.
 func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Client, tokenSource string) (warnings []string, err error) {
 	needStack := c.HasProduction() && c.HasOthers()
-	var prodEnvs []string
+	// Who may open an environment logs in as its stack's role: no run but
+	// production's may open a production one, and no run of a pull
+	// request's code (a preview, a review stack) any.
+	var prodEnvs, envs []string
+	untrusted := c.ReviewStacks
 	for _, name := range sortedKeys(c.Stacks) {
-		if s := c.Stacks[name]; s.Production && s.HasEnvironment() {
-			prodEnvs = append(prodEnvs, c.Project+"/"+name)
+		s := c.Stacks[name]
+		untrusted = untrusted || s.Previews()
+		if s.HasEnvironment() {
+			envs = append(envs, c.Project+"/"+name)
+			if s.Production {
+				prodEnvs = append(prodEnvs, c.Project+"/"+name)
+			}
 		}
 	}
-	needEnv := len(prodEnvs) > 0
+	guarded := prodEnvs
+	if !c.HasOthers() {
+		guarded = nil
+	}
+	if untrusted {
+		guarded = envs
+	}
+	needEnv := len(guarded) > 0
 	if !c.CheckOrganizationDefaults {
 		if needStack || needEnv {
 			warnings = append(warnings, fmt.Sprintf("checkOrganizationDefaults is false: nothing proves that organization %s's default stack "+
-				"permission (and, for %v, its default environment permission) is None; deploy/README.md's checklist says why it must be", c.Organization, prodEnvs))
+				"permission is None and it has no default deployment role (and, for %v, that its default environment permission is "+
+				"none); deploy/README.md's checklist says why", c.Organization, guarded))
 		}
 		return warnings, nil
 	}
@@ -66,7 +88,7 @@ func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Clien
 		}
 		reach := "read production's stacks"
 		if needEnv {
-			reach += " or open " + strings.Join(prodEnvs, ", ")
+			reach += " or open " + strings.Join(guarded, ", ")
 		}
 		return nil, fmt.Errorf("organization %s: %s, so nothing proves that pull-request, review and non-production runs cannot %s. "+
 			"Run deploy/ with a Pulumi Cloud token of the organization (PULUMI_ACCESS_TOKEN, or `pulumi login`), "+
@@ -93,10 +115,17 @@ func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Clien
 			"state and decrypt its secrets; it must be None: "+orgSettingHowTo,
 			stackPermissionNames[m.DefaultStackPermission], m.DefaultStackPermission, `{"setDefaultStackPermission":0}`, c.Organization))
 	}
+	if needStack && m.DefaultDeploymentRoleID != "" {
+		errs = append(errs, fmt.Sprintf("it has a default deployment role (%s), which every deployment whose settings name no role runs "+
+			"with (Pulumi Cloud's API document, OrganizationMetadata), every one deploy/ sets up: a pull-request run would reach what "+
+			"that role reaches. Unset it: "+orgSettingHowTo+"; or, if the role reaches no production stack, check it by hand and set "+
+			"checkOrganizationDefaults: false", m.DefaultDeploymentRoleID, `{"setDefaultDeploymentRoleId":""}`, c.Organization))
+	}
 	if needEnv && m.DefaultEnvironmentPermission != "none" {
-		errs = append(errs, fmt.Sprintf("its default environment permission is %q, so every run's token can open %s and assume "+
-			"production's role; it must be none (or leave production stacks without an environment): "+orgSettingHowTo,
-			m.DefaultEnvironmentPermission, strings.Join(prodEnvs, ", "), `{"setDefaultEnvironmentPermission":"none"}`, c.Organization))
+		errs = append(errs, fmt.Sprintf("its default environment permission is %q, so a run's token can open %s and assume that "+
+			"stack's role (a pull-request or review run, any of them; a non-production run, a production one); it must be none, or "+
+			"leave those stacks without an environment (environment: false): "+orgSettingHowTo,
+			m.DefaultEnvironmentPermission, strings.Join(guarded, ", "), `{"setDefaultEnvironmentPermission":"none"}`, c.Organization))
 	}
 	if product, ok := editionOfProduct(m.Product); ok && product < c.Edition {
 		errs = append(errs, fmt.Sprintf("edition is %s, but Pulumi Cloud says the organization's product is %q; set edition: %s and turn "+

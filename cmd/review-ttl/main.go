@@ -8,7 +8,8 @@
 // It fails the run on every error but one: an organization whose edition
 // has no TTL schedules (Pulumi Cloud answers 402). Then it says that the
 // review stack will not expire by itself and lets the update go on, since
-// Deployments still destroys a review stack when its pull request is merged.
+// Deployments still destroys a review stack when its pull request is merged
+// or closed (Pulumi's review stacks page).
 package main
 
 import (
@@ -30,7 +31,7 @@ func main() {
 		if reviewttl.NotInEdition(err) {
 			fmt.Fprintf(os.Stderr, "review-ttl: warning: this organization's Pulumi Cloud edition has no time-to-live schedules (%v). "+
 				"Review stack %s will NOT expire after %d hours without an update: Pulumi Deployments destroys it when its pull request "+
-				"is merged, and until then (or for a pull request closed unmerged) it runs, and costs, until someone destroys it. "+
+				"is merged or closed, and a pull request left open keeps it running, and costing, until then. "+
 				"Set reviewStackTtl: false in deploy/'s configuration to stop this check, or move to an edition with TTL stacks "+
 				"(Pro or above).\n", err, os.Getenv("PULUMI_CI_STACK"), *hours)
 			return

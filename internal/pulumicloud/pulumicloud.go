@@ -105,37 +105,40 @@ func (c *Client) Call(ctx context.Context, method, path string, in, out any) err
 }
 
 // FromEnvironment is a client with the API and token the Pulumi CLI would
-// use: PULUMI_API (else DefaultAPI), and PULUMI_ACCESS_TOKEN, else the
-// token `pulumi login` stored for that API in ~/.pulumi/credentials.json
-// (PULUMI_HOME moves the directory; the file maps each backend URL to its
-// token under "accessTokens": pulumi/pulumi sdk/go/common/workspace/creds.go).
-// Token is "" when neither has one; where it came from is in source.
+// use: the API of PULUMI_API, else of the backend `pulumi login` made
+// current (an http(s) URL: Pulumi Cloud or a self-hosted one), else
+// DefaultAPI; the token of PULUMI_ACCESS_TOKEN, else the one `pulumi login`
+// stored for that API in ~/.pulumi/credentials.json (PULUMI_HOME moves the
+// directory; the file has "current" and, by backend URL, "accessTokens":
+// pulumi/pulumi sdk/go/common/workspace/creds.go). Token is "" when
+// neither has one; source says where it came from.
 func FromEnvironment() (c *Client, source string) {
+	var creds struct {
+		Current      string            `json:"current"`
+		AccessTokens map[string]string `json:"accessTokens"`
+	}
+	path := ""
+	home := os.Getenv("PULUMI_HOME")
+	if home == "" {
+		if dir, err := os.UserHomeDir(); err == nil {
+			home = filepath.Join(dir, ".pulumi")
+		}
+	}
+	if home != "" {
+		path = filepath.Join(home, "credentials.json")
+		if raw, err := os.ReadFile(path); err == nil {
+			_ = json.Unmarshal(raw, &creds)
+		}
+	}
 	api := strings.TrimSuffix(os.Getenv("PULUMI_API"), "/")
+	if api == "" && (strings.HasPrefix(creds.Current, "https://") || strings.HasPrefix(creds.Current, "http://")) {
+		api = strings.TrimSuffix(creds.Current, "/")
+	}
 	if api == "" {
 		api = DefaultAPI
 	}
 	if token := os.Getenv("PULUMI_ACCESS_TOKEN"); token != "" {
 		return &Client{API: api, Token: token}, "PULUMI_ACCESS_TOKEN"
-	}
-	home := os.Getenv("PULUMI_HOME")
-	if home == "" {
-		dir, err := os.UserHomeDir()
-		if err != nil {
-			return &Client{API: api}, ""
-		}
-		home = filepath.Join(dir, ".pulumi")
-	}
-	path := filepath.Join(home, "credentials.json")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return &Client{API: api}, ""
-	}
-	var creds struct {
-		AccessTokens map[string]string `json:"accessTokens"`
-	}
-	if json.Unmarshal(raw, &creds) != nil {
-		return &Client{API: api}, ""
 	}
 	if token := creds.AccessTokens[api]; token != "" {
 		return &Client{API: api, Token: token}, path

@@ -61,6 +61,7 @@ func RawDestroy(id, when string) Schedule {
 type OrgMetadata struct {
 	DefaultStackPermission       int    `json:"defaultStackPermission"`
 	DefaultEnvironmentPermission string `json:"defaultEnvironmentPermission"`
+	DefaultDeploymentRoleID      string `json:"defaultDeploymentRoleId,omitempty"`
 	Product                      string `json:"product,omitempty"`
 	UserRole                     string `json:"userRole,omitempty"`
 }

@@ -24,9 +24,6 @@ import (
 type Request struct {
 	Action, Resource string
 	Context          map[string][]string
-	// CallerAccount is the account of the principal making the request;
-	// "" leaves accounts out of the evaluation.
-	CallerAccount string
 }
 
 // Decision is the outcome of an evaluation.
@@ -38,13 +35,6 @@ const (
 	ExplicitDeny Decision = "explicitly denied"
 	ImplicitDeny Decision = "not allowed"
 	BoundaryDeny Decision = "not allowed by the permissions boundary"
-	// CrossAccountDeny is a request on a resource of another account than
-	// the caller's: IAM allows it only when the resource's own policy
-	// grants the caller's account too (IAM user guide,
-	// reference_policies_evaluation-logic-cross-account.html). The
-	// evaluator holds no resource policy, so it stands for "no resource
-	// policy of that account grants it".
-	CrossAccountDeny Decision = "not allowed: the resource is in another account"
 )
 
 // Evaluate decides a request against an identity policy and, when boundary
@@ -67,23 +57,7 @@ func Evaluate(identity iampolicy.Document, boundary *iampolicy.Document, r Reque
 	if boundary != nil && !allows(*boundary, r) {
 		return BoundaryDeny
 	}
-	if r.CallerAccount != "" {
-		if acct := arnAccount(r.Resource); acct != "" && acct != r.CallerAccount {
-			return CrossAccountDeny
-		}
-	}
 	return Allowed
-}
-
-// arnAccount is the account segment of an ARN when it names one ("" for a
-// resource of no account, such as an S3 bucket, AWS's managed policies, or
-// a request on "*", which acts in the caller's own account).
-func arnAccount(arn string) string {
-	parts := strings.SplitN(arn, ":", 6)
-	if len(parts) < 6 || parts[0] != "arn" || len(parts[4]) != 12 {
-		return ""
-	}
-	return parts[4]
 }
 
 func allows(d iampolicy.Document, r Request) bool {
@@ -130,12 +104,13 @@ func anyMatch(patterns []string, value string, foldCase bool) bool {
 }
 
 // arnMatch is IAM's matching of a resource ARN (the Resource element, and
-// the ArnLike operators): the wildcards work within the segments between
-// colons, so a '*' or '?' never matches a ':' unless the '*' is the last
-// character of its segment, which "can expand to match beyond the colon
-// boundaries"; a '*' matches '/' (IAM user guide,
-// reference_policies_elements_resource.html, "Using wildcards in resource
-// ARNs"). A lone "*" matches every resource.
+// the ArnLike operators): a '*' works within the segment between colons,
+// never matching a ':' unless it is the last character of its segment,
+// which "can expand to match beyond the colon boundaries"; a '*' matches
+// '/' (IAM user guide, reference_policies_elements_resource.html, "Using
+// wildcards in resource ARNs"). The guide does not say whether '?' may
+// match a ':', so it may: the evaluator matches no less than IAM. A lone
+// "*" matches every resource.
 func arnMatch(pattern, value string) bool {
 	if pattern == "*" {
 		return true
@@ -161,7 +136,7 @@ func arnMatch(pattern, value string) bool {
 			spans := i+1 == len(pattern) || pattern[i+1] == ':'
 			ok = match(i+1, j) || (j < len(value) && (spans || value[j] != ':') && match(i, j+1))
 		case '?':
-			ok = j < len(value) && value[j] != ':' && match(i+1, j+1)
+			ok = j < len(value) && match(i+1, j+1)
 		default:
 			ok = j < len(value) && value[j] == c && match(i+1, j+1)
 		}

@@ -188,7 +188,7 @@ func TestDestroyCleanup(t *testing.T) {
 		"accessEntries": `{"ops":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"cluster-admin"}}`,
 	})
 	rec := run.rec
-	cleanup := rec.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup")
+	cleanup := rec.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup-of-workload-lbs-and-volumes")
 
 	t.Run("its label and its node bound come from the stack's own pools", func(t *testing.T) {
 		env := cleanup.Inputs["environment"].ObjectValue()
@@ -277,7 +277,7 @@ func longestCreateChain(rec *mock.Recorder, skip func(*mock.Registration) bool) 
 
 func TestDay1AddonsKeepTheBootstrapLength(t *testing.T) {
 	rec := runDevStack(t).rec
-	dayOne := []string{"aws-ebs-csi-driver", "ebs-csi", "gp3", "metrics-server", "eks-node-monitoring-agent", "destroy-cleanup"}
+	dayOne := []string{"aws-ebs-csi-driver", "ebs-csi", "gp3", "metrics-server", "eks-node-monitoring-agent", "destroy-cleanup-of-workload-lbs-and-volumes"}
 	for _, name := range dayOne {
 		found := false
 		for _, reg := range programRegistrations(rec) {
@@ -363,11 +363,11 @@ func TestProductionDestroyStopsBeforeData(t *testing.T) {
 	deleted := deletedBeforeProtection(rec)
 	assert.Empty(t, deleted, "a destroy of a production stack must stop before it deletes anything: no volume, "+
 		"load balancer, node, security group rule, interruption rule or add-on")
-	assert.True(t, rec.Get(t, tokens.Command, "eks-prod-addons-destroy-cleanup").Protect, "the cleanup is protected")
+	assert.True(t, rec.Get(t, tokens.Command, "eks-prod-addons-destroy-cleanup-of-workload-lbs-and-volumes").Protect, "the cleanup is protected")
 	assert.True(t, rec.Get(t, tokens.HelmRelease, "eks-prod-addons-argocd").Protect, "ArgoCD is protected")
 
 	dev := runDevStack(t).rec
-	assert.False(t, dev.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup").Protect, "a dev stack destroys without ceremony")
+	assert.False(t, dev.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup-of-workload-lbs-and-volumes").Protect, "a dev stack destroys without ceremony")
 }
 
 // The deploy/ project grants its deploy role exactly what this program
@@ -501,7 +501,7 @@ func longestDestroy(rec *mock.Recorder) (time.Duration, []string) {
 	// The destroy cleanup deletes every NodePool and waits for its nodes,
 	// so Pulumi's own NodePool deletes after it find nothing left to drain.
 	cleanedUp := slices.ContainsFunc(regs, func(r *mock.Registration) bool {
-		return r.Type == "command:local:Command" && strings.HasSuffix(r.Name, "-destroy-cleanup")
+		return r.Type == tokens.Command && strings.HasSuffix(r.Name, "-destroy-cleanup-of-workload-lbs-and-volumes")
 	})
 	weight := func(reg *mock.Registration) time.Duration {
 		if cleanedUp && reg.Type == "kubernetes:karpenter.sh/v1:NodePool" {
@@ -607,4 +607,59 @@ func TestProgramImportGraph(t *testing.T) {
 	for _, m := range forbiddenModules {
 		assert.NotContainsf(t, string(goMod), m, "go.mod requires %s; it belongs in test/go.mod", m)
 	}
+}
+
+// TestNoServiceRacesTheLBControllerWebhook lists every step of the
+// bootstrap that can create a Service, with its namespace, and holds each
+// to one of three: the LB controller's Service webhook skips its
+// namespace (as the release's registered values say), it is created
+// after the controller's release (whose Helm install waits for the
+// controller's pods), or before the webhook exists (the release depends
+// on it). A Service created while the webhook exists and its pods do not
+// serve is refused (failurePolicy Fail). A step of a kind this test
+// cannot place fails it.
+func TestNoServiceRacesTheLBControllerWebhook(t *testing.T) {
+	rec := devStackWith(t, map[string]string{"argocd": "true", "metricsServer": "true"}).rec
+	lbc := rec.Get(t, tokens.HelmRelease, "eks-demo-addons-lb-controller")
+	var skipped []string
+	selectors := lbc.Inputs["values"].ObjectValue()["serviceMutatorWebhookConfig"].ObjectValue()["namespaceSelectors"].ArrayValue()
+	require.Len(t, selectors, 1)
+	sel := selectors[0].ObjectValue()
+	require.Equal(t, "kubernetes.io/metadata.name", sel["key"].StringValue())
+	require.Equal(t, "NotIn", sel["operator"].StringValue())
+	for _, v := range sel["values"].ArrayValue() {
+		skipped = append(skipped, v.StringValue())
+	}
+
+	// EKS add-ons install into kube-system (each add-on's manifests, as
+	// DescribeAddonConfiguration's schemas and the EKS user guide give
+	// them); a release creates Services in its namespace.
+	namespaceOf := map[string]func(*mock.Registration) string{
+		tokens.Addon:       func(*mock.Registration) string { return "kube-system" },
+		tokens.HelmRelease: func(r *mock.Registration) string { return r.Inputs["namespace"].StringValue() },
+	}
+	cannotCreateServices := map[string]bool{
+		tokens.EC2NodeClass: true, tokens.NodePool: true, tokens.StorageClass: true, tokens.KubernetesProvider: true,
+		// The LB controller's CRDs, and nothing else.
+		tokens.ConfigGroup: true,
+	}
+	checked := 0
+	for _, reg := range programRegistrations(rec) {
+		inCluster := reg.Type == tokens.Addon || strings.HasPrefix(reg.Type, "kubernetes:")
+		if !inCluster || reg == lbc || cannotCreateServices[reg.Type] {
+			continue
+		}
+		ns, ok := namespaceOf[reg.Type]
+		if !assert.Truef(t, ok, "%s %s may create Services: place it in this test", reg.Type, reg.Name) {
+			continue
+		}
+		checked++
+		switch {
+		case slices.Contains(skipped, ns(reg)):
+		case rec.DependsOn(reg, lbc), rec.DependsOn(lbc, reg):
+		default:
+			t.Errorf("%s %s creates Services in %s while the LB controller's webhook may not serve: skip the namespace, or order it", reg.Type, reg.Name, ns(reg))
+		}
+	}
+	assert.GreaterOrEqual(t, checked, 9, "the add-ons and the Karpenter and ArgoCD releases")
 }

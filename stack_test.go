@@ -249,7 +249,7 @@ func TestAccessEntries(t *testing.T) {
 	}
 
 	t.Run("nothing in the bootstrap waits for people's access", func(t *testing.T) {
-		cleanup := rec.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup")
+		cleanup := rec.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup-of-workload-lbs-and-volumes")
 		for _, typ := range []string{tokens.HelmRelease, tokens.NodePool, tokens.Addon} {
 			for _, reg := range rec.OfType(typ) {
 				if rec.DependsOn(reg, cleanup) {
@@ -263,7 +263,7 @@ func TestAccessEntries(t *testing.T) {
 	})
 
 	t.Run("the destroy cleanup runs while people still have access", func(t *testing.T) {
-		cleanup := rec.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup")
+		cleanup := rec.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup-of-workload-lbs-and-volumes")
 		for _, e := range people {
 			rec.RequireDependsOn(t, cleanup, e)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,10 +122,13 @@ func TestBootstrapWatchSaysWhyOnTheResource(t *testing.T) {
 	sgNotFound := fakekube.Cond{Type: "SecurityGroupsReady", Status: "False", Reason: "SecurityGroupsNotFound",
 		Message: "SecurityGroupSelector did not match any SecurityGroups"}
 	label := "nodeless-eks/stack=nodeless-eks.dev"
-	begun := time.Now()
+	var reads atomic.Int32
 	cluster := func(time.Duration) []kubeapi.Object {
-		// The controller's pod is Ready after a moment, as on Fargate.
-		pod := fakekube.PodState{Node: "fargate-ip-10-0-1-5", Ready: time.Since(begun) > 100*time.Millisecond}
+		// The controller's pod is Ready from the second read on, as on
+		// Fargate after a while: the watch sees it start, however slowly
+		// the machine runs (only the controller's watch reads until the
+		// release, held below, is created).
+		pod := fakekube.PodState{Node: "fargate-ip-10-0-1-5", Ready: reads.Add(1) > 1}
 		return []kubeapi.Object{
 			fakekube.Pod("karpenter", "karpenter-a", "app.kubernetes.io/name=karpenter,app.kubernetes.io/instance=karpenter", "controller", pod),
 			fakekube.Object("EC2NodeClass", "default", label, time.Now(), sgNotFound),
@@ -193,8 +197,10 @@ func TestBootstrapWatchSaysWhyOnTheResource(t *testing.T) {
 }
 
 // TestEveryBootstrapWaitIsBounded pins each wait of the bootstrap to its
-// bound in internal/bounds: none is left at a provider's default of 15 to
-// 20 minutes, and classes and pools are awaited until Ready.
+// bound in internal/bounds: none is left at a provider's default of 10 to
+// 20 minutes, and classes and pools are awaited until Ready. Every type
+// the stack registers is classified, so that a new type that waits fails
+// here until it is bounded.
 func TestEveryBootstrapWaitIsBounded(t *testing.T) {
 	rec := devStackWith(t, map[string]string{"argocd": "true", "metricsServer": "true"}).rec
 	want := map[string]time.Duration{
@@ -213,34 +219,63 @@ func TestEveryBootstrapWaitIsBounded(t *testing.T) {
 		"eks-demo-addons-lb-controller":             bounds.ChartOnNodes,
 		"eks-demo-addons-argocd":                    bounds.ChartOnNodes,
 	}
+	// waits are the types whose create waits on the cluster; the rest
+	// return when one API call does, or wait only on delete, or are
+	// components, each for the reason given.
+	waits := []string{tokens.FargateProfile, tokens.HelmRelease, tokens.Addon, tokens.NodePool, tokens.EC2NodeClass}
+	noWait := map[string]string{
+		"aws:cloudwatch/eventRule:EventRule": "one API call", "aws:cloudwatch/eventTarget:EventTarget": "one API call",
+		tokens.LogGroup: "one API call", tokens.SecurityGroup: "one API call", tokens.SecurityGroupRule: "one API call",
+		tokens.AccessEntry: "one API call", tokens.AccessPolicyAssociation: "one API call", tokens.PodIdentityAssociation: "one API call",
+		tokens.Policy: "one API call", tokens.Role: "one API call", tokens.RolePolicyAttachment: "one API call",
+		tokens.KMSKey: "one API call", tokens.Queue: "one API call", tokens.QueuePolicy: "one API call",
+		tokens.StorageClass: "an API object with nothing to await", tokens.KubernetesProvider: "a provider",
+		tokens.Command: "only its delete runs, bounded by its delete timeout (TestDestroyCleanup)",
+		// EKS's own ~10 minutes; pulumi-aws's create timeout of 30 minutes
+		// (terraform-provider-aws internal/service/eks/cluster.go) is the
+		// bound of a step no faster path can replace.
+		tokens.EKSCluster: "the control plane, EKS's own 10 minutes under pulumi-aws's 30-minute timeout",
+		// Its children are bounded below.
+		tokens.ConfigGroup: "a component: its CRDs carry the bound",
+	}
 	seen := map[string]bool{}
-	for _, typ := range []string{tokens.FargateProfile, tokens.HelmRelease, tokens.Addon, tokens.NodePool, tokens.EC2NodeClass} {
-		for _, reg := range rec.OfType(typ) {
-			bound, ok := want[reg.Name]
-			if !assert.True(t, ok, "%s %s waits without a bound from internal/bounds", typ, reg.Name) {
-				continue
-			}
-			seen[reg.Name] = true
-			if typ == tokens.HelmRelease {
-				// Helm's timeout is the only bound pulumi-kubernetes applies
-				// to a release; a custom timeout would only mislead.
-				assert.Equal(t, float64(bounds.Seconds(bound)), reg.Inputs["timeout"].NumberValue(), "%s: Helm's timeout", reg.Name)
-				assert.Empty(t, reg.CreateTimeout+reg.UpdateTimeout+reg.DeleteTimeout, "%s: custom timeouts a release ignores", reg.Name)
-				continue
-			}
-			assert.Equal(t, bound.String(), reg.CreateTimeout, "%s: create timeout", reg.Name)
-			if typ != tokens.FargateProfile { // a profile is replaced, never updated
-				assert.Equal(t, bound.String(), reg.UpdateTimeout, "%s: update timeout", reg.Name)
-			}
-			switch typ {
-			case tokens.NodePool, tokens.EC2NodeClass:
-				annotations := reg.Inputs["metadata"].ObjectValue()["annotations"].ObjectValue()
-				assert.Equal(t, "condition=Ready", annotations["pulumi.com/waitFor"].StringValue(),
-					"%s is awaited until Ready, so a class or pool that cannot work fails at itself", reg.Name)
-			}
+	for _, reg := range rec.All() {
+		if strings.HasPrefix(reg.Type, "nodeless-eks:") || reg.Type == "pulumi:pulumi:Stack" || reg.Name == fakeaws.StandInName {
+			continue
+		}
+		if _, ok := noWait[reg.Type]; ok {
+			continue
+		}
+		if !assert.Containsf(t, waits, reg.Type, "%s %s: a type this test has not classified; bound its wait and add it", reg.Type, reg.Name) {
+			continue
+		}
+		bound, ok := want[reg.Name]
+		if !assert.True(t, ok, "%s %s waits without a bound from internal/bounds", reg.Type, reg.Name) {
+			continue
+		}
+		seen[reg.Name] = true
+		if reg.Type == tokens.HelmRelease {
+			// Helm's timeout is the only bound pulumi-kubernetes applies
+			// to a release; a custom timeout would only mislead.
+			assert.Equal(t, float64(bounds.Seconds(bound)), reg.Inputs["timeout"].NumberValue(), "%s: Helm's timeout", reg.Name)
+			assert.Empty(t, reg.CreateTimeout+reg.UpdateTimeout+reg.DeleteTimeout, "%s: custom timeouts a release ignores", reg.Name)
+			continue
+		}
+		assert.Equal(t, bound.String(), reg.CreateTimeout, "%s: create timeout", reg.Name)
+		if reg.Type != tokens.FargateProfile { // a profile is replaced, never updated
+			assert.Equal(t, bound.String(), reg.UpdateTimeout, "%s: update timeout", reg.Name)
+		}
+		switch reg.Type {
+		case tokens.NodePool, tokens.EC2NodeClass:
+			annotations := reg.Inputs["metadata"].ObjectValue()["annotations"].ObjectValue()
+			assert.Equal(t, "condition=Ready", annotations["pulumi.com/waitFor"].StringValue(),
+				"%s is awaited until Ready, so a class or pool that cannot work fails at itself", reg.Name)
 		}
 	}
 	for name := range want {
 		assert.True(t, seen[name], "%s is not registered", name)
 	}
+	crds := rec.Get(t, tokens.ConfigGroup, "eks-demo-addons-lb-controller-crds").Transformed["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"]
+	assert.Equal(t, bounds.LoadBalancerControllerCRDs.String(), crds.CreateTimeout, "the LB controller's CRDs are awaited within their bound")
+	assert.Equal(t, bounds.LoadBalancerControllerCRDs.String(), crds.UpdateTimeout)
 }

@@ -294,13 +294,14 @@ func TestMetricsServer(t *testing.T) {
 func TestDestroyCleanup(t *testing.T) {
 	l := newLayer(t, nil)
 	rec := l.Recorder
-	cleanup := rec.Get(t, tokens.Command, prefix+"destroy-cleanup")
+	cleanup := rec.Get(t, tokens.Command, prefix+"destroy-cleanup-of-workload-lbs-and-volumes")
 
-	t.Run("it runs only on delete", func(t *testing.T) {
-		assert.Equal(t, "go run ./cmd/destroy-cleanup", cleanup.Inputs["delete"].StringValue())
+	t.Run("it runs only on delete, and keeps the URN of earlier versions", func(t *testing.T) {
+		assert.Equal(t, DestroyCleanupCommand, cleanup.Inputs["delete"].StringValue())
 		for _, k := range []resource.PropertyKey{"create", "update", "triggers"} {
 			assert.NotContains(t, cleanup.Inputs, k, "up must never run it, nor replace it (a replacement would run the delete)")
 		}
+		assert.Equal(t, []string{prefix + "destroy-cleanup"}, cleanup.Aliases, "renamed without a replacement")
 	})
 	t.Run("it knows the stack's own label, its bounds and the cluster", func(t *testing.T) {
 		env := cleanup.Inputs["environment"].ObjectValue()
@@ -309,6 +310,7 @@ func TestDestroyCleanup(t *testing.T) {
 		assert.Equal(t, "15m0s", env["NODELESS_EKS_LB_TIMEOUT"].StringValue())
 		assert.Equal(t, "15m0s", env["NODELESS_EKS_VOLUME_TIMEOUT"].StringValue())
 		assert.Equal(t, "1h15m0s", env["NODELESS_EKS_NODE_TIMEOUT"].StringValue(), "CleanupNodeTimeout")
+		assert.Equal(t, "destroy-cleanup-nodeless-eks.dev.log", env["NODELESS_EKS_CLEANUP_REPORT"].StringValue(), "its report outlives the run")
 		assert.Equal(t, "1h49m0s", cleanup.DeleteTimeout, "2m to reach the API, every step's bound, and 2m to build the command")
 	})
 	// Destroy deletes in reverse dependency order: the cleanup depends on
@@ -337,7 +339,7 @@ func TestDestroyCleanup(t *testing.T) {
 	})
 	t.Run("with Protect, the cleanup, ArgoCD and the CRDs of the LB controller are protected", func(t *testing.T) {
 		p := newLayer(t, func(a *Args) { a.Protect = true })
-		assert.True(t, p.Get(t, tokens.Command, prefix+"destroy-cleanup").Protect)
+		assert.True(t, p.Get(t, tokens.Command, prefix+"destroy-cleanup-of-workload-lbs-and-volumes").Protect)
 		assert.True(t, p.Get(t, tokens.HelmRelease, prefix+"argocd").Protect)
 		crds := p.Get(t, tokens.ConfigGroup, prefix+"lb-controller-crds")
 		assert.True(t, crds.Protect)

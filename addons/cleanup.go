@@ -21,34 +21,74 @@ const (
 	volumeCleanupTimeout       = 15 * time.Minute
 )
 
-// newDestroyCleanup registers a command that runs only on delete: `go run
-// ./cmd/destroy-cleanup` (internal/cleanup) removes what workloads created
-// and the stack does not know of: load balancers, EBS volumes, and node
-// pools and classes without the stack's label. It depends on everything it
-// needs (the controllers that remove the AWS resources, the add-ons their
-// pods need, the access entries of whoever runs destroy, and the stack's
-// own pools and classes), so destroy runs it before any of them goes; on
-// `up` it does nothing. Its name must stay stable, and it has no create or
-// update step: a replacement would run the cleanup against a live cluster.
+// DestroyCleanupCommand is the cleanup's delete step, a POSIX shell script
+// (pulumi-command runs it with /bin/sh -c in the directory `pulumi
+// destroy` runs in: provider/pkg/provider/local at v1.1.0). It honours the
+// skip switch before it needs Go or the checkout, so that the way out
+// works where `go run` cannot start, and says what is missing otherwise.
+// Its lines go to the report file too (cleanup.EnvReport).
+const DestroyCleanupCommand = `report="${NODELESS_EKS_CLEANUP_REPORT:-/dev/null}"
+if [ "${NODELESS_EKS_SKIP_DESTROY_CLEANUP:-}" = true ]; then
+  echo "NODELESS_EKS_SKIP_DESTROY_CLEANUP=true: skipping the destroy cleanup. Load balancers, EBS volumes and nodes that workloads created are left for you to remove" | tee -a "$report"
+  exit 0
+fi
+if [ ! -f cmd/destroy-cleanup/main.go ]; then
+  echo "destroy-cleanup: $(pwd) holds no cmd/destroy-cleanup: run pulumi destroy in the nodeless-eks checkout, at a commit that has it, or set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true to destroy without the cleanup (docs/troubleshooting.md)" | tee -a "$report" >&2
+  exit 1
+fi
+if ! command -v go >/dev/null 2>&1; then
+  echo "destroy-cleanup: no go on PATH, which builds the cleanup as it builds the program: put Go 1.26 on PATH, or set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true to destroy without the cleanup (docs/troubleshooting.md)" | tee -a "$report" >&2
+  exit 1
+fi
+exec go run ./cmd/destroy-cleanup`
+
+// destroyCleanupName says, in every plan that shows it, what its delete
+// does; the alias keeps the resource of earlier versions (a new URN
+// without it would replace the command, and the replacement's delete would
+// clean a live cluster).
+const (
+	destroyCleanupName    = "-destroy-cleanup-of-workload-lbs-and-volumes"
+	oldDestroyCleanupName = "-destroy-cleanup"
+)
+
+// ReportFile is where a stack's cleanup report goes, next to Pulumi.yaml.
+func ReportFile(stackLabel string) string {
+	return "destroy-cleanup-" + stackLabel + ".log"
+}
+
+// newDestroyCleanup registers a command that runs only on delete:
+// DestroyCleanupCommand runs `go run ./cmd/destroy-cleanup`
+// (internal/cleanup), which removes what workloads created and the stack
+// does not know of: load balancers, EBS volumes, and node pools and
+// classes without the stack's label. It depends on everything it needs
+// (the controllers that remove the AWS resources, the add-ons their pods
+// need, the access entries of whoever runs destroy, and the stack's own
+// pools and classes), so destroy runs it before any of them goes; on `up`
+// it does nothing. It has no create or update step, and its URN stays (an
+// alias): a replacement would run the cleanup against a live cluster, as
+// would a targeted destroy that reaches it, which the cleanup refuses
+// unless told (internal/cleanup, invocation.go).
 func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pulumi.Resource,
 	parent pulumi.ResourceOption) (pulumi.Resource, error) {
 	prerequisites := slices.Concat([]pulumi.Resource{args.KarpenterRelease, args.VpcCni}, needs,
 		args.AccessEntries, args.NodeClasses, args.NodePools)
 	budget := cleanup.Budget(loadBalancerCleanupTimeout, volumeCleanupTimeout, args.CleanupNodeTimeout)
-	cmd, err := local.NewCommand(ctx, name+"-destroy-cleanup", &local.CommandArgs{
+	cmd, err := local.NewCommand(ctx, name+destroyCleanupName, &local.CommandArgs{
 		// Go is on every machine that runs this program; the repository is
 		// checked out wherever `pulumi destroy` runs. The command uses only
 		// the standard library, which the program's own build compiled.
-		Delete: pulumi.String("go run ./cmd/destroy-cleanup"),
+		Delete: pulumi.String(DestroyCleanupCommand),
 		Environment: pulumi.StringMap{
 			cleanup.EnvKubeconfig:          args.Kubeconfig,
 			cleanup.EnvOwnLabel:            pulumi.String(names.StackSelector(args.StackLabel)),
 			cleanup.EnvLoadBalancerTimeout: pulumi.String(loadBalancerCleanupTimeout.String()),
 			cleanup.EnvVolumeTimeout:       pulumi.String(volumeCleanupTimeout.String()),
 			cleanup.EnvNodeTimeout:         pulumi.String(args.CleanupNodeTimeout.String()),
+			cleanup.EnvReport:              pulumi.String(ReportFile(args.StackLabel)),
 		},
 	},
 		parent,
+		pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(name + oldDestroyCleanupName)}}),
 		// Deleted first: before the controllers, add-ons and access it needs,
 		// and before the stack's own pools and classes.
 		pulumi.DependsOn(prerequisites),

@@ -140,7 +140,8 @@ const crdType = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 // earlier Helm install of the chart owns (field manager "helm") instead of
 // failing on the conflict when a new version changes them
 // (https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply/).
-// With protect, it protects each of the group's children itself: a
+// Each CRD is awaited within bounds.LoadBalancerControllerCRDs. With
+// protect, it protects each of the group's children itself: a
 // destroy reaches them apart from the group (the engine goes on past a protected
 // resource and skips only its dependencies, not their children: pulumi/pulumi
 // pkg/resource/deploy/deployment_executor.go), and deleting a CRD would
@@ -162,6 +163,10 @@ func takeOverCRD(_ context.Context, args *pulumi.ResourceTransformArgs, protect 
 		}
 		return nil
 	}
+	// Awaited until Established within the bootstrap's bound, not the
+	// provider's 10 minutes.
+	bound := bounds.LoadBalancerControllerCRDs.String()
+	opts.CustomTimeouts = &pulumi.CustomTimeouts{Create: bound, Update: bound}
 	meta, _ := args.Props["metadata"].(pulumi.Map)
 	annotations, _ := meta["annotations"].(pulumi.Map)
 	newAnnotations := pulumi.Map{"pulumi.com/patchForce": pulumi.String("true")}
@@ -185,19 +190,41 @@ func takeOverCRD(_ context.Context, args *pulumi.ResourceTransformArgs, protect 
 	return &pulumi.ResourceTransformResult{Props: props, Opts: opts}
 }
 
+// ServiceWebhookSkips are the namespaces the controller's Service webhook
+// leaves alone: kube-system, where the EKS add-ons (metrics-server among
+// them) create their Services. The chart's mservice.elbv2.k8s.aws webhook
+// sees every Service create in every namespace and refuses it with
+// failurePolicy Fail while the controller's pods are not serving
+// (templates/webhook.yaml and values.yaml at v3.5.0), so an add-on created
+// during the controller's install, or upgraded while it restarts, would
+// fail. The price: a LoadBalancer Service created in kube-system is not
+// given the controller's loadBalancerClass, and goes to EKS's in-tree
+// controller unless it names the class itself (docs/deploy/installation.md
+// at v3.5.0, "enableServiceMutatorWebhook").
+var ServiceWebhookSkips = []string{"kube-system"}
+
 // LoadBalancerControllerValues are the aws-load-balancer-controller chart's
 // values: the cluster, region and VPC are given, not discovered through
 // IMDS (which the nodes' hop limit of 1 keeps from pods). keepTLSSecret
 // reuses the webhook certificate on upgrade: from chart 3.1.0 it defaults to
 // false, which signs a new certificate on every render while the running
-// pods keep the old one (templates/_helpers.tpl at v3.5.0).
+// pods keep the old one (templates/_helpers.tpl at v3.5.0). The Service
+// webhook skips ServiceWebhookSkips, by the label every namespace carries
+// with its name (kubernetes.io/metadata.name, Kubernetes 1.22 and later).
 func LoadBalancerControllerValues(clusterName, region, vpcID string) map[string]any {
+	skips := make([]any, 0, len(ServiceWebhookSkips))
+	for _, ns := range ServiceWebhookSkips {
+		skips = append(skips, ns)
+	}
 	return map[string]any{
 		"clusterName":   clusterName,
 		"region":        region,
 		"vpcId":         vpcID,
 		"replicaCount":  2,
 		"keepTLSSecret": true,
+		"serviceMutatorWebhookConfig": map[string]any{
+			"namespaceSelectors": []any{map[string]any{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": skips}},
+		},
 		"serviceAccount": map[string]any{
 			"create": true,
 			"name":   LoadBalancerControllerServiceAccount,

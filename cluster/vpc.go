@@ -60,7 +60,15 @@ func NewVpc(ctx *pulumi.Context, name string, args *VpcArgs, opts ...pulumi.Reso
 		Filters: []ec2.GetVpcFilter{{Name: "tag:Name", Values: []string{args.VpcName}}},
 	}, parent)
 	if err != nil {
-		return nil, fmt.Errorf("looking up VPC with Name tag %q (config vpcName): %w", args.VpcName, err)
+		hint := ""
+		// pulumi-aws's lookup fails so when more than one VPC matches
+		// (terraform-provider-aws's aws_vpc data source: "multiple EC2 VPCs
+		// matched; use additional constraints ...").
+		if strings.Contains(err.Error(), "multiple") {
+			hint = "; more than one VPC carries that name (another quick start in the account and region?): give yours a name of its own " +
+				"(examples/vpc's vpcName) and set vpcName and the subnet patterns to it"
+		}
+		return nil, fmt.Errorf("looking up VPC with Name tag %q (config vpcName): %w%s", args.VpcName, err, hint)
 	}
 	v.ID = vpc.Id
 

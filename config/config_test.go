@@ -337,7 +337,7 @@ func TestUpgradeStep(t *testing.T) {
 		{"the same version", "1.36", "1.36", ""},
 		{"one minor up", "1.35", "1.36", ""},
 		{"two minors up at once", "1.34", "1.36", `kubernetesVersion "1.36": cluster eks-demo runs 1.34, and EKS upgrades one minor version at a time: set kubernetesVersion "1.35", then "1.36", running pulumi up after each`},
-		{"a downgrade", "1.36", "1.35", `kubernetesVersion "1.35": cluster eks-demo runs 1.36, and EKS cannot downgrade a cluster; set "1.36"`},
+		{"a downgrade", "1.36", "1.35", `kubernetesVersion "1.35": cluster eks-demo runs 1.36, and this program does not move a cluster to a lower version: EKS rolls a control plane back one minor only within 7 days of an in-place upgrade`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -109,8 +109,15 @@ func runningVersion(ctx *pulumi.Context, clusterName string) (string, bool, erro
 
 // checkUpgradeStep rejects a kubernetesVersion that EKS cannot reach in one
 // step from the version the cluster runs: EKS upgrades the control plane
-// one minor at a time and never downgrades (EKS user guide,
-// update-cluster.html).
+// one minor at a time (EKS user guide, update-cluster.html). A lower
+// version is refused too. EKS can roll a control plane back one minor
+// within 7 days of an in-place upgrade, with the same UpdateClusterVersion
+// (EKS user guide, rollback-cluster.html), but not its add-ons, nodes or
+// Fargate pods, and not a cluster created at its current version; the
+// program would send add-on versions, AMIs and a Karpenter configuration
+// chosen for the newer minor along with it. The rollback is an operation
+// of its own (docs/upgrades.md), after which the running version is the
+// one to set.
 func checkUpgradeStep(c *Config, running string) error {
 	from, errFrom := minor(running)
 	to, errTo := minor(c.KubernetesVersion)
@@ -118,7 +125,9 @@ func checkUpgradeStep(c *Config, running string) error {
 	case errFrom != nil || errTo != nil:
 		return nil // validated before; an unexpected running version is EKS's to judge
 	case to < from:
-		return fmt.Errorf("kubernetesVersion %q: cluster %s runs %s, and EKS cannot downgrade a cluster; set %q "+
+		return fmt.Errorf("kubernetesVersion %q: cluster %s runs %s, and this program does not move a cluster to a lower "+
+			"version: EKS rolls a control plane back one minor only within 7 days of an in-place upgrade, and not its add-ons, "+
+			"nodes or Fargate pods (docs/upgrades.md says how, with aws eks update-cluster-version); set %q "+
 			"(with supportType STANDARD, EKS upgrades a cluster itself when standard support ends)",
 			c.KubernetesVersion, c.ClusterName, running, running)
 	case to > from+1:

@@ -1,9 +1,11 @@
 package versions
 
 // FirstBottlerocket is, for each Kubernetes minor, the first Bottlerocket
-// release that ships its aws-k8s-1.NN variant (bottlerocket-os/bottlerocket
-// CHANGELOG.md and the variant tracking issues: 1.30 #3862, 1.31 #4137,
-// 1.32 #4318, 1.33 #4515, 1.34 #4640, 1.35 #4741, 1.36 #4843, 1.37 #4947).
+// release that ships its aws-k8s-1.NN variant: bottlerocket-os/bottlerocket
+// CHANGELOG.md, whose entries cite the pull requests that added them (1.30
+// #3859 and #3936, 1.31 #4142, 1.33 #4507 and #4513, 1.34 #4631, 1.35
+// #4735, 1.36 #4827) and, where the entry names none found here, the
+// variant's tracking issue (1.32 #4318, 1.37 #4915).
 // Karpenter resolves bottlerocket@v<X.Y.Z> to the SSM parameter
 // /aws/service/bottlerocket/aws-k8s-1.NN/<arch>/<X.Y.Z>/image_id, which an
 // older release never published: an EC2NodeClass pinned to it never turns
@@ -24,7 +26,8 @@ var FirstBottlerocket = map[int]string{
 
 // SuggestedBottlerocket is the Bottlerocket release that the docs and error
 // messages suggest pinning on production stacks: the newest release seen
-// (v1.66.0, validated 2026-09-22, bottlerocket-os/bottlerocket#4947). It is
+// (v1.66.0, validated 2026-09-22; its CHANGELOG entry came with
+// bottlerocket-os/bottlerocket#4946). It is
 // newer than the first release of every minor EKS supports today; whether
 // it still ships an old minor's variant, the SSM check at preview tells.
 const SuggestedBottlerocket = "1.66.0"

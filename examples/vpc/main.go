@@ -95,7 +95,49 @@ func program(ctx *pulumi.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkNameIsFree(ctx, s.VpcName); err != nil {
+		return err
+	}
 	return newVpc(ctx, s, plan)
+}
+
+// stackTagKey marks the VPC with the stack that created it, so that a
+// second stack (another person's quick start) can tell its name is taken.
+const stackTagKey = "nodeless-eks-vpc/stack"
+
+// ownStack is the stack's fully qualified name, the value of stackTagKey.
+func ownStack(ctx *pulumi.Context) string {
+	return ctx.Organization() + "/" + ctx.Project() + "/" + ctx.Stack()
+}
+
+// checkNameIsFree refuses a vpcName that a VPC of another stack already
+// has in the region: the root stack finds its VPC by that name, and two
+// would make its lookup fail as ambiguous. A VPC of that name without the
+// tag (made by hand, or by an earlier version of this program, which did
+// not tag) is said, not refused: it may be this stack's own.
+func checkNameIsFree(ctx *pulumi.Context, name string) error {
+	found, err := ec2.GetVpcs(ctx, &ec2.GetVpcsArgs{Filters: []ec2.GetVpcsFilter{{Name: "tag:Name", Values: []string{name}}}})
+	if err != nil {
+		return fmt.Errorf("looking for VPCs named %q: %w", name, err)
+	}
+	for _, id := range found.Ids {
+		v, err := ec2.LookupVpc(ctx, &ec2.LookupVpcArgs{Id: pulumi.StringRef(id)})
+		if err != nil {
+			return fmt.Errorf("reading VPC %s: %w", id, err)
+		}
+		switch owner := v.Tags[stackTagKey]; owner {
+		case ownStack(ctx):
+		case "":
+			if err := ctx.Log.Warn(fmt.Sprintf("VPC %s is already named %q and no stack of this project tagged it: if it is not this "+
+				"stack's own (made by an earlier version), the root stack's lookup by name will find two; choose another vpcName", id, name), nil); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("vpcName %q: VPC %s of stack %s has that name in this region already, and the root stack finds its VPC "+
+				"by name: choose another vpcName, and set the root stack's vpcName and subnet patterns to match (README, Quick start)", name, id, owner)
+		}
+	}
+	return nil
 }
 
 // newVpc creates the VPC, its subnets, gateways and routes from a plan.
@@ -115,7 +157,7 @@ func newVpc(ctx *pulumi.Context, s *settings, plan []Subnet) error {
 		// EKS and the VPC endpoints of its nodes need private DNS names.
 		EnableDnsHostnames: pulumi.Bool(true),
 		EnableDnsSupport:   pulumi.Bool(true),
-		Tags:               tags(map[string]string{"Name": s.VpcName}),
+		Tags:               tags(map[string]string{"Name": s.VpcName, stackTagKey: ownStack(ctx)}),
 	})
 	if err != nil {
 		return fmt.Errorf("creating VPC: %w", err)

@@ -155,3 +155,35 @@ func TestBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestNameTaken: a second person's quick start in the same account and
+// region gives its VPC the same name. The root stack finds its VPC by
+// name, so a name another stack's VPC has is refused before anything is
+// created; this stack's own VPC is its own.
+func TestNameTaken(t *testing.T) {
+	const self = "organization/" + project + "/dev" // the mock engine's organization
+	for _, tt := range []struct {
+		name, owner string
+		refused     string
+	}{
+		{"another person's stack", "alice/" + project + "/dev", `vpcName "eks-demo-vpc": VPC vpc-other of stack alice/nodeless-eks-vpc/dev has that name in this region already`},
+		{"this stack's own, on a second up", self, ""},
+		{"one no stack tagged", "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tags := map[string]string{}
+			if tt.owner != "" {
+				tags["nodeless-eks-vpc/stack"] = tt.owner
+			}
+			account := &fakeaws.Account{OtherVpcs: []fakeaws.Vpc{{ID: "vpc-other", Name: "eks-demo-vpc", Tags: tags}}}
+			rec, res := account.RunStackFile(t, project, "dev", "Pulumi.dev.yaml", nil, program)
+			if tt.refused != "" {
+				rec.RequireRefused(t, res.Err, tt.refused)
+				return
+			}
+			require.NoError(t, res.Err)
+			vpc := rec.Get(t, "aws:ec2/vpc:Vpc", "eks-demo-vpc")
+			assert.Equal(t, self, vpc.Inputs["tags"].ObjectValue()["nodeless-eks-vpc/stack"].StringValue(), "the VPC says which stack made it")
+		})
+	}
+}

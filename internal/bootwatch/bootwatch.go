@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -214,7 +215,9 @@ func whyControllerNotReady(ctx context.Context, api API, p kubeapi.Object, o Opt
 		if ev := lastWarning(ctx, api, p.Namespace(), p.Name(), time.Time{}); ev != "" {
 			return "unscheduled: " + ev, fmt.Sprintf("pod %s is not scheduled after %s: %s", p.Name(), o.StuckAfter, ev)
 		}
-		return "unscheduled", fmt.Sprintf("pod %s is not scheduled after %s; on Fargate that means no ACTIVE Fargate profile selects namespace %s", p.Name(), o.StuckAfter, p.Namespace())
+		return "unscheduled", fmt.Sprintf("pod %s is not scheduled after %s, and no event says why: Fargate schedules a pod that an "+
+			"ACTIVE profile's selectors match (namespace %s, and its labels if the profile names any) into the profile's subnets; "+
+			"`kubectl -n %s get events` and `aws eks describe-fargate-profile` may tell more", p.Name(), o.StuckAfter, p.Namespace(), p.Namespace())
 	}
 	logs, _ := api.Logs(ctx, p.Namespace(), p.Name(), o.Container, false, 5)
 	return "not ready", fmt.Sprintf("pod %s runs on %s but is not Ready after %s; its last log lines:\n%s", p.Name(), p.Str("spec", "nodeName"), o.StuckAfter, indent(logs))
@@ -322,15 +325,18 @@ func Nodes(ctx context.Context, api API, sink Sink, o Options, bound time.Durati
 		if allReady && poolsReady.IsZero() {
 			poolsReady = o.now()
 		}
-		launching := false // a NodeClaim of the stack's pools is on its way
+		launching := false // a NodeClaim of the stack's pools is on its way, and not yet overdue
 		for _, nc := range claims {
 			if _, ours := appeared[nc.Label("karpenter.sh/nodepool")]; ours && fresh(nc, start) {
-				launching = true
-				claim(sink, seen, nc, appeared)
+				launching = claim(sink, seen, o, nc, appeared) || launching
 			}
 		}
 		claimEvents(ctx, api, sink, seen, start, appeared)
-		return coreDNS(ctx, api, sink, seen, o, start, poolsReady, launching, wasFirst)
+		// Done only when all was Ready at the first read (an update that
+		// changes nothing); otherwise the watch goes on until the CoreDNS
+		// add-on is created or the bound passes: the pods Ready now may be
+		// EKS's pre-installed CoreDNS, which the add-on replaces.
+		return coreDNS(ctx, api, sink, seen, o, start, poolsReady, launching, wasFirst) && wasFirst
 	})
 }
 
@@ -340,22 +346,35 @@ func Nodes(ctx context.Context, api API, sink Sink, o Options, bound time.Durati
 // pkg/errors/errors.go) deletes the claim and leaves only the event
 // (kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle/launch.go).
 // A claim is named after its pool, "<pool>-xxxxx" (the NodeClaim template's
-// generateName, pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go).
+// generateName "<pool>-", pkg/controllers/provisioning/scheduling/
+// nodeclaimtemplate.go), to which the API server adds 5 random characters
+// (k8s.io/apiserver storage/names: randomLength 5), so that a claim of
+// another stack's pool "general-gpu" is not taken for one of "general".
 func claimEvents(ctx context.Context, api API, sink Sink, seen *said, start time.Time, pools map[string]time.Time) {
 	for _, e := range newEvents(ctx, api, "", "involvedObject.kind=NodeClaim,type=Warning", start) {
 		name := e.Str("involvedObject", "name")
-		pool := ""
-		for p := range pools {
-			if strings.HasPrefix(name, p+"-") && len(p) > len(pool) {
-				pool = p
-			}
-		}
+		pool := poolOfClaim(name, pools)
 		if pool == "" {
 			continue // another stack's pool
 		}
 		msg := fmt.Sprintf("NodeClaim %s of NodePool %s: %s: %s", name, pool, e.Str("reason"), e.Str("message"))
 		seen.warn(sink, Subject{Kind: KindNodeClaim, Name: name, Pool: pool}, "event/"+e.Str("reason"), msg, msg)
 	}
+}
+
+// generatedSuffix is the API server's generateName suffix: 5 characters
+// of "bcdfghjklmnpqrstvwxz2456789" (k8s.io/apiserver pkg/storage/names).
+var generatedSuffix = regexp.MustCompile(`^[bcdfghjklmnpqrstvwxz2456789]{5}$`)
+
+// poolOfClaim is the pool of pools a claim of this name belongs to, "" for
+// none.
+func poolOfClaim(claim string, pools map[string]time.Time) string {
+	for p := range pools {
+		if suffix, ok := strings.CutPrefix(claim, p+"-"); ok && generatedSuffix.MatchString(suffix) {
+			return p
+		}
+	}
+	return ""
 }
 
 // coreDNS reports why CoreDNS's pods have no node, and whether they all
@@ -394,12 +413,14 @@ func coreDNS(ctx context.Context, api API, sink Sink, seen *said, o Options, sta
 			seen.warn(sink, subj, "pending", "stuck", fmt.Sprintf("CoreDNS pod %s has no node %s after the node pools were Ready: %s", p.Name(), o.StuckAfter, why))
 		}
 	}
+	whole := Subject{Kind: KindCoreDNS, Name: "coredns"}
 	if len(pods) > 0 && ready == len(pods) {
 		if !first {
-			sink.Info(Subject{Kind: KindCoreDNS, Name: "coredns"}, fmt.Sprintf("CoreDNS: %d of %d pods Ready on Karpenter's nodes (%s)", ready, len(pods), elapsed(o, start)))
+			seen.info(sink, whole, "ready", "ready", fmt.Sprintf("CoreDNS: %d of %d pods Ready on Karpenter's nodes (%s)", ready, len(pods), elapsed(o, start)))
 		}
 		return true
 	}
+	seen.mark(whole, "ready", "") // Ready again later is news again
 	return false
 }
 
@@ -462,31 +483,64 @@ func conditions(sink Sink, seen *said, o Options, start time.Time, subj Subject,
 // launch: Karpenter leaves Launched Unknown, with the reason (LaunchFailed,
 // or the cloud provider's) and EC2's message, until it retries or deletes
 // the claim; it never sets it False (kubernetes-sigs/karpenter v1.14
-// pkg/controllers/nodeclaim/lifecycle/launch.go).
-func claim(sink Sink, seen *said, nc kubeapi.Object, appeared map[string]time.Time) {
+// pkg/controllers/nodeclaim/lifecycle/launch.go). A launched claim whose
+// node has not joined StuckAfter later is said at once: Karpenter keeps
+// Registered Unknown (NodeNotFound, "Node not registered with cluster")
+// and emits no event until it deletes the claim after 15 minutes, and
+// marks the pool's NodeRegistrationHealthy False only after 2 of its last
+// 4 attempts failed (registration.go, liveness.go and
+// pkg/state/nodepoolhealth/tracker.go at v1.14). It returns whether the
+// claim is still on its way: not registered, and not overdue.
+func claim(sink Sink, seen *said, o Options, nc kubeapi.Object, appeared map[string]time.Time) bool {
 	pool := nc.Label("karpenter.sh/nodepool")
 	subj := Subject{Kind: KindNodeClaim, Name: nc.Name(), Pool: pool}
 	cond := map[string]kubeapi.Object{}
 	for _, c := range nc.Items("status", "conditions") {
 		cond[c.Str("type")] = c
 	}
+	if c := cond["Registered"]; c != nil && c.Str("status") == "True" {
+		seen.info(sink, subj, "registered", "registered", fmt.Sprintf("NodeClaim %s of NodePool %s registered as node %s", nc.Name(), pool, nc.Str("status", "nodeName")))
+		// Its pods are scheduled on it within moments; until StuckAfter
+		// later it still explains a pending CoreDNS.
+		at := timestamp(c, "lastTransitionTime")
+		return at.IsZero() || o.now().Sub(at) < o.StuckAfter
+	}
 	launched := cond["Launched"]
 	switch {
 	case launched == nil:
 	case launched.Str("status") == "True":
+		at := timestamp(launched, "lastTransitionTime")
 		after := ""
-		if t, p := timestamp(launched, "lastTransitionTime"), appeared[pool]; !t.IsZero() && !p.IsZero() {
-			after = fmt.Sprintf(", %s after the pool appeared", t.Sub(p).Round(time.Second))
+		if p := appeared[pool]; !at.IsZero() && !p.IsZero() {
+			after = fmt.Sprintf(", %s after the pool appeared", at.Sub(p).Round(time.Second))
 		}
 		seen.info(sink, subj, "launch", "launched", fmt.Sprintf("NodeClaim %s of NodePool %s launched %s (%s, %s)%s", nc.Name(), pool,
 			nc.Label("node.kubernetes.io/instance-type"), nc.Label("karpenter.sh/capacity-type"), nc.Label("topology.kubernetes.io/zone"), after))
+		if at.IsZero() || o.now().Sub(at) < o.StuckAfter {
+			return true
+		}
+		instance := nc.Str("status", "providerID")
+		instance = instance[strings.LastIndex(instance, "/")+1:]
+		why := "Registered is not True"
+		if r := cond["Registered"]; r != nil {
+			why = fmt.Sprintf("Registered=%s (%s: %s)", r.Str("status"), r.Str("reason"), r.Str("message"))
+		}
+		console := ""
+		if instance != "" {
+			console = fmt.Sprintf("; the instance's console shows the kubelet's errors: aws ec2 get-console-output --instance-id %s --latest --output text", instance)
+		}
+		seen.warn(sink, subj, "join", "overdue", fmt.Sprintf("NodeClaim %s of NodePool %s launched %s ago, but its node has not joined the "+
+			"cluster: %s. A node that starts and never joins is usually refused by the cluster: the node role's access entry (type "+
+			"EC2_LINUX), the cluster security group, the private subnets' route to the API endpoint (NAT gateway or VPC endpoints), "+
+			"or user data; Karpenter gives up on it 15 minutes after it was created%s",
+			nc.Name(), pool, o.now().Sub(at).Round(time.Second), why, console))
+		return false
 	case launched.Str("message") != "" && launched.Str("reason") != "AwaitingReconciliation":
 		msg := fmt.Sprintf("NodeClaim %s of NodePool %s cannot launch: %s: %s", nc.Name(), pool, launched.Str("reason"), launched.Str("message"))
 		seen.warn(sink, subj, "launch", msg, msg)
+		return false
 	}
-	if c := cond["Registered"]; c != nil && c.Str("status") == "True" {
-		seen.info(sink, subj, "registered", "registered", fmt.Sprintf("NodeClaim %s of NodePool %s registered as node %s", nc.Name(), pool, nc.Str("status", "nodeName")))
-	}
+	return true
 }
 
 func podReady(p kubeapi.Object) bool {

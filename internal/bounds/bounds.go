@@ -23,6 +23,10 @@ const (
 	FargateProfile = 10 * time.Minute
 	// KarpenterCRDs: API objects, applied in seconds.
 	KarpenterCRDs = 5 * time.Minute
+	// LoadBalancerControllerCRDs: API objects, Established in seconds
+	// (pulumi-kubernetes awaits a CRD's Established condition, 10 minutes
+	// by default).
+	LoadBalancerControllerCRDs = 5 * time.Minute
 	// KarpenterController: a Fargate pod gets its node in 1-2 minutes and
 	// pulls the image in under one.
 	KarpenterController = 8 * time.Minute

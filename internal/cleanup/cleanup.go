@@ -12,10 +12,12 @@
 //     deletion;
 //  2. every StatefulSet with volume claim templates (it would recreate a
 //     deleted claim, and a new volume, with its next pod), then every
-//     PersistentVolumeClaim whose volume the EBS CSI driver provisioned
-//     with reclaim policy Delete, so that the driver deletes the EBS
-//     volume; volumes with reclaim policy Retain are kept on purpose and
-//     listed;
+//     PersistentVolumeClaim whose EBS volume has reclaim policy Delete
+//     (provisioned by the EBS CSI driver, or by the in-tree
+//     kubernetes.io/aws-ebs provisioner of EKS's gp2 class, which CSI
+//     migration hands to the same driver), so that the driver deletes the
+//     EBS volume; volumes with reclaim policy Retain are kept on purpose
+//     and listed;
 //  3. every NodePool and EC2NodeClass that the stack did not create (those
 //     carry the stack's label; Pulumi deletes them afterwards in graph
 //     order), so that Karpenter drains and terminates their nodes and
@@ -24,10 +26,13 @@
 //     allows an eviction) are deleted, which no budget holds.
 //
 // Each step is bounded, retries transient errors within its bound, and
-// says what it waits for at least every ReportEvery. A cluster that is
-// gone, an API server that cannot be reached within ReachTimeout, or a
-// kind that is not installed means there is nothing to clean: it says so
-// and succeeds, so that it never blocks a destroy.
+// says what it waits for at least every ReportEvery. Only proof that the
+// cluster is gone (its API server's name no longer resolves, or EKS says
+// it does not exist), or the user's PULUMI_K8S_DELETE_UNREACHABLE=true,
+// turns an API server that cannot be reached into "nothing to clean": any
+// other failure to reach it fails the step, naming the way out, since the
+// load balancers and volumes would otherwise be left for good. A kind that
+// is not installed has nothing to clean.
 package cleanup
 
 import (
@@ -54,9 +59,14 @@ type Options struct {
 	OwnLabelKey, OwnLabelValue string
 	// ReachTimeout bounds the wait for the API server to answer at all.
 	ReachTimeout time.Duration
-	// DeleteUnreachable gives up on an unreachable API server at once
-	// (PULUMI_K8S_DELETE_UNREACHABLE, as pulumi-kubernetes does).
+	// DeleteUnreachable gives up on an unreachable API server at once: the
+	// user's PULUMI_K8S_DELETE_UNREACHABLE=true, which tells
+	// pulumi-kubernetes the same of the stack's Kubernetes objects.
 	DeleteUnreachable bool
+	// ClusterExists asks EKS whether the cluster still exists, once its
+	// API server has not answered within ReachTimeout; nil when it cannot
+	// be asked. Only its "no" proves there is nothing to clean.
+	ClusterExists func(ctx context.Context) (exists bool, status string, err error)
 	// LoadBalancerTimeout, VolumeTimeout and NodeTimeout bound the steps.
 	LoadBalancerTimeout, VolumeTimeout, NodeTimeout time.Duration
 	// Interval is how often progress is checked; ReportEvery how often at
@@ -111,9 +121,11 @@ func (c *cleaner) logf(format string, a ...any) {
 	fmt.Fprintf(c.o.Log, format+"\n", a...)
 }
 
-// reach waits until the API server answers. A name that no longer resolves
-// means the cluster is gone; no answer within ReachTimeout means nothing
-// can be cleaned: both end the cleanup successfully, saying so.
+// reach waits until the API server answers. A name that no longer
+// resolves means the cluster is gone, and so does EKS's word that it no
+// longer exists; an API server that still cannot be reached after
+// ReachTimeout is a failure, unless the user said it is unreachable for
+// good (DeleteUnreachable).
 func (c *cleaner) reach(ctx context.Context) error {
 	bound := c.o.ReachTimeout
 	if c.o.DeleteUnreachable {
@@ -138,19 +150,49 @@ func (c *cleaner) reach(ctx context.Context) error {
 			return fmt.Errorf("the API server still fails after %s: %w; to destroy without the cleanup, "+
 				"set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true (see docs/troubleshooting.md)", bound, err)
 		case !time.Now().Before(deadline):
-			reason := fmt.Sprintf("no answer within %s", bound)
-			if c.o.DeleteUnreachable {
-				reason = "PULUMI_K8S_DELETE_UNREACHABLE is set"
-			}
-			c.logf("cannot reach the API server (%v; %s): skipping the cleanup. Load balancers, EBS volumes and nodes "+
-				"that workloads created may be left; docs/troubleshooting.md says how to find them", err, reason)
-			return errNothingToClean
+			return c.unreachable(ctx, err, bound)
 		}
 		c.logf("the API server does not answer yet (%v); retrying", err)
 		if err := poll.Sleep(ctx, c.o.Interval); err != nil {
 			return err
 		}
 	}
+}
+
+// unreachableWayOut is what to do when the cluster exists, or may, and
+// its API server cannot be reached from where `pulumi destroy` runs.
+const unreachableWayOut = "run `pulumi destroy` again from where the API server answers (a private endpoint answers only inside " +
+	"its VPC, a public one only to the addresses in publicAccessCidrs); or, if it can never be reached again, set " +
+	"NODELESS_EKS_SKIP_DESTROY_CLEANUP=true and PULUMI_K8S_DELETE_UNREACHABLE=true and delete the load balancers and EBS " +
+	"volumes its workloads created by hand (docs/troubleshooting.md, \"During pulumi destroy\")"
+
+// unreachable decides what an API server that does not answer means: the
+// user's switch, or EKS's word that the cluster is gone, end the cleanup
+// with nothing to clean; anything else fails it, since the load balancers
+// and volumes its workloads created would be left for good.
+func (c *cleaner) unreachable(ctx context.Context, cause error, waited time.Duration) error {
+	if c.o.DeleteUnreachable {
+		c.logf("cannot reach the API server (%v) and PULUMI_K8S_DELETE_UNREACHABLE=true says it is unreachable for good: skipping "+
+			"the cleanup. Load balancers, EBS volumes and nodes that workloads created may be left; docs/troubleshooting.md says "+
+			"how to find them", cause)
+		return errNothingToClean
+	}
+	if c.o.ClusterExists == nil {
+		return fmt.Errorf("the API server does not answer after %s (%v), and nothing proves the cluster is gone: %s", waited, cause, unreachableWayOut)
+	}
+	askCtx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	exists, status, err := c.o.ClusterExists(askCtx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the API server does not answer after %s (%v), and asking EKS whether the cluster still exists failed "+
+			"too (%v), so nothing proves it is gone: %s", waited, cause, err, unreachableWayOut)
+	case !exists:
+		c.logf("the API server does not answer (%v) and EKS says the cluster does not exist: nothing is left to clean", cause)
+		return errNothingToClean
+	}
+	return fmt.Errorf("the API server does not answer after %s (%v), but EKS says the cluster exists (status %s), so the "+
+		"load balancers and volumes its workloads created are still there: %s", waited, cause, status, unreachableWayOut)
 }
 
 // list lists r, retrying transient errors until ctx ends.
@@ -176,6 +218,22 @@ func (c *cleaner) remove(ctx context.Context, r kubeapi.Resource, namespace, nam
 			return err
 		}
 		c.logf("deleting %s %s failed for now (%v); retrying", r.Kind, qualified(namespace, name), err)
+		if err := poll.Sleep(ctx, c.o.Interval); err != nil {
+			return err
+		}
+	}
+}
+
+// removeNow deletes a pod without a grace period, retrying transient
+// errors until ctx ends.
+func (c *cleaner) removeNow(ctx context.Context, namespace, name, why string) error {
+	c.logf("deleting Pod %s at once%s", qualified(namespace, name), why)
+	for {
+		err := c.api.DeleteNow(ctx, kubeapi.Pods, namespace, name)
+		if err == nil || !kubeapi.IsTransient(err) || ctx.Err() != nil {
+			return err
+		}
+		c.logf("deleting Pod %s failed for now (%v); retrying", qualified(namespace, name), err)
 		if err := poll.Sleep(ctx, c.o.Interval); err != nil {
 			return err
 		}
@@ -279,11 +337,7 @@ func (c *cleaner) loadBalancers(ctx context.Context) error {
 			}
 			return left, err
 		})
-	if len(recreated) > 0 {
-		slices.Sort(recreated)
-		c.logf("recreated since the cleanup deleted them, by a controller that still runs: %s. Their load balancers may outlive "+
-			"the stack; docs/troubleshooting.md says how to find them", strings.Join(recreated, ", "))
-	}
+	c.reportRecreated(recreated)
 	return err
 }
 
@@ -296,10 +350,10 @@ func identity(o kubeapi.Object) string {
 	return qualified(o.Namespace(), o.Name())
 }
 
-// volumes deletes the claims of the EBS CSI driver's volumes whose reclaim
-// policy is Delete, and the pods that hold them (a claim in use is kept
-// until no scheduled pod uses it), then waits until the PersistentVolumes,
-// and with them the EBS volumes, are gone. StatefulSets with claim
+// volumes deletes the claims of the EBS volumes whose reclaim policy is
+// Delete, and the pods that hold them (a claim in use is kept until no
+// scheduled pod uses it), then waits until the PersistentVolumes, and with
+// them the EBS volumes, are gone. StatefulSets with claim
 // templates go first: their controller would recreate a deleted claim, and
 // a new volume, with the next pod. A volume that appears meanwhile is
 // handled the same way. Volumes kept by reclaim policy Retain are listed,
@@ -312,7 +366,7 @@ func (c *cleaner) volumes(ctx context.Context) error {
 		return err
 	}
 	if doomed, _ := c.doomedVolumes(pvs, true); len(doomed) == 0 {
-		c.logf("no EBS volume of the EBS CSI driver with reclaim policy Delete")
+		c.logf("no EBS volume with reclaim policy Delete")
 		return nil
 	}
 	sets, err := c.list(ctx, kubeapi.StatefulSets)
@@ -353,18 +407,34 @@ func (c *cleaner) volumes(ctx context.Context) error {
 		})
 }
 
-// doomedVolumes are the EBS CSI volumes with reclaim policy Delete, and
-// their claims (namespace/name: UID, or the name where the API gave none);
-// with report, each Retain volume is listed with the command that deletes
-// it.
+// ebsVolume is the ID of the EBS volume behind a PersistentVolume: one the
+// EBS CSI driver provisioned (spec.csi), or one of the in-tree
+// kubernetes.io/aws-ebs provisioner, which EKS's own gp2 StorageClass uses
+// and which CSI migration leaves written as spec.awsElasticBlockStore,
+// "aws://<zone>/vol-..." or "vol-..." (k8s.io/csi-translation-lib
+// plugins/aws_ebs.go); under migration the EBS CSI driver deletes those
+// too.
+func ebsVolume(pv kubeapi.Object) (string, bool) {
+	if pv.Str("spec", "csi", "driver") == EBSCSIDriver {
+		return pv.Str("spec", "csi", "volumeHandle"), true
+	}
+	if id := pv.Str("spec", "awsElasticBlockStore", "volumeID"); id != "" {
+		return id[strings.LastIndex(id, "/")+1:], true
+	}
+	return "", false
+}
+
+// doomedVolumes are the EBS volumes with reclaim policy Delete, and their
+// claims (namespace/name: UID, or the name where the API gave none); with
+// report, each Retain volume is listed with the command that deletes it.
 func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, map[string]string) {
 	var doomed []string
 	claims := map[string]string{}
 	for _, pv := range pvs {
-		if pv.Str("spec", "csi", "driver") != EBSCSIDriver {
+		volumeID, ok := ebsVolume(pv)
+		if !ok {
 			continue
 		}
-		volumeID := pv.Str("spec", "csi", "volumeHandle")
 		claim := "none"
 		if name := pv.Str("spec", "claimRef", "name"); name != "" {
 			claim = qualified(pv.Str("spec", "claimRef", "namespace"), name)
@@ -390,40 +460,70 @@ func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, ma
 // releaseClaims deletes the scheduled pods that mount one of claims, by
 // name or as a generic ephemeral volume (whose claim is named
 // <pod>-<volume>: Kubernetes docs, "Ephemeral Volumes", generic ephemeral
-// volumes' PersistentVolumeClaim naming): the claims' protection finalizer holds them while such
-// a pod exists (Kubernetes "Storage Object in Use Protection"). Pods that
-// controllers recreate stay unscheduled, since the scheduler refuses a
-// claim that is being deleted (kube-scheduler's VolumeBinding plugin:
-// "persistentvolumeclaim is being deleted").
+// volumes' PersistentVolumeClaim naming): the claims' protection finalizer
+// holds them while such a pod exists (Kubernetes "Storage Object in Use
+// Protection"). Pods that controllers recreate stay unscheduled, since the
+// scheduler refuses a claim that is being deleted (kube-scheduler's
+// VolumeBinding plugin: "persistentvolumeclaim is being deleted"). A pod
+// still terminating a minute after its grace period ended (its kubelet
+// never confirmed: a node gone, a finalizer) is deleted at once, as
+// `kubectl delete --grace-period=0 --force` does; its claim stays in use
+// until then.
 func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]string) error {
 	pods, err := c.list(ctx, kubeapi.Pods)
 	if err != nil {
 		return err
 	}
 	for _, pod := range pods {
-		if pod.Deleting() || pod.Str("spec", "nodeName") == "" {
+		if pod.Str("spec", "nodeName") == "" || !holdsOneOf(pod, claims) {
 			continue
 		}
-		for _, v := range pod.Items("spec", "volumes") {
-			claim := v.Str("persistentVolumeClaim", "claimName")
-			if v.Get("ephemeral") != nil {
-				claim = pod.Name() + "-" + v.Str("name")
+		if !pod.Deleting() {
+			if err := c.remove(ctx, kubeapi.Pods, pod.Namespace(), pod.Name(), " (it holds a claim of a volume to delete)"); err != nil {
+				return err
 			}
-			if _, doomed := claims[qualified(pod.Namespace(), claim)]; claim != "" && doomed {
-				if err := c.remove(ctx, kubeapi.Pods, pod.Namespace(), pod.Name(), " (it holds claim "+claim+")"); err != nil {
-					return err
-				}
-				break
+			continue
+		}
+		if ends := timestamp(pod, "metadata", "deletionTimestamp"); !ends.IsZero() && time.Since(ends) > stuckTerminating {
+			why := fmt.Sprintf(" (its grace period ended at %s and its kubelet has not confirmed: it holds a claim of a volume to delete)", ends.Format(time.RFC3339))
+			if err := c.removeNow(ctx, pod.Namespace(), pod.Name(), why); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
 }
 
+// stuckTerminating is how long after its grace period a pod may still be
+// terminating before the cleanup deletes it at once.
+const stuckTerminating = time.Minute
+
+// holdsOneOf reports whether a pod mounts one of claims.
+func holdsOneOf(pod kubeapi.Object, claims map[string]string) bool {
+	for _, v := range pod.Items("spec", "volumes") {
+		claim := v.Str("persistentVolumeClaim", "claimName")
+		if v.Get("ephemeral") != nil {
+			claim = pod.Name() + "-" + v.Str("name")
+		}
+		if _, doomed := claims[qualified(pod.Namespace(), claim)]; claim != "" && doomed {
+			return true
+		}
+	}
+	return false
+}
+
+func timestamp(o kubeapi.Object, path ...string) time.Time {
+	t, _ := time.Parse(time.RFC3339, o.Str(path...))
+	return t
+}
+
 // nodes deletes the NodePools the stack did not create and waits for
 // Karpenter to drain and terminate their nodes, then does the same for
 // the EC2NodeClasses it did not create, whose finalizer removes their
-// instance profiles.
+// instance profiles. What it waits for it knows by UID, as it does load
+// balancers: a pool or class that a controller still running recreates
+// under the same name (an ArgoCD application outside ArgoCD, an operator)
+// is reported, not waited for until the bound.
 func (c *cleaner) nodes(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.o.NodeTimeout)
 	defer cancel()
@@ -431,42 +531,61 @@ func (c *cleaner) nodes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range foreignPools {
-		if err := c.remove(ctx, kubeapi.NodePools, "", p, " (the stack did not create it)"); err != nil {
+	for _, name := range sortedKeys(foreignPools) {
+		if err := c.remove(ctx, kubeapi.NodePools, "", name, " (the stack did not create it)"); err != nil {
 			return err
 		}
 	}
 	if len(foreignPools) > 0 {
+		// The nodes to drain are the foreign pools' claims now; a claim of
+		// a pool recreated later is that pool's.
+		claims, err := c.list(ctx, kubeapi.NodeClaims)
+		if err != nil && !kubeapi.IsNotFound(err) {
+			return err
+		}
+		draining := map[string]bool{}
+		for _, nc := range claims {
+			if _, ours := foreignPools[nc.Label("karpenter.sh/nodepool")]; ours {
+				draining[identity(nc)] = true
+			}
+		}
 		forceAfter := time.Now().Add(c.o.NodeTimeout / 2)
-		err := c.waitFor(ctx, c.o.NodeTimeout, "nodes of the deleted NodePools (Karpenter drains and terminates them)",
+		var recreated []string
+		err = c.waitFor(ctx, c.o.NodeTimeout, "nodes of the deleted NodePools (Karpenter drains and terminates them)",
 			func(ctx context.Context) ([]string, error) {
 				claims, err := c.list(ctx, kubeapi.NodeClaims)
 				if err != nil && !kubeapi.IsNotFound(err) {
 					return nil, err
 				}
 				var left []string
-				draining := map[string]string{} // node name: its pool
+				nodes := map[string]string{} // node name: its pool
 				for _, nc := range claims {
-					if pool := nc.Label("karpenter.sh/nodepool"); slices.Contains(foreignPools, pool) {
+					if pool := nc.Label("karpenter.sh/nodepool"); draining[identity(nc)] {
 						left = append(left, "NodeClaim "+nc.Name()+" of NodePool "+pool)
 						if node := nc.Str("status", "nodeName"); node != "" {
-							draining[node] = pool
+							nodes[node] = pool
 						}
 					}
 				}
-				if len(draining) > 0 && !time.Now().Before(forceAfter) {
-					if err := c.forceDrain(ctx, draining); err != nil {
+				if len(nodes) > 0 && !time.Now().Before(forceAfter) {
+					if err := c.forceDrain(ctx, nodes); err != nil {
 						return nil, err
 					}
 				}
 				pools, err := c.list(ctx, kubeapi.NodePools)
+				recreated = recreated[:0]
 				for _, p := range pools {
-					if slices.Contains(foreignPools, p.Name()) {
+					switch uid, deleted := foreignPools[p.Name()]; {
+					case !deleted:
+					case uid == identity(p):
 						left = append(left, "NodePool "+p.Name())
+					default:
+						recreated = append(recreated, "NodePool "+p.Name())
 					}
 				}
 				return left, err
 			})
+		c.reportRecreated(recreated)
 		if err != nil {
 			return err
 		}
@@ -475,25 +594,44 @@ func (c *cleaner) nodes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, nc := range foreignClasses {
-		if err := c.remove(ctx, kubeapi.EC2NodeClasses, "", nc, " (the stack did not create it)"); err != nil {
+	for _, name := range sortedKeys(foreignClasses) {
+		if err := c.remove(ctx, kubeapi.EC2NodeClasses, "", name, " (the stack did not create it)"); err != nil {
 			return err
 		}
 	}
 	if len(foreignClasses) == 0 {
 		return nil
 	}
-	return c.waitFor(ctx, c.o.NodeTimeout, "the deleted EC2NodeClasses (Karpenter removes their instance profiles)",
+	var recreated []string
+	err = c.waitFor(ctx, c.o.NodeTimeout, "the deleted EC2NodeClasses (Karpenter removes their instance profiles)",
 		func(ctx context.Context) ([]string, error) {
 			classes, err := c.list(ctx, kubeapi.EC2NodeClasses)
 			var left []string
+			recreated = recreated[:0]
 			for _, nc := range classes {
-				if slices.Contains(foreignClasses, nc.Name()) {
+				switch uid, deleted := foreignClasses[nc.Name()]; {
+				case !deleted:
+				case uid == identity(nc):
 					left = append(left, "EC2NodeClass "+nc.Name())
+				default:
+					recreated = append(recreated, "EC2NodeClass "+nc.Name())
 				}
 			}
 			return left, err
 		})
+	c.reportRecreated(recreated)
+	return err
+}
+
+// reportRecreated says what a controller still running recreated after
+// the cleanup deleted it, which may outlive the stack.
+func (c *cleaner) reportRecreated(recreated []string) {
+	if len(recreated) == 0 {
+		return
+	}
+	slices.Sort(recreated)
+	c.logf("recreated since the cleanup deleted them, by a controller that still runs: %s. What they hold (load balancers, "+
+		"nodes) may outlive the stack; docs/troubleshooting.md says how to find it", strings.Join(recreated, ", "))
 }
 
 // forceDrain deletes the pods still on nodes (name: pool) whose drain has
@@ -530,9 +668,9 @@ func ownedBy(o kubeapi.Object, kind string) bool {
 	return false
 }
 
-// foreign lists the objects of r that do not carry the stack's label. A
-// kind that is not installed has none.
-func (c *cleaner) foreign(ctx context.Context, r kubeapi.Resource) ([]string, error) {
+// foreign lists the objects of r that do not carry the stack's label, by
+// name with their identity. A kind that is not installed has none.
+func (c *cleaner) foreign(ctx context.Context, r kubeapi.Resource) (map[string]string, error) {
 	objs, err := c.list(ctx, r)
 	if kubeapi.IsNotFound(err) {
 		c.logf("%s are not served (is Karpenter's CRD installed?): none to delete", r.Kind)
@@ -541,15 +679,14 @@ func (c *cleaner) foreign(ctx context.Context, r kubeapi.Resource) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	out := map[string]string{}
 	for _, o := range objs {
 		if o.Label(c.o.OwnLabelKey) == c.o.OwnLabelValue {
 			c.logf("keeping %s %s: the stack created it, and destroy deletes it after the cleanup", r.Kind, o.Name())
 			continue
 		}
-		out = append(out, o.Name()) // one already being deleted is waited for too
+		out[o.Name()] = identity(o) // one already being deleted is waited for too
 	}
-	slices.Sort(out)
 	return out, nil
 }
 

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -38,7 +41,10 @@ type fakeCluster struct {
 	// claim data-db-0 (with a new UID and volume) once it is gone.
 	recreate      string
 	recreateClaim bool
-	notServed     map[kubeapi.Resource]bool
+	// recreatePool is a controller that recreates, once, the NodePool of
+	// this name (with a new UID) after it is deleted.
+	recreatePool string
+	notServed    map[kubeapi.Resource]bool
 	// listErrors fail the next lists of a resource with these errors.
 	listErrors map[kubeapi.Resource][]error
 	// pingErrors fail the next pings; pingErr fails every ping.
@@ -95,8 +101,17 @@ func workloadsLeftBehind() *fakeCluster {
 			obj("pvc-efs", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 				"csi":      map[string]any{"driver": "efs.csi.aws.com", "volumeHandle": "fs-1"},
 				"claimRef": map[string]any{"namespace": "shop", "name": "shared"}}),
+			// EKS's gp2 class (kubernetes.io/aws-ebs), as CSI migration
+			// writes its volumes back.
+			obj("pvc-gp2", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+				"awsElasticBlockStore": map[string]any{"volumeID": "aws://eu-west-1a/vol-0gp2", "fsType": "ext4"},
+				"claimRef":             map[string]any{"namespace": "legacy", "name": "logs", "uid": "u-logs"}}),
+			obj("pvc-gp2-keep", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Retain",
+				"awsElasticBlockStore": map[string]any{"volumeID": "vol-0gp2keep"},
+				"claimRef":             map[string]any{"namespace": "legacy", "name": "audit"}}),
 		},
-		kubeapi.Claims: {obj("data-db-0", "shop", nil, nil), obj("scratch-1-tmp", "shop", nil, nil), obj("archive", "shop", nil, nil), obj("shared", "shop", nil, nil)},
+		kubeapi.Claims: {obj("data-db-0", "shop", nil, nil), obj("scratch-1-tmp", "shop", nil, nil), obj("archive", "shop", nil, nil),
+			obj("shared", "shop", nil, nil), obj("logs", "legacy", nil, nil), obj("audit", "legacy", nil, nil)},
 		kubeapi.Pods: {
 			dbPod("ip-10-0-1-1"),
 			obj("scratch-1", "shop", nil, map[string]any{"nodeName": "ip-10-0-1-1",
@@ -106,14 +121,14 @@ func workloadsLeftBehind() *fakeCluster {
 			withOwner(obj("node-agent-x", "kube-system", nil, map[string]any{"nodeName": "ip-10-0-9-9"}), "DaemonSet"),
 		},
 		kubeapi.NodePools: {
-			obj("general", "", own, map[string]any{}),
-			obj("argocd-batch", "", nil, map[string]any{}),
+			withUID(obj("general", "", own, map[string]any{}), "u-general"),
+			withUID(obj("argocd-batch", "", nil, map[string]any{}), "u-argocd-batch"),
 		},
 		kubeapi.NodeClaims: {
 			obj("general-abc", "", map[string]any{"karpenter.sh/nodepool": "general"}, map[string]any{"nodeClassRef": map[string]any{"name": "default"}}),
 			withNode(obj("argocd-batch-xyz", "", map[string]any{"karpenter.sh/nodepool": "argocd-batch"}, map[string]any{"nodeClassRef": map[string]any{"name": "batch"}}), "ip-10-0-9-9"),
 		},
-		kubeapi.EC2NodeClasses: {obj("default", "", own, nil), obj("batch", "", nil, nil)},
+		kubeapi.EC2NodeClasses: {withUID(obj("default", "", own, nil), "u-default"), withUID(obj("batch", "", nil, nil), "u-batch")},
 	}
 	return f
 }
@@ -162,15 +177,31 @@ func (f *fakeCluster) List(_ context.Context, r kubeapi.Resource) ([]kubeapi.Obj
 	return slices.Clone(f.objs[r]), nil
 }
 
+// DeleteNow removes an object at once, whatever its kubelet says.
+func (f *fakeCluster) DeleteNow(_ context.Context, r kubeapi.Resource, namespace, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deletes = append(f.deletes, r.Kind+" "+qualified(namespace, name)+" at once")
+	f.objs[r] = slices.DeleteFunc(f.objs[r], func(o kubeapi.Object) bool { return o.Name() == name && o.Namespace() == namespace })
+	return nil
+}
+
 func (f *fakeCluster) Delete(_ context.Context, r kubeapi.Resource, namespace, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deletes = append(f.deletes, r.Kind+" "+qualified(namespace, name))
 	for i, o := range f.objs[r] {
 		if o.Name() == name && o.Namespace() == namespace {
+			if o.Deleting() {
+				return nil // a pod stuck terminating stays so
+			}
 			o["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T00:00:00Z"
 			if r == kubeapi.Pods {
 				f.objs[r] = slices.Delete(f.objs[r], i, i+1)
+			}
+			if r == kubeapi.NodePools && name == f.recreatePool {
+				f.recreatePool = ""
+				f.objs[r] = append(f.objs[r], withUID(obj(name, "", nil, map[string]any{}), "u-pool-again"))
 			}
 			if r == kubeapi.Services && name == f.recreate {
 				f.recreate = ""
@@ -246,7 +277,9 @@ func (f *fakeCluster) tick() {
 	})
 	if f.csiDriver {
 		remove(kubeapi.Volumes, func(pv kubeapi.Object) bool {
-			if pv.Str("spec", "persistentVolumeReclaimPolicy") != "Delete" || pv.Str("spec", "csi", "driver") != EBSCSIDriver {
+			// Under CSI migration the driver deletes the in-tree
+			// provisioner's volumes too.
+			if _, ebs := ebsVolume(pv); !ebs || pv.Str("spec", "persistentVolumeReclaimPolicy") != "Delete" {
 				return false
 			}
 			for _, c := range f.objs[kubeapi.Claims] {
@@ -338,6 +371,13 @@ func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 		assert.Contains(t, log.String(), "keeping EBS volume vol-0keep (PersistentVolume pvc-keep, claim shop/archive): its reclaim policy is Retain")
 		assert.Contains(t, log.String(), "aws ec2 delete-volume --volume-id vol-0keep")
 	})
+	t.Run("EKS's gp2 class: in-tree volumes are deleted or listed like the driver's", func(t *testing.T) {
+		assert.NotContains(t, names(f.objs[kubeapi.Volumes]), "pvc-gp2", "deletes: %v", f.deletes)
+		assert.Contains(t, f.deletes, "PersistentVolumeClaim legacy/logs")
+		assert.Contains(t, names(f.objs[kubeapi.Volumes]), "pvc-gp2-keep")
+		assert.Contains(t, log.String(), "keeping EBS volume vol-0gp2keep (PersistentVolume pvc-gp2-keep, claim legacy/audit): its reclaim policy is Retain")
+		assert.Contains(t, log.String(), "aws ec2 delete-volume --volume-id vol-0gp2keep")
+	})
 	t.Run("volumes of other drivers are not touched", func(t *testing.T) {
 		assert.Contains(t, names(f.objs[kubeapi.Volumes]), "pvc-efs")
 		assert.NotContains(t, f.deletes, "PersistentVolumeClaim shop/shared")
@@ -364,23 +404,47 @@ func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 	})
 }
 
-func TestRunNeverBlocksADestroy(t *testing.T) {
+// TestRunCleansOnlyWhatIsProvenGone: only proof that the cluster is gone
+// (its name no longer resolves, or EKS says so), or the user's
+// PULUMI_K8S_DELETE_UNREACHABLE=true, lets an API server that cannot be
+// reached count as nothing to clean; otherwise the step fails, naming the
+// way out, since the load balancers and volumes would be left for good.
+func TestRunCleansOnlyWhatIsProvenGone(t *testing.T) {
 	dnsGone := &net.DNSError{Err: "no such host", Name: "ABC.gr7.eu-west-1.eks.amazonaws.com", IsNotFound: true}
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	eks := func(exists bool, status string, err error) func(context.Context) (bool, string, error) {
+		return func(context.Context) (bool, string, error) { return exists, status, err }
+	}
 	tests := []struct {
 		name    string
 		setup   func(f *fakeCluster, o *Options)
-		wantLog string
+		wantLog string // the run goes on, nothing to clean
+		wantErr string // the run fails
 	}{
-		{"a cluster deleted out of band: its name no longer resolves", func(f *fakeCluster, o *Options) { f.pingErr = dnsGone },
-			"the cluster's API server name no longer resolves: the cluster is gone, so nothing is left to clean"},
-		{"an API server that does not answer within the bound", func(f *fakeCluster, o *Options) { f.pingErr = refused },
-			"cannot reach the API server (dial tcp: connection refused; no answer within 50ms): skipping the cleanup"},
-		{"PULUMI_K8S_DELETE_UNREACHABLE gives up at once", func(f *fakeCluster, o *Options) {
+		{name: "a cluster deleted out of band: its name no longer resolves", setup: func(f *fakeCluster, o *Options) { f.pingErr = dnsGone },
+			wantLog: "the cluster's API server name no longer resolves: the cluster is gone, so nothing is left to clean"},
+		{name: "an API server that does not answer, and EKS says the cluster is gone", setup: func(f *fakeCluster, o *Options) {
+			f.pingErr = refused
+			o.ClusterExists = eks(false, "", nil)
+		}, wantLog: "the API server does not answer (dial tcp: connection refused) and EKS says the cluster does not exist: nothing is left to clean"},
+		{name: "an API server that does not answer, and EKS says the cluster is there", setup: func(f *fakeCluster, o *Options) {
+			f.pingErr = refused
+			o.ClusterExists = eks(true, "ACTIVE", nil)
+		}, wantErr: "the API server does not answer after 50ms (dial tcp: connection refused), but EKS says the cluster exists (status ACTIVE), " +
+			"so the load balancers and volumes its workloads created are still there: run `pulumi destroy` again from where the API server answers"},
+		{name: "an API server that does not answer, and EKS cannot be asked", setup: func(f *fakeCluster, o *Options) {
+			f.pingErr = refused
+			o.ClusterExists = eks(false, "", errors.New("Unable to locate credentials"))
+		}, wantErr: "asking EKS whether the cluster still exists failed too (Unable to locate credentials), so nothing proves it is gone"},
+		{name: "an API server that does not answer, and no way to ask EKS", setup: func(f *fakeCluster, o *Options) { f.pingErr = refused },
+			wantErr: "the API server does not answer after 50ms (dial tcp: connection refused), and nothing proves the cluster is gone: " +
+				"run `pulumi destroy` again from where the API server answers"},
+		{name: "PULUMI_K8S_DELETE_UNREACHABLE=true gives up at once", setup: func(f *fakeCluster, o *Options) {
 			f.pingErr = refused
 			o.ReachTimeout = time.Hour
 			o.DeleteUnreachable = true
-		}, "PULUMI_K8S_DELETE_UNREACHABLE is set): skipping the cleanup"},
+			o.ClusterExists = eks(true, "ACTIVE", nil)
+		}, wantLog: "PULUMI_K8S_DELETE_UNREACHABLE=true says it is unreachable for good: skipping the cleanup"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -389,13 +453,23 @@ func TestRunNeverBlocksADestroy(t *testing.T) {
 			o := options(&log)
 			tt.setup(f, &o)
 			start := time.Now()
-			require.NoError(t, Run(context.Background(), f, o), "a destroy must go on")
+			err := Run(context.Background(), f, o)
 			assert.Less(t, time.Since(start), time.Second)
-			assert.Contains(t, log.String(), tt.wantLog)
 			assert.Empty(t, f.deletes, "nothing is deleted")
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				assert.Contains(t, err.Error(), "set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true and PULUMI_K8S_DELETE_UNREACHABLE=true", "the way out")
+				return
+			}
+			require.NoError(t, err, "proof, or the user's word, lets the destroy go on")
+			assert.Contains(t, log.String(), tt.wantLog)
 		})
 	}
+}
 
+func TestRunNeverBlocksADestroy(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 	t.Run("an API server that answers after a while is waited for", func(t *testing.T) {
 		f := workloadsLeftBehind()
 		f.pingErrors = []error{refused, refused}
@@ -451,7 +525,7 @@ func TestRunFailsAtTheStepThatDoesNotFinish(t *testing.T) {
 		{"no LB controller", func(f *fakeCluster) { f.lbController = false },
 			"removing load balancers: timed out after 200ms waiting for Ingresses, LoadBalancer Services and Gateways (the LB controller deletes their load balancers): 3 left (Gateway shop/web-gw, Ingress shop/web, Service shop/public)"},
 		{"no EBS CSI driver", func(f *fakeCluster) { f.csiDriver = false },
-			"removing EBS volumes: timed out after 200ms waiting for EBS volumes (the EBS CSI driver deletes them once their claims are gone): 2 left (PersistentVolume pvc-data (vol-0data), PersistentVolume pvc-scratch (vol-0scratch))"},
+			"removing EBS volumes: timed out after 200ms waiting for EBS volumes (the EBS CSI driver deletes them once their claims are gone): 3 left (PersistentVolume pvc-data (vol-0data), PersistentVolume pvc-gp2 (vol-0gp2), PersistentVolume pvc-scratch (vol-0scratch))"},
 		{"no Karpenter", func(f *fakeCluster) { f.karpenter = false },
 			"removing node pools and node classes the stack did not create: timed out after 200ms waiting for nodes of the deleted NodePools (Karpenter drains and terminates them): 2 left (NodeClaim argocd-batch-xyz of NodePool argocd-batch, NodePool argocd-batch)"},
 	}
@@ -501,6 +575,38 @@ func TestRunDoesNotWaitForeverOnAReconciler(t *testing.T) {
 		assert.Equal(t, 2, count, "deletes: %v", f.deletes)
 		assert.NotContains(t, names(f.objs[kubeapi.Volumes]), "pvc-data-again")
 	})
+	t.Run("a pod stuck terminating that holds a claim is deleted at once", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		stuck := obj("reader-0", "legacy", nil, map[string]any{"nodeName": "ip-10-0-1-1",
+			"volumes": []any{map[string]any{"name": "logs", "persistentVolumeClaim": map[string]any{"claimName": "logs"}}}})
+		stuck["metadata"].(map[string]any)["deletionTimestamp"] = time.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339)
+		f.objs[kubeapi.Pods] = append(f.objs[kubeapi.Pods], stuck)
+		var log bytes.Buffer
+		require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
+		assert.Contains(t, f.deletes, "Pod legacy/reader-0 at once")
+		assert.Contains(t, log.String(), "its grace period ended at")
+		assert.NotContains(t, names(f.objs[kubeapi.Volumes]), "pvc-gp2", "its volume went once the pod did")
+	})
+	t.Run("a pod terminating within its grace period is waited for", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		going := obj("reader-0", "legacy", nil, map[string]any{"nodeName": "ip-10-0-1-1",
+			"volumes": []any{map[string]any{"name": "logs", "persistentVolumeClaim": map[string]any{"claimName": "logs"}}}})
+		going["metadata"].(map[string]any)["deletionTimestamp"] = time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
+		f.objs[kubeapi.Pods] = append(f.objs[kubeapi.Pods], going)
+		var log bytes.Buffer
+		err := Run(context.Background(), f, options(&log))
+		require.Error(t, err, "the bound passes while its kubelet still may confirm")
+		assert.NotContains(t, f.deletes, "Pod legacy/reader-0 at once")
+	})
+	t.Run("a NodePool recreated under the same name is reported, not waited for", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		f.recreatePool = "argocd-batch"
+		var log bytes.Buffer
+		start := time.Now()
+		require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
+		assert.Less(t, time.Since(start), 150*time.Millisecond, "well within the 200ms bound")
+		assert.Contains(t, log.String(), "recreated since the cleanup deleted them, by a controller that still runs: NodePool argocd-batch")
+	})
 	t.Run("without a blocked drain no pod is forced", func(t *testing.T) {
 		f := workloadsLeftBehind()
 		var log bytes.Buffer
@@ -528,10 +634,16 @@ func TestRunReportsWhileItWaits(t *testing.T) {
 
 func TestMain_(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	whole := func() (invocation, bool) {
+		return invocation{Args: []string{"pulumi", "destroy"}, Command: "destroy"}, true
+	}
+	prev := findPulumi
+	t.Cleanup(func() { findPulumi = prev })
+	findPulumi = whole
 	t.Run("the skip switch skips everything, without a kubeconfig", func(t *testing.T) {
 		var log bytes.Buffer
 		require.NoError(t, Main(context.Background(), env(map[string]string{EnvSkip: "true"}), &log))
-		assert.Contains(t, log.String(), "NODELESS_EKS_SKIP_DESTROY_CLEANUP is set: skipping the destroy cleanup")
+		assert.Contains(t, log.String(), "NODELESS_EKS_SKIP_DESTROY_CLEANUP=true: skipping the destroy cleanup")
 	})
 	t.Run("settings the program must set are checked", func(t *testing.T) {
 		err := Main(context.Background(), env(map[string]string{EnvOwnLabel: "nodeless-eks/stack=x", EnvLoadBalancerTimeout: "15m",
@@ -544,4 +656,187 @@ func TestMain_(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "NODELESS_EKS_OWN_LABEL")
 	})
+	t.Run("only true skips", func(t *testing.T) {
+		err := Main(context.Background(), env(map[string]string{EnvSkip: "1"}), &bytes.Buffer{})
+		require.Error(t, err, "1 is not true: the cleanup ran, and found no label")
+		assert.Contains(t, err.Error(), "NODELESS_EKS_OWN_LABEL")
+	})
+	t.Run("the report is appended to the file the program names, failures included", func(t *testing.T) {
+		report := filepath.Join(t.TempDir(), "destroy-cleanup-nodeless-eks.dev.log")
+		var log bytes.Buffer
+		require.NoError(t, Main(context.Background(), env(map[string]string{EnvSkip: "true", EnvReport: report, EnvOwnLabel: "k=nodeless-eks.dev"}), &log))
+		require.Error(t, Main(context.Background(), env(map[string]string{EnvReport: report, EnvOwnLabel: "k=nodeless-eks.dev"}), &log))
+		raw, err := os.ReadFile(report)
+		require.NoError(t, err)
+		assert.Equal(t, 2, strings.Count(string(raw), "=== destroy cleanup of k=nodeless-eks.dev, "), "one section a run:\n%s", raw)
+		assert.Contains(t, string(raw), "skipping the destroy cleanup")
+		assert.Contains(t, string(raw), "failed: NODELESS_EKS_LB_TIMEOUT")
+		assert.Contains(t, log.String(), "this report is also in "+report)
+	})
+	t.Run("a targeted destroy, or an update, that reaches the cleanup is refused unless told", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"/usr/local/bin/pulumi", "destroy", "--target", "urn:pulumi:dev::nodeless-eks::eks:index:Cluster::eks-demo", "--target-dependents", "--yes"},
+			{"pulumi", "destroy", "--exclude=urn:x", "--yes"},
+			{"pulumi", "up", "--yes"},
+		} {
+			findPulumi = func() (invocation, bool) { return parseInvocation(args) }
+			err := Main(context.Background(), env(map[string]string{}), &bytes.Buffer{})
+			require.Error(t, err, "%v", args)
+			assert.Contains(t, err.Error(), "`"+strings.Join(args, " ")+"`")
+			assert.Contains(t, err.Error(), "Set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true to let it go without cleaning")
+			assert.Contains(t, err.Error(), "NODELESS_EKS_DESTROY_CLEANUP_PARTIAL=true to clean anyway")
+		}
+		err := Main(context.Background(), env(map[string]string{EnvPartial: "true"}), &bytes.Buffer{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "NODELESS_EKS_OWN_LABEL", "told, it goes on")
+		findPulumi = func() (invocation, bool) { return invocation{}, false }
+		var log bytes.Buffer
+		err = Main(context.Background(), env(map[string]string{}), &log)
+		assert.Contains(t, err.Error(), "NODELESS_EKS_OWN_LABEL", "when it cannot tell, it cleans as for a whole destroy")
+		assert.Contains(t, log.String(), "could not tell which Pulumi command deletes the cleanup")
+		findPulumi = whole
+	})
+}
+
+func TestParseInvocation(t *testing.T) {
+	for _, tt := range []struct {
+		args      []string
+		ok, whole bool
+		command   string
+	}{
+		{[]string{"/usr/bin/pulumi", "destroy", "--yes"}, true, true, "destroy"},
+		{[]string{"pulumi", "--non-interactive", "destroy", "--stack", "dev", "--skip-preview"}, true, true, "destroy"},
+		{[]string{"pulumi", "destroy", "-t", "urn"}, true, false, "destroy"},
+		{[]string{"pulumi", "destroy", "--target=urn", "--target-dependents"}, true, false, "destroy"},
+		{[]string{"pulumi", "up", "--yes"}, true, false, "up"},
+		{[]string{"pulumi-resource-command"}, false, false, ""},
+		{[]string{"/bin/sh", "-c", "pulumi destroy"}, false, false, ""},
+		{[]string{"pulumi", "version"}, false, false, ""},
+	} {
+		inv, ok := parseInvocation(tt.args)
+		assert.Equal(t, tt.ok, ok, "%v", tt.args)
+		assert.Equal(t, tt.whole, inv.whole(), "%v", tt.args)
+		assert.Equal(t, tt.command, inv.Command, "%v", tt.args)
+	}
+	t.Run("it walks up to the Pulumi CLI", func(t *testing.T) {
+		tree := map[int]struct {
+			ppid int
+			args []string
+		}{
+			40: {30, []string{"/tmp/go-build/exe/destroy-cleanup"}},
+			30: {20, []string{"go", "run", "./cmd/destroy-cleanup"}},
+			20: {10, []string{"/bin/sh", "-c", "report=..."}},
+			10: {5, []string{"/home/u/.pulumi/plugins/resource-command-v1.1.0/pulumi-resource-command", "127.0.0.1:4000"}},
+			5:  {1, []string{"/usr/local/bin/pulumi", "destroy", "--target", "urn", "--target-dependents"}},
+		}
+		info := func(pid int) (int, []string, error) {
+			p, ok := tree[pid]
+			if !ok {
+				return 0, nil, errors.New("no such process")
+			}
+			return p.ppid, p.args, nil
+		}
+		inv, ok := findInvocation(40, info)
+		require.True(t, ok)
+		assert.False(t, inv.whole())
+		_, ok = findInvocation(30, func(int) (int, []string, error) { return 0, nil, errors.New("ps: not found") })
+		assert.False(t, ok, "no ps: it cannot tell")
+	})
+}
+
+// TestFindInvocationForReal builds a real process tree: a Pulumi CLI (a
+// shell under the name pulumi, run as `pulumi destroy --target ...`) whose
+// child, this test binary, reads its ancestors with the real ps.
+func TestFindInvocationForReal(t *testing.T) {
+	if os.Getenv("CLEANUP_INVOCATION_CHILD") == "1" {
+		inv, ok := findInvocation(os.Getpid(), psInfo)
+		fmt.Printf("found=%v whole=%v command=%s\n", ok, inv.whole(), inv.Command)
+		return
+	}
+	sh, errSh := exec.LookPath("sh")
+	_, errPs := exec.LookPath("ps")
+	if errSh != nil || errPs != nil {
+		t.Skip("needs sh and ps")
+	}
+	pulumi := filepath.Join(t.TempDir(), "pulumi")
+	require.NoError(t, os.Symlink(sh, pulumi))
+	self, err := os.Executable()
+	require.NoError(t, err)
+	// "; true" keeps the shell from exec'ing the child in its own place.
+	cmd := exec.Command(pulumi, "-c", self+" -test.run=^TestFindInvocationForReal$; true", "destroy", "--target", "urn", "--target-dependents")
+	cmd.Env = append(os.Environ(), "CLEANUP_INVOCATION_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Contains(t, string(out), "found=true whole=false command=destroy")
+}
+
+// TestReachForReal runs the cleanup with the real client against endpoints
+// on this machine: one that refuses connections is not proof the cluster
+// is gone, a name that does not resolve is.
+func TestReachForReal(t *testing.T) {
+	kubeconfig := func(server string) string {
+		return `{"clusters":[{"cluster":{"server":"` + server + `"}}],"users":[{"user":{"token":"t"}}]}`
+	}
+	o := Options{OwnLabelKey: ownKey, OwnLabelValue: ownValue, ReachTimeout: 300 * time.Millisecond,
+		LoadBalancerTimeout: time.Second, VolumeTimeout: time.Second, NodeTimeout: time.Second,
+		Interval: 50 * time.Millisecond, ReportEvery: time.Second}
+	t.Run("connection refused on 127.0.0.1:1 fails, naming the way out", func(t *testing.T) {
+		api, err := kubeapi.New(kubeconfig("https://127.0.0.1:1"))
+		require.NoError(t, err)
+		var log bytes.Buffer
+		o := o
+		o.Log = &log
+		err = Run(context.Background(), api, o)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "connect: connection refused")
+		assert.Contains(t, err.Error(), "nothing proves the cluster is gone")
+		assert.Contains(t, log.String(), "the API server does not answer yet")
+	})
+	t.Run("a name that no longer resolves is a cluster that is gone", func(t *testing.T) {
+		if _, err := net.LookupHost("gone.nodeless-eks.invalid"); err == nil || !kubeapi.IsGone(err) {
+			t.Skipf("this machine's resolver does not answer NXDOMAIN for .invalid (%v)", err)
+		}
+		api, err := kubeapi.New(kubeconfig("https://gone.nodeless-eks.invalid"))
+		require.NoError(t, err)
+		var log bytes.Buffer
+		o := o
+		o.Log = &log
+		require.NoError(t, Run(context.Background(), api, o))
+		assert.Contains(t, log.String(), "the cluster is gone, so nothing is left to clean")
+	})
+}
+
+func TestAskEKS(t *testing.T) {
+	kubeconfig := `{"clusters":[{"cluster":{"server":"https://x"}}],"users":[{"user":{"exec":{"command":"aws",
+		"args":["--region","eu-west-1","eks","get-token","--cluster-name","eks-demo","--output","json"],
+		"env":[{"name":"AWS_PROFILE","value":"sandbox"}]}}}]}`
+	c, ok := eksClusterOf(kubeconfig)
+	require.True(t, ok)
+	assert.Equal(t, eksCluster{Name: "eks-demo", Region: "eu-west-1", Env: []string{"AWS_PROFILE=sandbox"}}, c)
+	_, ok = eksClusterOf(`{"users":[{"user":{"token":"t"}}]}`)
+	assert.False(t, ok, "a token kubeconfig names no EKS cluster to ask about")
+
+	bin := t.TempDir()
+	args := filepath.Join(t.TempDir(), "args")
+	fake := func(script string) {
+		require.NoError(t, os.WriteFile(filepath.Join(bin, "aws"), []byte("#!/bin/sh\necho \"$* profile=$AWS_PROFILE\" > "+args+"\n"+script), 0o755))
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	fake(`echo '{"cluster":{"name":"eks-demo","status":"ACTIVE"}}'`)
+	exists, status, err := c.exists(context.Background())
+	require.NoError(t, err)
+	assert.True(t, exists)
+	assert.Equal(t, "ACTIVE", status)
+	raw, _ := os.ReadFile(args)
+	assert.Equal(t, "eks describe-cluster --name eks-demo --output json --region eu-west-1 profile=sandbox\n", string(raw), "with the kubeconfig's own credentials")
+
+	fake(`echo "An error occurred (ResourceNotFoundException) when calling the DescribeCluster operation: No cluster found for name: eks-demo." >&2; exit 254`)
+	exists, _, err = c.exists(context.Background())
+	require.NoError(t, err)
+	assert.False(t, exists, "EKS's not found is proof")
+
+	fake(`echo "An error occurred (AccessDeniedException) when calling the DescribeCluster operation" >&2; exit 254`)
+	_, _, err = c.exists(context.Background())
+	require.Error(t, err, "any other failure is no answer")
+	assert.Contains(t, err.Error(), "AccessDeniedException")
 }

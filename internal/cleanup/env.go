@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
+	"os"
 	"strings"
 	"time"
 
@@ -21,13 +21,28 @@ const (
 	EnvLoadBalancerTimeout = "NODELESS_EKS_LB_TIMEOUT"
 	EnvVolumeTimeout       = "NODELESS_EKS_VOLUME_TIMEOUT"
 	EnvNodeTimeout         = "NODELESS_EKS_NODE_TIMEOUT"
-	// EnvSkip skips the cleanup entirely: the way out when it cannot work
-	// and what it would remove is already gone or will be removed by hand.
+	// EnvReport is the file the cleanup appends its report to, relative to
+	// where `pulumi destroy` runs: its output reaches the terminal only as
+	// Pulumi's ephemeral status, which the end of an interactive run drops.
+	EnvReport = "NODELESS_EKS_CLEANUP_REPORT"
+	// EnvSkip, set to "true", skips the cleanup entirely: the way out when
+	// it cannot work and what it would remove is already gone or will be
+	// removed by hand. The delete command reads it before it builds
+	// anything (addons.DestroyCleanupCommand).
 	EnvSkip = "NODELESS_EKS_SKIP_DESTROY_CLEANUP"
+	// EnvPartial, set to "true", runs the cleanup although the Pulumi
+	// command deleting it is not a whole `pulumi destroy`.
+	EnvPartial = "NODELESS_EKS_DESTROY_CLEANUP_PARTIAL"
 	// EnvDeleteUnreachable is pulumi-kubernetes' switch for clusters that
-	// cannot be reached; the cleanup then gives up on such a cluster at once.
+	// cannot be reached, on when it is exactly "true" (pulumi-kubernetes
+	// provider/pkg/provider: os.Getenv(...) == "true"); the cleanup then
+	// gives up on such a cluster at once.
 	EnvDeleteUnreachable = "PULUMI_K8S_DELETE_UNREACHABLE"
 )
+
+// findPulumi is the Pulumi command among this process's ancestors; a
+// variable so that tests can give another.
+var findPulumi = func() (invocation, bool) { return findInvocation(os.Getpid(), psInfo) }
 
 // Timing of the command: how long the API server may take to answer, how
 // often progress is checked and reported.
@@ -38,12 +53,37 @@ const (
 )
 
 // Main runs the cleanup as the destroy-cleanup command does, reading its
-// settings from getenv and writing to log.
+// settings from getenv and writing to log, and to the report file the
+// program names (EnvReport).
 func Main(ctx context.Context, getenv func(string) string, log io.Writer) error {
-	if on, _ := strconv.ParseBool(getenv(EnvSkip)); on {
-		fmt.Fprintf(log, "%s is set: skipping the destroy cleanup. Load balancers, EBS volumes and nodes that workloads "+
+	if report := getenv(EnvReport); report != "" {
+		f, err := os.OpenFile(report, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("opening the cleanup's report %s: %w", report, err)
+		}
+		defer f.Close()
+		fmt.Fprintf(f, "\n=== destroy cleanup of %s, %s ===\n", getenv(EnvOwnLabel), time.Now().UTC().Format(time.RFC3339))
+		defer fmt.Fprintf(log, "this report is also in %s\n", report)
+		log = io.MultiWriter(log, f)
+	}
+	err := run(ctx, getenv, log)
+	if err != nil {
+		fmt.Fprintf(log, "failed: %v\n", err)
+	}
+	return err
+}
+
+func run(ctx context.Context, getenv func(string) string, log io.Writer) error {
+	if getenv(EnvSkip) == "true" {
+		fmt.Fprintf(log, "%s=true: skipping the destroy cleanup. Load balancers, EBS volumes and nodes that workloads "+
 			"created are left for you to remove\n", EnvSkip)
 		return nil
+	}
+	if inv, ok := findPulumi(); !ok {
+		fmt.Fprintf(log, "could not tell which Pulumi command deletes the cleanup (no pulumi process among its ancestors, or no ps): "+
+			"cleaning as for a whole `pulumi destroy`\n")
+	} else if !inv.whole() && getenv(EnvPartial) != "true" {
+		return partialRefusal(inv)
 	}
 	key, value, ok := strings.Cut(getenv(EnvOwnLabel), "=")
 	if !ok || key == "" || value == "" {
@@ -52,8 +92,8 @@ func Main(ctx context.Context, getenv func(string) string, log io.Writer) error 
 	o := Options{
 		OwnLabelKey: key, OwnLabelValue: value,
 		ReachTimeout: ReachTimeout, Interval: interval, ReportEvery: reportEvery, Log: log,
+		DeleteUnreachable: getenv(EnvDeleteUnreachable) == "true",
 	}
-	o.DeleteUnreachable, _ = strconv.ParseBool(getenv(EnvDeleteUnreachable))
 	for _, d := range []struct {
 		env string
 		to  *time.Duration
@@ -72,11 +112,29 @@ func Main(ctx context.Context, getenv func(string) string, log io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if cluster, ok := eksClusterOf(kubeconfig); ok {
+		o.ClusterExists = cluster.exists
+	}
 	// Its own deadline: a credential plugin that hangs (a login prompt)
 	// must not outlast the delete timeout the program gives the command.
 	ctx, cancel := context.WithTimeout(ctx, Budget(o.LoadBalancerTimeout, o.VolumeTimeout, o.NodeTimeout)-2*time.Minute)
 	defer cancel()
 	return Run(ctx, api, o)
+}
+
+// partialRefusal says why the cleanup does not run under a Pulumi command
+// that is not a whole destroy, and what to do.
+func partialRefusal(inv invocation) error {
+	what := "`" + strings.Join(inv.Args, " ") + "`"
+	why := "is a destroy of some resources only, and it reaches the destroy cleanup (through --target-dependents, or by naming it)"
+	if inv.Command != "destroy" {
+		why = "is not a destroy, yet it deletes the destroy cleanup: the program no longer registers it under its name (renamed " +
+			"without an alias, or removed)"
+	}
+	return fmt.Errorf("%s %s. The cleanup would delete every Ingress, Gateway and LoadBalancer Service and every EBS volume with "+
+		"reclaim policy Delete that the workloads of a cluster that stays created. Set %s=true to let it go without cleaning "+
+		"(what the workloads created stays), or %s=true to clean anyway; docs/operations.md, \"Destroying part of a stack\"",
+		what, why, EnvSkip, EnvPartial)
 }
 
 // Budget is how long the whole command may take: every bound, plus the

@@ -129,6 +129,9 @@ type API interface {
 	List(ctx context.Context, r Resource) ([]Object, error)
 	// Delete deletes one object; deleting one that is gone is not an error.
 	Delete(ctx context.Context, r Resource, namespace, name string) error
+	// DeleteNow deletes one object without a grace period: a pod whose
+	// kubelet never confirmed its graceful deletion goes at once.
+	DeleteNow(ctx context.Context, r Resource, namespace, name string) error
 	// Ping checks that the API server answers.
 	Ping(ctx context.Context) error
 }
@@ -148,6 +151,15 @@ func (e *StatusError) Error() string {
 func IsNotFound(err error) bool {
 	var s *StatusError
 	return errors.As(err, &s) && s.Code == http.StatusNotFound
+}
+
+// IsExpired reports a 410 Gone: the continue token of a paged list has
+// expired (the server compacted the revision it pointed at), and the list
+// must start over (Kubernetes API concepts, "Retrieving large results sets
+// in chunks"; apimachinery's errors.IsResourceExpired).
+func IsExpired(err error) bool {
+	var s *StatusError
+	return errors.As(err, &s) && s.Code == http.StatusGone
 }
 
 // IsTransient reports an error that a retry may cure: the server or the
@@ -225,6 +237,21 @@ type execConfig struct {
 		Name  string `json:"name"`
 		Value string `json:"value"`
 	} `json:"env"`
+}
+
+// ExecPlugin is the credential plugin of a JSON kubeconfig's first user:
+// its command, arguments and the environment it adds ("NAME=value"); ok
+// is false when the user has none.
+func ExecPlugin(kubeconfigJSON string) (command string, args, env []string, ok bool) {
+	var kc kubeconfig
+	if json.Unmarshal([]byte(kubeconfigJSON), &kc) != nil || len(kc.Users) == 0 || kc.Users[0].User.Exec == nil {
+		return "", nil, nil, false
+	}
+	e := kc.Users[0].User.Exec
+	for _, v := range e.Env {
+		env = append(env, v.Name+"="+v.Value)
+	}
+	return e.Command, e.Args, env, true
 }
 
 // New reads a JSON kubeconfig with one cluster and one user, which
@@ -350,11 +377,18 @@ func (c *Client) List(ctx context.Context, r Resource) ([]Object, error) {
 	return c.ListIn(ctx, r, "", nil)
 }
 
+// expiredListRestarts bounds how often a paged list starts over after its
+// continue token expired: client-go's pager falls back to one full list
+// (tools/pager); a cluster that compacts faster than a few pages are read
+// is one to report, not to loop on.
+const expiredListRestarts = 3
+
 // ListIn returns the objects of r in namespace ("" for all) that match
-// query (labelSelector, fieldSelector), following continue tokens.
+// query (labelSelector, fieldSelector), following continue tokens, and
+// starting over when a continue token has expired.
 func (c *Client) ListIn(ctx context.Context, r Resource, namespace string, query url.Values) ([]Object, error) {
 	var out []Object
-	next := ""
+	next, restarts := "", 0
 	for {
 		q := url.Values{"limit": {"500"}}
 		for k, v := range query {
@@ -369,6 +403,11 @@ func (c *Client) ListIn(ctx context.Context, r Resource, namespace string, query
 		}
 		path += r.Plural + "?" + q.Encode()
 		body, err := c.do(ctx, http.MethodGet, path)
+		if err != nil && next != "" && IsExpired(err) && restarts < expiredListRestarts {
+			out, next = nil, ""
+			restarts++
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", r, err)
 		}
@@ -405,11 +444,22 @@ func (c *Client) Logs(ctx context.Context, namespace, pod, container string, pre
 // Delete deletes one object, its dependents (a StatefulSet's pods) in the
 // background; one already gone is fine.
 func (c *Client) Delete(ctx context.Context, r Resource, namespace, name string) error {
+	return c.delete(ctx, r, namespace, name, url.Values{"propagationPolicy": {"Background"}})
+}
+
+// DeleteNow deletes one object with a grace period of zero, which the API
+// server applies at once instead of waiting for the kubelet (kubectl
+// delete --grace-period=0 --force).
+func (c *Client) DeleteNow(ctx context.Context, r Resource, namespace, name string) error {
+	return c.delete(ctx, r, namespace, name, url.Values{"propagationPolicy": {"Background"}, "gracePeriodSeconds": {"0"}})
+}
+
+func (c *Client) delete(ctx context.Context, r Resource, namespace, name string, query url.Values) error {
 	path := r.base() + "/"
 	if r.Namespaced {
 		path += "namespaces/" + url.PathEscape(namespace) + "/"
 	}
-	path += r.Plural + "/" + url.PathEscape(name) + "?propagationPolicy=Background"
+	path += r.Plural + "/" + url.PathEscape(name) + "?" + query.Encode()
 	_, err := c.do(ctx, http.MethodDelete, path)
 	if err != nil && !IsNotFound(err) {
 		return fmt.Errorf("deleting %s %s: %w", r, Qualified(namespace, name), err)

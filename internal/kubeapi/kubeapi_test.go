@@ -16,6 +16,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +33,10 @@ type fakeAPIServer struct {
 	mu      sync.Mutex
 	tokens  []string
 	deleted []string
+	// expire answers 410 Gone to the next so many continued lists of
+	// nodeclaims, as a server that compacted the revision does.
+	expire        int
+	claimRequests []string
 }
 
 func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -44,12 +50,29 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"metadata":{"continue":"page2"},"items":[{"metadata":{"name":"general","labels":{"nodeless-eks/stack":"p.s"}}}]}`)
 	case r.URL.Path == "/apis/karpenter.sh/v1/nodepools":
 		fmt.Fprint(w, `{"metadata":{},"items":[{"metadata":{"name":"batch","deletionTimestamp":"2026-12-01T00:00:00Z"}}]}`)
+	case r.URL.Path == "/apis/karpenter.sh/v1/nodeclaims":
+		f.mu.Lock()
+		f.claimRequests = append(f.claimRequests, r.URL.RawQuery)
+		expire := f.expire > 0 && r.URL.Query().Get("continue") != ""
+		if expire {
+			f.expire--
+		}
+		f.mu.Unlock()
+		switch {
+		case expire:
+			w.WriteHeader(http.StatusGone)
+			fmt.Fprint(w, `{"kind":"Status","reason":"Expired","message":"The provided continue parameter is too old to display a consistent list result."}`)
+		case r.URL.Query().Get("continue") == "":
+			fmt.Fprint(w, `{"metadata":{"continue":"page2"},"items":[{"metadata":{"name":"a"}}]}`)
+		default:
+			fmt.Fprint(w, `{"metadata":{},"items":[{"metadata":{"name":"b"}}]}`)
+		}
 	case r.URL.Path == "/apis/karpenter.k8s.aws/v1/ec2nodeclasses":
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprint(w, `{"kind":"Status","message":"the server could not find the requested resource"}`)
-	case r.Method == http.MethodDelete && r.URL.Path == "/api/v1/namespaces/shop/services/public":
+	case r.Method == http.MethodDelete && (r.URL.Path == "/api/v1/namespaces/shop/services/public" || r.URL.Path == "/api/v1/namespaces/shop/pods/stuck"):
 		f.mu.Lock()
-		f.deleted = append(f.deleted, r.URL.Path)
+		f.deleted = append(f.deleted, r.URL.Path+"?"+r.URL.RawQuery)
 		f.mu.Unlock()
 		fmt.Fprint(w, `{}`)
 	case r.Method == http.MethodDelete:
@@ -68,15 +91,22 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // plugin; the plugin here prints an ExecCredential as aws eks get-token does.
 func kubeconfigFor(t *testing.T, srv *httptest.Server, token string) string {
 	t.Helper()
+	return kubeconfigWith(t, srv, `echo "$CRED"`, token, "2099-01-01T00:00:00Z")
+}
+
+// kubeconfigWith runs script as the exec plugin, with CRED set to an
+// ExecCredential of token expiring at expires.
+func kubeconfigWith(t *testing.T, srv *httptest.Server, script, token, expires string) string {
+	t.Helper()
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	cred := fmt.Sprintf(`{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"%s","expirationTimestamp":"2099-01-01T00:00:00Z"}}`, token)
+	cred := fmt.Sprintf(`{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"%s","expirationTimestamp":"%s"}}`, token, expires)
 	cfg := map[string]any{
 		"apiVersion": "v1", "kind": "Config",
 		"clusters": []any{map[string]any{"name": "c", "cluster": map[string]any{
 			"server": srv.URL, "certificate-authority-data": base64.StdEncoding.EncodeToString(ca)}}},
 		"users": []any{map[string]any{"name": "u", "user": map[string]any{"exec": map[string]any{
 			"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "sh",
-			"args": []string{"-c", "echo \"$CRED\""},
+			"args": []string{"-c", script},
 			"env":  []any{map[string]any{"name": "CRED", "value": cred}},
 		}}}},
 	}
@@ -122,14 +152,57 @@ func TestClient(t *testing.T) {
 		services := Resource{GroupVersion: "v1", Plural: "services", Namespaced: true}
 		require.NoError(t, c.Delete(ctx, services, "shop", "public"))
 		require.NoError(t, c.Delete(ctx, services, "shop", "gone"))
-		assert.Equal(t, []string{"/api/v1/namespaces/shop/services/public"}, fake.deleted)
+		require.NoError(t, c.DeleteNow(ctx, Pods, "shop", "stuck"))
+		assert.Equal(t, []string{"/api/v1/namespaces/shop/services/public?propagationPolicy=Background",
+			"/api/v1/namespaces/shop/pods/stuck?gracePeriodSeconds=0&propagationPolicy=Background"}, fake.deleted)
 	})
-	t.Run("the token is reused until it expires", func(t *testing.T) {
+	t.Run("a list whose continue token expired starts over", func(t *testing.T) {
 		fake.mu.Lock()
-		defer fake.mu.Unlock()
-		for _, tok := range fake.tokens {
-			assert.Equal(t, "k8s-aws-v1.token", tok)
+		fake.expire, fake.claimRequests = 1, nil
+		fake.mu.Unlock()
+		claims, err := c.List(ctx, NodeClaims)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a", "b"}, []string{claims[0].Name(), claims[1].Name()}, "the first page is read again, not kept twice")
+		assert.Equal(t, []string{"limit=500", "continue=page2&limit=500", "limit=500", "continue=page2&limit=500"}, fake.claimRequests)
+	})
+	t.Run("a list that keeps expiring fails, saying so", func(t *testing.T) {
+		fake.mu.Lock()
+		fake.expire = 99
+		fake.mu.Unlock()
+		_, err := c.List(ctx, NodeClaims)
+		require.Error(t, err)
+		assert.True(t, IsExpired(err))
+		assert.Contains(t, err.Error(), "API server answered 410: The provided continue parameter is too old")
+	})
+}
+
+func TestTokenCache(t *testing.T) {
+	srv := httptest.NewTLSServer(&fakeAPIServer{})
+	defer srv.Close()
+	runs := filepath.Join(t.TempDir(), "runs")
+	// The plugin counts its runs and numbers its tokens, as a fresh
+	// presigned URL differs each time.
+	script := `echo run >> ` + runs + `; n=$(wc -l < ` + runs + `); echo "$CRED" | sed "s/TOKEN/token-$n/"`
+	count := func() int {
+		raw, _ := os.ReadFile(runs)
+		return strings.Count(string(raw), "run")
+	}
+	t.Run("a token is reused until a minute before it expires", func(t *testing.T) {
+		c, err := New(kubeconfigWith(t, srv, script, "TOKEN", time.Now().Add(10*time.Minute).UTC().Format(time.RFC3339)))
+		require.NoError(t, err)
+		for range 3 {
+			require.NoError(t, c.Ping(context.Background()))
 		}
+		assert.Equal(t, 1, count(), "the plugin ran once for three requests")
+	})
+	t.Run("one that expires within the minute is renewed", func(t *testing.T) {
+		require.NoError(t, os.Remove(runs))
+		c, err := New(kubeconfigWith(t, srv, script, "TOKEN", time.Now().Add(30*time.Second).UTC().Format(time.RFC3339)))
+		require.NoError(t, err)
+		for range 2 {
+			require.NoError(t, c.Ping(context.Background()))
+		}
+		assert.Equal(t, 2, count(), "each request needed a new token")
 	})
 }
 

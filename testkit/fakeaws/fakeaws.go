@@ -59,6 +59,8 @@ type Subnet struct{ ID, AZ, Name string }
 type Vpc struct {
 	ID, Name string
 	Subnets  []Subnet
+	// Tags are its tags besides Name.
+	Tags map[string]string
 }
 
 // DevVpc matches Pulumi.dev.yaml: three AZs, a private and a pod subnet in
@@ -78,6 +80,9 @@ func DevVpc() Vpc {
 // Account is the fake AWS account.
 type Account struct {
 	Vpc Vpc
+	// OtherVpcs are more VPCs of the region, seen by getVpcs and getVpc by
+	// ID (examples/vpc looks for names taken).
+	OtherVpcs []Vpc
 	// ClusterName is the name AWS gives the cluster.
 	ClusterName string
 	// RunningVersion is the Kubernetes version of the cluster that already
@@ -213,10 +218,31 @@ func (a *Account) state(rec *mock.Recorder, reg *mock.Registration) (string, res
 func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 	switch args.Token {
 	case "aws:ec2/getVpc:getVpc":
+		if id, ok := args.Args["id"]; ok && id.IsString() {
+			for _, v := range append([]Vpc{a.Vpc}, a.OtherVpcs...) {
+				if v.ID == id.StringValue() {
+					tags := resource.PropertyMap{"Name": resource.NewProperty(v.Name)}
+					for k, val := range v.Tags {
+						tags[resource.PropertyKey(k)] = resource.NewProperty(val)
+					}
+					return resource.PropertyMap{"id": resource.NewProperty(v.ID), "tags": resource.NewProperty(tags)}, nil
+				}
+			}
+			return nil, fmt.Errorf("no matching EC2 VPC found")
+		}
 		if filterValue(args.Args, "tag:Name") != a.Vpc.Name {
 			return nil, fmt.Errorf("no matching EC2 VPC found")
 		}
 		return resource.PropertyMap{"id": resource.NewProperty(a.Vpc.ID)}, nil
+	case "aws:ec2/getVpcs:getVpcs":
+		name := filterValue(args.Args, "tag:Name")
+		ids := []resource.PropertyValue{}
+		for _, v := range append([]Vpc{a.Vpc}, a.OtherVpcs...) {
+			if v.ID != "" && v.Name == name {
+				ids = append(ids, resource.NewProperty(v.ID))
+			}
+		}
+		return resource.PropertyMap{"ids": resource.NewProperty(ids)}, nil
 	case "aws:ec2/getSubnets:getSubnets":
 		if filterValue(args.Args, "vpc-id") != a.Vpc.ID {
 			return nil, fmt.Errorf("getSubnets: missing vpc-id filter")
@@ -337,6 +363,12 @@ func Registrations(rec *mock.Recorder) []*mock.Registration {
 // stackFile, the keys of set changed ("" deletes one).
 func RunStackFile(t testing.TB, project, stack, stackFile string, set map[string]string, program pulumi.RunFunc) (*mock.Recorder, mock.Result) {
 	t.Helper()
-	rec := (&Account{}).Recorder(project, stack)
+	return (&Account{}).RunStackFile(t, project, stack, stackFile, set, program)
+}
+
+// RunStackFile runs program as stack of project in the account.
+func (a *Account) RunStackFile(t testing.TB, project, stack, stackFile string, set map[string]string, program pulumi.RunFunc) (*mock.Recorder, mock.Result) {
+	t.Helper()
+	rec := a.Recorder(project, stack)
 	return rec, rec.Run(t, stackfile.With(t, "Pulumi.yaml", stackFile, set), false, program)
 }

@@ -36,7 +36,11 @@ func (reg *Registration) Canonical() json.RawMessage {
 	if reg.Transformed != nil {
 		m := map[string]any{}
 		for typ, tr := range reg.Transformed {
-			m[typ] = map[string]any{"props": tr.Props.Mappable(), "protect": tr.Protect, "unchanged": tr.Unchanged}
+			entry := map[string]any{"props": tr.Props.Mappable(), "protect": tr.Protect, "unchanged": tr.Unchanged}
+			if tr.CreateTimeout != "" || tr.UpdateTimeout != "" {
+				entry["customTimeouts"] = map[string]any{"create": tr.CreateTimeout, "update": tr.UpdateTimeout}
+			}
+			m[typ] = entry
 		}
 		v["transformed"] = m
 	}

@@ -54,6 +54,9 @@ type Registration struct {
 type Transformed struct {
 	Props   resource.PropertyMap
 	Protect bool
+	// CreateTimeout and UpdateTimeout are the custom timeouts a transform
+	// gave the child, "" where none.
+	CreateTimeout, UpdateTimeout string
 	// Unchanged is true when no transform returned a result.
 	Unchanged bool
 }

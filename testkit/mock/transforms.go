@@ -49,6 +49,9 @@ func runTransforms(callbacks []*pulumirpc.Callback, parentURN, typ string, props
 			return out, err
 		}
 		out.Protect = tr.GetOptions().GetProtect()
+		if ct := tr.GetOptions().GetCustomTimeouts(); ct != nil {
+			out.CreateTimeout, out.UpdateTimeout = ct.GetCreate(), ct.GetUpdate()
+		}
 	}
 	return out, nil
 }

@@ -631,11 +631,19 @@ func TestNoServiceRacesTheLBControllerWebhook(t *testing.T) {
 		skipped = append(skipped, v.StringValue())
 	}
 
-	// EKS add-ons install into kube-system (each add-on's manifests, as
-	// DescribeAddonConfiguration's schemas and the EKS user guide give
-	// them); a release creates Services in its namespace.
+	// The namespace each add-on installs into (the EKS user guide's page of
+	// each; none of these takes another), by name: an add-on not named
+	// here fails the test until it is placed. A release creates Services
+	// in its namespace.
+	addonNamespaces := map[string]string{"vpc-cni": "kube-system", "kube-proxy": "kube-system", "coredns": "kube-system",
+		"eks-pod-identity-agent": "kube-system", "eks-node-monitoring-agent": "kube-system", "aws-ebs-csi-driver": "kube-system",
+		"metrics-server": "kube-system"}
 	namespaceOf := map[string]func(*mock.Registration) string{
-		tokens.Addon:       func(*mock.Registration) string { return "kube-system" },
+		tokens.Addon: func(r *mock.Registration) string {
+			ns, ok := addonNamespaces[r.Inputs["addonName"].StringValue()]
+			require.Truef(t, ok, "add-on %s: place its namespace in this test", r.Inputs["addonName"].StringValue())
+			return ns
+		},
 		tokens.HelmRelease: func(r *mock.Registration) string { return r.Inputs["namespace"].StringValue() },
 	}
 	cannotCreateServices := map[string]bool{

@@ -23,7 +23,8 @@ const (
 
 // DestroyCleanupCommand is the cleanup's delete step, a POSIX shell script
 // (pulumi-command runs it with /bin/sh -c in the directory `pulumi
-// destroy` runs in: provider/pkg/provider/local at v1.1.0). It honours the
+// destroy` runs in: provider/pkg/provider/local at v1.1.0; on Windows it
+// runs cmd /C, which cannot run it: destroy from WSL, Linux or macOS). It honours the
 // skip switch before it needs Go or the checkout, so that the way out
 // works where `go run` cannot start, and says what is missing otherwise.
 // Its lines go to the report file too (cleanup.EnvReport).

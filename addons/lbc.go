@@ -192,16 +192,19 @@ func takeOverCRD(_ context.Context, args *pulumi.ResourceTransformArgs, protect 
 
 // ServiceWebhookSkips are the namespaces the controller's Service webhook
 // leaves alone: kube-system, where the EKS add-ons (metrics-server among
-// them) create their Services. The chart's mservice.elbv2.k8s.aws webhook
+// them) create their Services, and karpenter, whose chart's Service must
+// be creatable while no node (so no pod of the controller) runs, or a
+// reinstall of Karpenter would wait for the controller, which waits for
+// Karpenter's nodes. The chart's mservice.elbv2.k8s.aws webhook
 // sees every Service create in every namespace and refuses it with
 // failurePolicy Fail while the controller's pods are not serving
 // (templates/webhook.yaml and values.yaml at v3.5.0), so an add-on created
 // during the controller's install, or upgraded while it restarts, would
-// fail. The price: a LoadBalancer Service created in kube-system is not
+// fail. The price: a LoadBalancer Service created in these namespaces is not
 // given the controller's loadBalancerClass, and goes to EKS's in-tree
 // controller unless it names the class itself (docs/deploy/installation.md
 // at v3.5.0, "enableServiceMutatorWebhook").
-var ServiceWebhookSkips = []string{"kube-system"}
+var ServiceWebhookSkips = []string{"kube-system", "karpenter"}
 
 // LoadBalancerControllerValues are the aws-load-balancer-controller chart's
 // values: the cluster, region and VPC are given, not discovered through

@@ -105,6 +105,11 @@ func program(ctx *pulumi.Context) error {
 // second stack (another person's quick start) can tell its name is taken.
 const stackTagKey = "nodeless-eks-vpc/stack"
 
+// selfManagedOrganization is the organization every stack of a
+// self-managed (DIY) backend is in (pulumi/pulumi pkg/backend/diy:
+// FullyQualifiedName, "organization/<project>/<stack>").
+const selfManagedOrganization = "organization"
+
 // ownStack is the stack's fully qualified name, the value of stackTagKey.
 func ownStack(ctx *pulumi.Context) string {
 	return ctx.Organization() + "/" + ctx.Project() + "/" + ctx.Stack()
@@ -125,9 +130,17 @@ func checkNameIsFree(ctx *pulumi.Context, name string) error {
 		if err != nil {
 			return fmt.Errorf("reading VPC %s: %w", id, err)
 		}
-		switch owner := v.Tags[stackTagKey]; owner {
-		case ownStack(ctx):
-		case "":
+		switch owner := v.Tags[stackTagKey]; {
+		case owner == ownStack(ctx) && ctx.Organization() == selfManagedOrganization:
+			// Every self-managed backend names its stacks so: another
+			// person's stack of the same name carries the same tag.
+			if err := ctx.Log.Warn(fmt.Sprintf("VPC %s is already named %q and tagged %s=%s, which a stack of this name on any "+
+				"self-managed backend writes: if it is not this stack's own, the root stack's lookup by name will find two; "+
+				"choose another vpcName", id, name, stackTagKey, owner), nil); err != nil {
+				return err
+			}
+		case owner == ownStack(ctx):
+		case owner == "":
 			if err := ctx.Log.Warn(fmt.Sprintf("VPC %s is already named %q and no stack of this project tagged it: if it is not this "+
 				"stack's own (made by an earlier version), the root stack's lookup by name will find two; choose another vpcName", id, name), nil); err != nil {
 				return err

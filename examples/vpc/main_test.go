@@ -167,7 +167,7 @@ func TestNameTaken(t *testing.T) {
 		refused     string
 	}{
 		{"another person's stack", "alice/" + project + "/dev", `vpcName "eks-demo-vpc": VPC vpc-other of stack alice/nodeless-eks-vpc/dev has that name in this region already`},
-		{"this stack's own, on a second up", self, ""},
+		{"this stack's own, on a second up (on a self-managed backend, said: another's would carry the same tag)", self, ""},
 		{"one no stack tagged", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

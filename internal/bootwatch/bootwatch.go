@@ -366,11 +366,20 @@ func claimEvents(ctx context.Context, api API, sink Sink, seen *said, start time
 // of "bcdfghjklmnpqrstvwxz2456789" (k8s.io/apiserver pkg/storage/names).
 var generatedSuffix = regexp.MustCompile(`^[bcdfghjklmnpqrstvwxz2456789]{5}$`)
 
+// maxGenerateNamePrefix is how much of a generateName the API server
+// keeps: 63 characters less the 5 it adds (k8s.io/apiserver
+// pkg/storage/names, maxGeneratedNameLength).
+const maxGenerateNamePrefix = 58
+
 // poolOfClaim is the pool of pools a claim of this name belongs to, "" for
 // none.
 func poolOfClaim(claim string, pools map[string]time.Time) string {
 	for p := range pools {
-		if suffix, ok := strings.CutPrefix(claim, p+"-"); ok && generatedSuffix.MatchString(suffix) {
+		prefix := p + "-"
+		if len(prefix) > maxGenerateNamePrefix {
+			prefix = prefix[:maxGenerateNamePrefix]
+		}
+		if suffix, ok := strings.CutPrefix(claim, prefix); ok && generatedSuffix.MatchString(suffix) {
 			return p
 		}
 	}

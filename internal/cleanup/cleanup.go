@@ -115,6 +115,9 @@ func Run(ctx context.Context, api kubeapi.API, o Options) error {
 type cleaner struct {
 	api kubeapi.API
 	o   Options
+	// forced are the pods (by identity) deleted at once already: one a
+	// finalizer holds stays, and is not deleted again on every poll.
+	forced map[string]bool
 }
 
 func (c *cleaner) logf(format string, a ...any) {
@@ -141,8 +144,7 @@ func (c *cleaner) reach(ctx context.Context) error {
 		case err == nil:
 			return nil
 		case kubeapi.IsGone(err):
-			c.logf("the cluster's API server name no longer resolves: the cluster is gone, so nothing is left to clean (%v)", err)
-			return errNothingToClean
+			return c.gone(ctx, err)
 		case !kubeapi.IsTransient(err):
 			return fmt.Errorf("asking the API server for its version: %w; to destroy without the cleanup, "+
 				"set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true (see docs/troubleshooting.md)", err)
@@ -157,6 +159,27 @@ func (c *cleaner) reach(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// gone decides a name that no longer resolves: EKS removes a cluster's
+// DNS name with the cluster, but a resolver can say "no such host" of a
+// name it cannot reach (a VPN's split DNS, an offline machine), so EKS is
+// asked when it can be; its "it exists" fails the step.
+func (c *cleaner) gone(ctx context.Context, cause error) error {
+	if c.o.ClusterExists != nil {
+		askCtx, cancel := context.WithTimeout(ctx, pingTimeout)
+		defer cancel()
+		exists, status, err := c.o.ClusterExists(askCtx)
+		switch {
+		case err == nil && exists:
+			return fmt.Errorf("the API server's name does not resolve here (%v), but EKS says the cluster exists (status %s): "+
+				"this machine's resolver cannot see it; %s", cause, status, unreachableWayOut)
+		case err != nil:
+			c.logf("asking EKS whether the cluster still exists failed (%v); its name no longer resolving is proof enough", err)
+		}
+	}
+	c.logf("the cluster's API server name no longer resolves: the cluster is gone, so nothing is left to clean (%v)", cause)
+	return errNothingToClean
 }
 
 // unreachableWayOut is what to do when the cluster exists, or may, and
@@ -484,10 +507,17 @@ func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]string) e
 			}
 			continue
 		}
-		if ends := timestamp(pod, "metadata", "deletionTimestamp"); !ends.IsZero() && time.Since(ends) > stuckTerminating {
+		if ends := timestamp(pod, "metadata", "deletionTimestamp"); !ends.IsZero() && time.Since(ends) > stuckTerminating && !c.forced[identity(pod)] {
 			why := fmt.Sprintf(" (its grace period ended at %s and its kubelet has not confirmed: it holds a claim of a volume to delete)", ends.Format(time.RFC3339))
 			if err := c.removeNow(ctx, pod.Namespace(), pod.Name(), why); err != nil {
 				return err
+			}
+			if c.forced == nil {
+				c.forced = map[string]bool{}
+			}
+			c.forced[identity(pod)] = true
+			if fin, _ := pod.Get("metadata", "finalizers").([]any); len(fin) > 0 {
+				c.logf("pod %s keeps finalizers %v: it stays, and its claim in use, until whatever owns them removes them", qualified(pod.Namespace(), pod.Name()), fin)
 			}
 		}
 	}

@@ -679,7 +679,7 @@ func TestMain_(t *testing.T) {
 			{"pulumi", "destroy", "--exclude=urn:x", "--yes"},
 			{"pulumi", "up", "--yes"},
 		} {
-			findPulumi = func() (invocation, bool) { return parseInvocation(args) }
+			findPulumi = func() (invocation, bool) { return parseInvocation(args), true }
 			err := Main(context.Background(), env(map[string]string{}), &bytes.Buffer{})
 			require.Error(t, err, "%v", args)
 			assert.Contains(t, err.Error(), "`"+strings.Join(args, " ")+"`")
@@ -700,24 +700,30 @@ func TestMain_(t *testing.T) {
 
 func TestParseInvocation(t *testing.T) {
 	for _, tt := range []struct {
-		args      []string
-		ok, whole bool
-		command   string
+		args    []string
+		whole   bool
+		command string
 	}{
-		{[]string{"/usr/bin/pulumi", "destroy", "--yes"}, true, true, "destroy"},
-		{[]string{"pulumi", "--non-interactive", "destroy", "--stack", "dev", "--skip-preview"}, true, true, "destroy"},
-		{[]string{"pulumi", "destroy", "-t", "urn"}, true, false, "destroy"},
-		{[]string{"pulumi", "destroy", "--target=urn", "--target-dependents"}, true, false, "destroy"},
-		{[]string{"pulumi", "up", "--yes"}, true, false, "up"},
-		{[]string{"pulumi-resource-command"}, false, false, ""},
-		{[]string{"/bin/sh", "-c", "pulumi destroy"}, false, false, ""},
-		{[]string{"pulumi", "version"}, false, false, ""},
+		{[]string{"/usr/bin/pulumi", "destroy", "--yes"}, true, "destroy"},
+		{[]string{"pulumi", "--non-interactive", "destroy", "--stack", "dev", "--skip-preview"}, true, "destroy"},
+		{[]string{"pulumi", "down", "--yes"}, true, "destroy"},
+		{[]string{"pulumi", "dn", "-y"}, true, "destroy"},
+		{[]string{"pulumi", "destroy", "-t", "urn"}, false, "destroy"},
+		{[]string{"pulumi", "down", "--target", "urn", "--target-dependents"}, false, "destroy"},
+		{[]string{"pulumi", "destroy", "--target=urn", "--target-dependents"}, false, "destroy"},
+		{[]string{"pulumi", "destroy", "-turn:pulumi:dev::p::t::n"}, false, "destroy"},
+		{[]string{"pulumi", "destroy", "-x", "urn"}, false, "destroy"},
+		{[]string{"pulumi", "destroy", "-x=urn"}, false, "destroy"},
+		{[]string{"pulumi", "destroy", "--exclude", "urn", "--exclude-dependents"}, false, "destroy"},
+		{[]string{"pulumi", "up", "--yes"}, false, "up"},
+		{[]string{"pulumi", "version"}, false, ""},
 	} {
-		inv, ok := parseInvocation(tt.args)
-		assert.Equal(t, tt.ok, ok, "%v", tt.args)
+		inv := parseInvocation(tt.args)
 		assert.Equal(t, tt.whole, inv.whole(), "%v", tt.args)
 		assert.Equal(t, tt.command, inv.Command, "%v", tt.args)
 	}
+	assert.False(t, isPulumi([]string{"pulumi-resource-command"}))
+	assert.False(t, isPulumi([]string{"/bin/sh", "-c", "pulumi destroy"}))
 	t.Run("it walks up to the Pulumi CLI", func(t *testing.T) {
 		tree := map[int]struct {
 			ppid int
@@ -741,6 +747,15 @@ func TestParseInvocation(t *testing.T) {
 		assert.False(t, inv.whole())
 		_, ok = findInvocation(30, func(int) (int, []string, error) { return 0, nil, errors.New("ps: not found") })
 		assert.False(t, ok, "no ps: it cannot tell")
+		// A Pulumi CLI it cannot read ends the walk: it is not taken for a
+		// whole destroy further up.
+		tree[5] = struct {
+			ppid int
+			args []string
+		}{1, []string{"/usr/local/bin/pulumi", "frobnicate"}}
+		inv, ok = findInvocation(40, info)
+		require.True(t, ok)
+		assert.False(t, inv.whole())
 	})
 }
 

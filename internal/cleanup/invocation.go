@@ -32,38 +32,54 @@ type invocation struct {
 // whole reports a `pulumi destroy` of the whole stack.
 func (i invocation) whole() bool { return i.Command == "destroy" && !i.Partial }
 
-// pulumiSubcommands are the subcommands that run the engine.
-var pulumiSubcommands = map[string]bool{"destroy": true, "up": true, "update": true, "refresh": true, "import": true, "preview": true, "watch": true}
+// pulumiSubcommands are the subcommands that run the engine, with
+// destroy's aliases down and dn (pulumi/pulumi
+// pkg/cmd/pulumi/operations/destroy.go); each is the name it stands for.
+var pulumiSubcommands = map[string]string{"destroy": "destroy", "down": "destroy", "dn": "destroy", "up": "up", "update": "up",
+	"refresh": "refresh", "import": "import", "preview": "preview", "watch": "watch"}
 
-// parseInvocation reads a Pulumi command line; ok is false when the
-// process is not the Pulumi CLI's.
-func parseInvocation(args []string) (invocation, bool) {
+// partialFlags are destroy's flags that pick some resources only:
+// --target/-t and --exclude/-x (destroy.go), in any of pflag's forms
+// ("--target urn", "--target=urn", "-t urn", "-turn", "-t=urn").
+var partialFlags = []string{"--target", "-t", "--exclude", "-x"}
+
+// isPulumi reports whether a command line is the Pulumi CLI's.
+func isPulumi(args []string) bool {
 	if len(args) == 0 {
-		return invocation{}, false
+		return false
 	}
-	if base := filepath.Base(args[0]); base != "pulumi" && base != "pulumi.exe" {
-		return invocation{}, false
-	}
+	base := filepath.Base(args[0])
+	return base == "pulumi" || base == "pulumi.exe"
+}
+
+// parseInvocation reads a Pulumi command line. A Pulumi CLI whose
+// subcommand it does not know is returned with Command "" (never a whole
+// destroy), so that the cleanup refuses rather than guess.
+func parseInvocation(args []string) invocation {
 	inv := invocation{Args: args}
 	for _, a := range args[1:] {
-		switch {
-		case inv.Command == "" && pulumiSubcommands[a]:
-			inv.Command = a
-		case a == "--target" || a == "-t" || strings.HasPrefix(a, "--target=") || strings.HasPrefix(a, "-t="),
-			a == "--exclude" || strings.HasPrefix(a, "--exclude="):
-			inv.Partial = true
+		if cmd, ok := pulumiSubcommands[a]; ok && inv.Command == "" {
+			inv.Command = cmd
+			continue
+		}
+		for _, f := range partialFlags {
+			long := strings.HasPrefix(f, "--")
+			if a == f || strings.HasPrefix(a, f+"=") || (!long && strings.HasPrefix(a, f) && len(a) > len(f)) {
+				inv.Partial = true
+			}
 		}
 	}
-	return inv, inv.Command != ""
+	return inv
 }
 
 // processInfo is a process's parent and command line.
 type processInfo func(pid int) (ppid int, args []string, err error)
 
 // psInfo asks ps, which Linux and macOS both have, for a process's parent
-// and arguments (POSIX ps -o ppid= -o args=).
+// and arguments (POSIX ps -o ppid= -o args=; -ww so that BSD's ps does not
+// cut a long command line, and procps ignores it).
 func psInfo(pid int) (int, []string, error) {
-	out, err := exec.Command("ps", "-o", "ppid=", "-o", "args=", "-p", strconv.Itoa(pid)).Output()
+	out, err := exec.Command("ps", "-ww", "-o", "ppid=", "-o", "args=", "-p", strconv.Itoa(pid)).Output()
 	if err != nil {
 		return 0, nil, err
 	}
@@ -76,8 +92,9 @@ func psInfo(pid int) (int, []string, error) {
 }
 
 // findInvocation walks up from pid to the first Pulumi CLI ancestor (a
-// dozen generations at most: go run, the shell, the provider, the CLI);
-// ok is false when there is none, or ps cannot tell.
+// dozen generations at most: go run, the shell, the provider, the CLI),
+// and stops there whatever its arguments; ok is false when there is none,
+// or ps cannot tell.
 func findInvocation(pid int, info processInfo) (invocation, bool) {
 	for range 12 {
 		if pid <= 1 {
@@ -87,8 +104,8 @@ func findInvocation(pid int, info processInfo) (invocation, bool) {
 		if err != nil {
 			return invocation{}, false
 		}
-		if inv, ok := parseInvocation(args); ok {
-			return inv, true
+		if isPulumi(args) {
+			return parseInvocation(args), true
 		}
 		pid = ppid
 	}

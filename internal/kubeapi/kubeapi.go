@@ -52,6 +52,9 @@ var (
 	NodePools      = Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodepools", Kind: "NodePool"}
 	NodeClaims     = Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodeclaims", Kind: "NodeClaim"}
 	EC2NodeClasses = Resource{GroupVersion: "karpenter.k8s.aws/v1", Plural: "ec2nodeclasses", Kind: "EC2NodeClass"}
+	Secrets        = Resource{GroupVersion: "v1", Plural: "secrets", Namespaced: true, Kind: "Secret"}
+	StorageClasses = Resource{GroupVersion: "storage.k8s.io/v1", Plural: "storageclasses", Kind: "StorageClass"}
+	CRDs           = Resource{GroupVersion: "apiextensions.k8s.io/v1", Plural: "customresourcedefinitions", Kind: "CustomResourceDefinition"}
 )
 
 func (r Resource) String() string {
@@ -425,6 +428,23 @@ func (c *Client) ListIn(ctx context.Context, r Resource, namespace string, query
 			return out, nil
 		}
 	}
+}
+
+// Get returns one object; a 404 is a *StatusError IsNotFound tells.
+func (c *Client) Get(ctx context.Context, r Resource, namespace, name string) (Object, error) {
+	path := r.base() + "/"
+	if r.Namespaced {
+		path += "namespaces/" + url.PathEscape(namespace) + "/"
+	}
+	body, err := c.do(ctx, http.MethodGet, path+r.Plural+"/"+url.PathEscape(name))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s: %w", r, Qualified(namespace, name), err)
+	}
+	var o Object
+	if err := json.Unmarshal(body, &o); err != nil {
+		return nil, fmt.Errorf("reading %s %s: %w", r, Qualified(namespace, name), err)
+	}
+	return o, nil
 }
 
 // Logs returns the last lines of a container's log; previous asks for the

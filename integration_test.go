@@ -364,24 +364,7 @@ func TestAccNodelessStack(t *testing.T) {
 // everything.
 func TestAccBootstrapFailsAtTheFault(t *testing.T) {
 	ctx, stack, name, region, awsCfg := accStack(t)
-	t.Cleanup(func() {
-		ctx := context.Background()
-		if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(os.Stdout)); err != nil {
-			t.Errorf("destroying stack %s (remove what is left by hand): %v", name, err)
-			return
-		}
-		err := poll.Until(ctx, 10*time.Minute, 20*time.Second, func(ctx context.Context) (bool, string, error) {
-			orphans, err := verify.FindOrphans(ctx, ec2.NewFromConfig(awsCfg), iam.NewFromConfig(awsCfg), region, name)
-			return err == nil && orphans.Empty(), "left behind: " + orphans.String(), err
-		})
-		if err != nil {
-			t.Errorf("after destroy of %s: %v", name, err)
-			return
-		}
-		if err := stack.Workspace().RemoveStack(ctx, name); err != nil {
-			t.Errorf("removing stack %s: %v", name, err)
-		}
-	})
+	t.Cleanup(func() { destroyAndSweep(t, stack, name, region, awsCfg) })
 
 	const impossibleType = "c6g.64xlarge" // c6g stops at 16xlarge and metal
 	cfg := auto.ConfigMap{
@@ -432,6 +415,27 @@ func TestAccBootstrapFailsAtTheFault(t *testing.T) {
 	assert.Contains(t, cause, "no instance type", "Karpenter's reason, not the scheduler's")
 	assert.LessOrEqual(t, time.Duration(causeAt-started)*time.Second, 3*time.Minute, "within 3 minutes of the first sign")
 	assert.Contains(t, err.Error(), name+"-addons-coredns", "the failure names the resource")
+}
+
+// destroyAndSweep destroys the stack, requires that Karpenter left nothing
+// for its cluster, and removes the stack.
+func destroyAndSweep(t *testing.T, stack auto.Stack, name, region string, awsCfg aws.Config) {
+	ctx := context.Background()
+	if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(os.Stdout)); err != nil {
+		t.Errorf("destroying stack %s (remove what is left by hand): %v", name, err)
+		return
+	}
+	err := poll.Until(ctx, 10*time.Minute, 20*time.Second, func(ctx context.Context) (bool, string, error) {
+		orphans, err := verify.FindOrphans(ctx, ec2.NewFromConfig(awsCfg), iam.NewFromConfig(awsCfg), region, name)
+		return err == nil && orphans.Empty(), "left behind: " + orphans.String(), err
+	})
+	if err != nil {
+		t.Errorf("after destroy of %s: %v", name, err)
+		return
+	}
+	if err := stack.Workspace().RemoveStack(ctx, name); err != nil {
+		t.Errorf("removing stack %s: %v", name, err)
+	}
 }
 
 // accDestroyReserve is the time the acceptance test leaves, below go

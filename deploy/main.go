@@ -414,13 +414,15 @@ func PathFilters(repoDir, stack string) []string {
 // PreRunCommands fail fast and clearly when the runner lacks what the root
 // program needs, or the stack's file does not match what its deploy role
 // allows (the boundary every role it creates must carry, the region it is
-// scoped to), and give a review stack its time to live on each update.
-// Each runs in a shell of its own.
+// scoped to), resolve what an interrupted run left in the state, and give
+// a review stack its time to live on each update. Each runs in a shell of
+// its own.
 func PreRunCommands(c *Config, boundaryArn, region string, template bool) []string {
 	cmds := []string{
 		`command -v go >/dev/null || { echo "nodeless-eks: the runner image has no Go toolchain; use an image with Go 1.26" >&2; exit 1; }`,
 		`command -v aws >/dev/null || { echo "nodeless-eks: the runner image has no AWS CLI; the cluster's kubeconfig runs aws eks get-token" >&2; exit 1; }`,
 		StackCheckCommand(c.RepoDir, c.Project, boundaryArn, region),
+		RecoveryCommand(c.RepoDir),
 	}
 	if template && c.ReviewStackTTL {
 		cmds = append(cmds, ReviewTTLCommand(c.RepoDir, c.ReviewTemplate, c.ReviewStackTTLHours))
@@ -444,6 +446,25 @@ func StackCheckCommand(repoDir, project, boundaryArn, region string) string {
 	}
 	return check(project+":iamPermissionsBoundary", boundaryArn, "its deploy role creates only roles with that boundary") + "; " +
 		check("aws:region", region, "its deploy role reaches that region only")
+}
+
+// RecoveryCommand resolves, before an update, destroy or refresh, what a
+// run that died left in the stack's state (cmd/recover-pending: pending
+// creates imported or cleared, a Helm release's pending record removed),
+// and stops the run with a report when it cannot decide. A run that was
+// not interrupted pays one `pulumi stack export`, the read of the state
+// the update makes anyway, and a substring test: the Go command is built
+// only when the state holds "pending_operations", which a state without
+// any omits (apitype.DeploymentV3, omitempty). Previews change no state
+// and skip it.
+func RecoveryCommand(repoDir string) string {
+	return fmt.Sprintf(`case "$PULUMI_CI_OPERATION" in update|destroy|refresh) `+
+		`cd "$(git rev-parse --show-toplevel)"/%q || exit 1; `+
+		`state="$(pulumi stack export --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK" 2>&1)" || `+
+		`{ echo "nodeless-eks: could not read the stack's state to look for what an interrupted run left: $state" >&2; exit 1; }; `+
+		`case "$state" in *'"pending_operations"'*) go run ./cmd/recover-pending || `+
+		`{ echo "nodeless-eks: an interrupted run left pending operations that need a person (see the lines above; README, Troubleshooting)" >&2; exit 1; };; esac;; esac`,
+		repoDir)
 }
 
 // ReviewTTLCommand gives a review stack, on each update, a time to live of

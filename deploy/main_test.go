@@ -323,9 +323,9 @@ func TestExampleConfig(t *testing.T) {
 		}
 	})
 
-	t.Run("runs fail fast without Go, the AWS CLI, the stack's boundary or its region", func(t *testing.T) {
+	t.Run("runs fail fast without Go, the AWS CLI, the stack's boundary or its region, and recover an interrupted run first", func(t *testing.T) {
 		cmds := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-prod").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
-		require.Len(t, cmds, 3, "named stacks get no TTL")
+		require.Len(t, cmds, 4, "named stacks get no TTL")
 		assert.Contains(t, cmds[0].StringValue(), "command -v go")
 		assert.Contains(t, cmds[1].StringValue(), "command -v aws")
 		assert.Equal(t, StackCheckCommand(".", "nodeless-eks", boundaryArn(prodAccount, "prod"), "eu-west-1"), cmds[2].StringValue(),
@@ -334,6 +334,10 @@ func TestExampleConfig(t *testing.T) {
 		assert.Contains(t, staging[2].StringValue(), boundaryArn(account, "staging"))
 		review := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-pr").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
 		assert.Contains(t, review[2].StringValue(), boundaryArn(account, "pr"))
+		for _, settings := range rec.OfType("pulumiservice:index:DeploymentSettings") {
+			cmds := settings.Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
+			assert.Equal(t, RecoveryCommand("."), cmds[3].StringValue(), "%s recovers an interrupted run before its own", settings.Name)
+		}
 	})
 
 	t.Run("the review template is never deployed itself, and its copies expire after their last update", func(t *testing.T) {
@@ -345,8 +349,8 @@ func TestExampleConfig(t *testing.T) {
 		oidc := tmpl.Inputs["operationContext"].ObjectValue()["oidc"].ObjectValue()["aws"].ObjectValue()
 		assert.Equal(t, "arn:aws:iam::"+account+":role/deploy-review-7f3a", oidc["roleARN"].StringValue(), "review stacks copy the review role")
 		cmds := tmpl.Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
-		require.Len(t, cmds, 4)
-		ttl := cmds[3].StringValue()
+		require.Len(t, cmds, 5)
+		ttl := cmds[4].StringValue()
 		assert.Equal(t, ReviewTTLCommand(".", "pr", 8), ttl)
 		for _, d := range rec.OfType("pulumiservice:index:DriftSchedule") {
 			assert.NotEqual(t, "pr", d.Inputs["stack"].StringValue(), "the template has nothing to drift")

@@ -257,9 +257,11 @@ func DeployerPolicy(s scope) iampolicy.Document {
 	withBoundary := map[string]any{"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArns}}
 	inRegion := map[string]any{"StringEquals": map[string]any{"aws:RequestedRegion": s.region}}
 	return iampolicy.New(
+		// kms:ListKeys lets the recovery of an interrupted run find a key
+		// whose create was cut off (internal/recovery, findKey).
 		iampolicy.Statement{Sid: "ReadForLookupsAndPlans", Effect: "Allow", Resource: "*",
 			Action: []string{"ec2:Describe*", "eks:DescribeAddonVersions", "eks:DescribeAddonConfiguration", "eks:ListClusters",
-				"logs:DescribeLogGroups", "kms:ListAliases", "sqs:ListQueues"},
+				"logs:DescribeLogGroups", "kms:ListAliases", "kms:ListKeys", "sqs:ListQueues"},
 			Condition: inRegion},
 		// ListRoles takes no resource-level scope (IAM's service
 		// authorization reference); preview lists the Spot service-linked role.

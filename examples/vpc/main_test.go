@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"nodeless-eks/internal/recovery"
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/mock"
 	"nodeless-eks/testkit/stackfile"
@@ -185,5 +186,17 @@ func TestNameTaken(t *testing.T) {
 			vpc := rec.Get(t, "aws:ec2/vpc:Vpc", "eks-demo-vpc")
 			assert.Equal(t, self, vpc.Inputs["tags"].ObjectValue()["nodeless-eks-vpc/stack"].StringValue(), "the VPC says which stack made it")
 		})
+	}
+}
+
+// TestTypesAreInTheRecoveryInventory: the recovery of an interrupted run
+// (cmd/recover-pending) knows every type this program registers.
+func TestTypesAreInTheRecoveryInventory(t *testing.T) {
+	for _, set := range []map[string]string{nil, {"natGateways": "perAz"}} {
+		rec, err := run(t, set)
+		require.NoError(t, err)
+		for _, reg := range rec.All() {
+			assert.Contains(t, recovery.Inventory, reg.Type, "examples/vpc registers %s: add it to internal/recovery's inventory", reg.Type)
+		}
 	}
 }

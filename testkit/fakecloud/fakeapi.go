@@ -8,7 +8,11 @@
 //     schedule, pause and resume a schedule, delete one;
 //   - an organization's metadata (GET /api/orgs/{org}/metadata), whose
 //     defaultStackPermission and defaultEnvironmentPermission deploy/
-//     checks.
+//     checks;
+//   - any other GET a test puts an answer for (Put): the stacks, deployment
+//     settings, environments, teams and updates the recovery of pending
+//     operations reads. A GET of a path nothing was put for answers 404,
+//     as the API does for what does not exist.
 //
 // Any call can be made to fail with a status (Fail), as the real API
 // answers 401, 402, 403 or 404. Tests of reviewttl, of the review stacks'
@@ -79,6 +83,7 @@ type API struct {
 	// fail makes every request whose "METHOD path" ends with a key answer
 	// its status.
 	fail      map[string]int
+	objects   map[string]any
 	schedules []Schedule
 	next      int
 	// Requests are "METHOD path" in order; BadHeaders the requests that
@@ -88,7 +93,7 @@ type API struct {
 
 // New starts a fake with the given schedules on stack.
 func New(token, stack string, schedules ...Schedule) *API {
-	a := &API{Token: token, Stack: stack, schedules: schedules, fail: map[string]int{}, orgs: map[string]*OrgMetadata{}}
+	a := &API{Token: token, Stack: stack, schedules: schedules, fail: map[string]int{}, orgs: map[string]*OrgMetadata{}, objects: map[string]any{}}
 	a.Server = httptest.NewServer(http.HandlerFunc(a.serve))
 	return a
 }
@@ -103,6 +108,17 @@ func (a *API) SetOrg(name string, m *OrgMetadata) {
 		return
 	}
 	a.orgs[name] = m
+}
+
+// Put makes GET path answer body as JSON; nil makes it answer 404 again.
+func (a *API) Put(path string, body any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if body == nil {
+		delete(a.objects, path)
+		return
+	}
+	a.objects[path] = body
 }
 
 // Fail makes every request whose "METHOD path" ends with suffix answer
@@ -155,6 +171,10 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 			fail(code, failures[code])
 			return
 		}
+	}
+	if body, ok := a.objects[r.URL.Path]; ok && r.Method == http.MethodGet {
+		_ = json.NewEncoder(w).Encode(body)
+		return
 	}
 	if org, ok := strings.CutPrefix(r.URL.Path, "/api/orgs/"); ok && r.Method == http.MethodGet && strings.HasSuffix(org, "/metadata") {
 		m, ok := a.orgs[strings.TrimSuffix(org, "/metadata")]

@@ -1,0 +1,164 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAccInterruptedUpRecovers kills `pulumi up` as a dead runner would
+// (SIGKILL to its process group: no graceful cancel, plugins included)
+// once during the EKS cluster's create and once during a Helm release's,
+// runs the recovery (cmd/recover-pending) after each, and requires the
+// next `pulumi up` to converge with no other step. It uses a
+// self-managed backend in a temporary directory, so that the dead run's
+// lock is there to be removed; on Pulumi Cloud the dead run's update stays
+// marked running until `pulumi cancel` (docs/recovery.md). About 60
+// minutes:
+//
+//	NODELESS_EKS_ACC=1 NODELESS_EKS_REGION=… NODELESS_EKS_VPC_NAME=… \
+//	NODELESS_EKS_PRIVATE_SUBNET_PATTERN=… NODELESS_EKS_POD_SUBNET_PATTERN=… \
+//	go test -run TestAccInterruptedUpRecovers -timeout 150m -v .
+func TestAccInterruptedUpRecovers(t *testing.T) {
+	if reason := accSkipReason(os.Getenv, exec.LookPath, awsCredentials); reason != "" {
+		t.Skip(reason)
+	}
+	ctx := context.Background()
+	if deadline, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-accDestroyReserve))
+		t.Cleanup(cancel)
+	}
+	name, region := "acc-"+randomSuffix(t), os.Getenv("NODELESS_EKS_REGION")
+	env := map[string]string{"PULUMI_BACKEND_URL": "file://" + t.TempDir(), "PULUMI_CONFIG_PASSPHRASE": "acceptance-" + name}
+	stack, err := auto.UpsertStackLocalSource(ctx, name, ".", auto.EnvVars(env))
+	require.NoError(t, err)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region))
+	require.NoError(t, err)
+	t.Cleanup(func() { destroyAndSweep(t, stack, name, region, awsCfg) })
+	cfg := auto.ConfigMap{testProject + ":clusterName": {Value: name}, testProject + ":argocd": {Value: "false"}}
+	for _, s := range accSettings {
+		cfg[s.key] = auto.ConfigValue{Value: os.Getenv(s.env)}
+	}
+	require.NoError(t, stack.SetAllConfig(ctx, cfg))
+
+	steps := []struct {
+		what, typ, resource string
+		after               time.Duration
+	}{
+		// CreateCluster has been called and EKS is creating it.
+		{"the EKS cluster's create", "aws:eks/cluster:Cluster", name + "-eksCluster", 90 * time.Second},
+		// Helm has written the release's record (pending-install) and
+		// waits for the controller's Fargate pods.
+		{"a Helm release's install", "kubernetes:helm.sh/v3:Release", name + "-karpenter-controller", 20 * time.Second},
+	}
+	for _, step := range steps {
+		killUpDuring(t, ctx, name, env, step.typ, step.resource, step.after)
+		pending := pendingOperations(t, ctx, stack)
+		require.NotEmpty(t, pending, "killing pulumi during %s leaves a pending create", step.what)
+		out, err := recoverPending(ctx, name, env)
+		require.NoError(t, err, "the recovery after %s: %s", step.what, out)
+		assert.Empty(t, pendingOperations(t, ctx, stack), "after the recovery of %s", step.what)
+	}
+	_, err = stack.Up(ctx, optup.ProgressStreams(os.Stdout))
+	require.NoError(t, err, "the next pulumi up converges with no other step")
+}
+
+// killUpDuring runs `pulumi up` and kills its process group, SIGKILL,
+// after the engine has begun creating resource (of typ) for after.
+func killUpDuring(t *testing.T, ctx context.Context, stack string, env map[string]string, typ, resource string, after time.Duration) {
+	t.Helper()
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	cmd := exec.CommandContext(ctx, "pulumi", "up", "--yes", "--skip-preview", "--non-interactive", "--stack", stack, "--event-log", events)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	// --event-log exists when PULUMI_DEBUG_COMMANDS is set
+	// (pkg/cmd/pulumi/operations/up.go).
+	cmd.Env = append(os.Environ(), "PULUMI_DEBUG_COMMANDS=true")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var begun time.Time
+	for begun.IsZero() {
+		select {
+		case err := <-done:
+			t.Fatalf("pulumi up ended (%v) before it created %s", err, resource)
+		case <-time.After(2 * time.Second):
+		}
+		if createStarted(events, typ, resource) {
+			begun = time.Now()
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("pulumi up ended (%v) within %s of creating %s", err, after, resource)
+	case <-time.After(after):
+	}
+	require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL))
+	<-done
+	t.Logf("killed pulumi up %s after it began creating %s", time.Since(begun).Round(time.Second), resource)
+}
+
+// createStarted reads the engine's event log for the start of the create
+// of resource, of typ.
+func createStarted(path, typ, resource string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(make([]byte, 1<<20), 16<<20)
+	for scanner.Scan() {
+		var e apitype.EngineEvent
+		if json.Unmarshal(scanner.Bytes(), &e) == nil && e.ResourcePreEvent != nil &&
+			e.ResourcePreEvent.Metadata.Type == typ && strings.HasSuffix(e.ResourcePreEvent.Metadata.URN, "::"+resource) &&
+			e.ResourcePreEvent.Metadata.Op == apitype.OpCreate {
+			return true
+		}
+	}
+	return false
+}
+
+func pendingOperations(t *testing.T, ctx context.Context, stack auto.Stack) []apitype.OperationV2 {
+	t.Helper()
+	exported, err := stack.Export(ctx)
+	require.NoError(t, err)
+	var d apitype.DeploymentV3
+	require.NoError(t, json.Unmarshal(exported.Deployment, &d))
+	return d.PendingOperations
+}
+
+// recoverPending runs the recovery as a person would at the terminal.
+func recoverPending(ctx context.Context, stack string, env map[string]string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "run", "./cmd/recover-pending", "-stack", stack)
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	os.Stdout.Write(out.Bytes())
+	return strings.TrimSpace(out.String()), err
+}

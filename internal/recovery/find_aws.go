@@ -1,0 +1,596 @@
+package recovery
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// awsJSON runs an AWS CLI call and decodes its output into out; found is
+// false when AWS answered one of notFound.
+func awsJSON(ctx context.Context, l Lookups, t Target, out any, notFound []string, args ...string) (found bool, err error) {
+	if t.Access.Region == "" {
+		return false, cannotTell("its provider names no AWS region in the state")
+	}
+	raw, err := l.AWS(ctx, t.Access, args...)
+	if err != nil {
+		if len(notFound) > 0 && IsAWSCode(err, notFound...) {
+			return false, nil
+		}
+		return false, err
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return false, fmt.Errorf("reading aws %s: %w", strings.Join(args[:2], " "), err)
+		}
+	}
+	return true, nil
+}
+
+// need are the named string inputs, or an error naming the first missing.
+func need(t Target, keys ...string) ([]string, error) {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		if out[i] = t.Input(k); out[i] == "" {
+			return nil, cannotTell("its recorded inputs have no %s (unknown when the create began, or secret)", k)
+		}
+	}
+	return out, nil
+}
+
+func exists(id string) (Found, error) { return Found{Exists: true, ID: id}, nil }
+
+var absent = Found{}
+
+// partition is the AWS partition of a region.
+func partition(region string) string {
+	switch {
+	case strings.HasPrefix(region, "cn-"):
+		return "aws-cn"
+	case strings.HasPrefix(region, "us-gov-"):
+		return "aws-us-gov"
+	}
+	return "aws"
+}
+
+// account is the provider's account, checked against its allowed ones.
+func account(ctx context.Context, l Lookups, t Target) (string, error) {
+	return l.Account(ctx, t.Access)
+}
+
+func findRole(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "name")
+	if err != nil {
+		return absent, err
+	}
+	// A role is global; its provider's account must be the credentials'.
+	if _, err := account(ctx, l, t); err != nil {
+		return absent, err
+	}
+	ok, err := awsJSON(ctx, l, t, nil, []string{"NoSuchEntity"}, "iam", "get-role", "--role-name", in[0])
+	if err != nil || !ok {
+		return absent, err
+	}
+	return exists(in[0])
+}
+
+func findPolicy(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "name")
+	if err != nil {
+		return absent, err
+	}
+	acct, err := account(ctx, l, t)
+	if err != nil {
+		return absent, err
+	}
+	path := t.Input("path")
+	if path == "" {
+		path = "/"
+	}
+	arn := fmt.Sprintf("arn:%s:iam::%s:policy%s%s", partition(t.Access.Region), acct, path, in[0])
+	ok, err := awsJSON(ctx, l, t, nil, []string{"NoSuchEntity"}, "iam", "get-policy", "--policy-arn", arn)
+	if err != nil || !ok {
+		return absent, err
+	}
+	return exists(arn)
+}
+
+func findRolePolicyAttachment(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "role", "policyArn")
+	if err != nil {
+		return absent, err
+	}
+	if _, err := account(ctx, l, t); err != nil {
+		return absent, err
+	}
+	var out struct{ AttachedPolicies []struct{ PolicyArn string } }
+	ok, err := awsJSON(ctx, l, t, &out, []string{"NoSuchEntity"}, "iam", "list-attached-role-policies", "--role-name", in[0])
+	if err != nil || !ok {
+		return absent, err
+	}
+	for _, p := range out.AttachedPolicies {
+		if p.PolicyArn == in[1] {
+			return exists(in[0] + "/" + in[1])
+		}
+	}
+	return absent, nil
+}
+
+func findOIDCProvider(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "url")
+	if err != nil {
+		return absent, err
+	}
+	acct, err := account(ctx, l, t)
+	if err != nil {
+		return absent, err
+	}
+	host := strings.TrimPrefix(in[0], "https://")
+	arn := fmt.Sprintf("arn:%s:iam::%s:oidc-provider/%s", partition(t.Access.Region), acct, host)
+	ok, err := awsJSON(ctx, l, t, nil, []string{"NoSuchEntity"}, "iam", "get-open-id-connect-provider", "--open-id-connect-provider-arn", arn)
+	if err != nil || !ok {
+		return absent, err
+	}
+	return exists(arn)
+}
+
+// queueGone are SQS's answers for a queue that does not exist: the query
+// protocol's code and the JSON protocol's, which newer CLIs speak.
+var queueGone = []string{"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"}
+
+func findQueue(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "name")
+	if err != nil {
+		return absent, err
+	}
+	var out struct{ QueueUrl string }
+	ok, err := awsJSON(ctx, l, t, &out, queueGone, "sqs", "get-queue-url", "--queue-name", in[0])
+	if err != nil || !ok {
+		return absent, err
+	}
+	return exists(out.QueueUrl)
+}
+
+func findQueuePolicy(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "queueUrl")
+	if err != nil {
+		return absent, err
+	}
+	var out struct{ Attributes map[string]string }
+	ok, err := awsJSON(ctx, l, t, &out, queueGone, "sqs", "get-queue-attributes", "--queue-url", in[0], "--attribute-names", "Policy")
+	if err != nil || !ok || out.Attributes["Policy"] == "" {
+		return absent, err
+	}
+	return exists(in[0])
+}
+
+// busArgs are the --event-bus-name arguments, none for the default bus.
+func busArgs(t Target) (bus string, args []string) {
+	bus = t.Input("eventBusName")
+	if bus == "" || bus == "default" {
+		return "", nil
+	}
+	return bus, []string{"--event-bus-name", bus}
+}
+
+func findEventRule(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "name")
+	if err != nil {
+		return absent, err
+	}
+	bus, extra := busArgs(t)
+	ok, err := awsJSON(ctx, l, t, nil, []string{"ResourceNotFoundException"}, append([]string{"events", "describe-rule", "--name", in[0]}, extra...)...)
+	if err != nil || !ok {
+		return absent, err
+	}
+	if bus != "" {
+		return exists(bus + "/" + in[0])
+	}
+	return exists(in[0])
+}
+
+func findEventTarget(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "rule", "targetId")
+	if err != nil {
+		return absent, err
+	}
+	bus, extra := busArgs(t)
+	var out struct{ Targets []struct{ Id string } }
+	ok, err := awsJSON(ctx, l, t, &out, []string{"ResourceNotFoundException"},
+		append([]string{"events", "list-targets-by-rule", "--rule", in[0]}, extra...)...)
+	if err != nil || !ok {
+		return absent, err
+	}
+	for _, target := range out.Targets {
+		if target.Id == in[1] {
+			if bus != "" {
+				return exists(bus + "/" + in[0] + "/" + in[1])
+			}
+			return exists(in[0] + "/" + in[1])
+		}
+	}
+	return absent, nil
+}
+
+func findLogGroup(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "name")
+	if err != nil {
+		return absent, err
+	}
+	var out struct {
+		LogGroups []struct{ LogGroupName string }
+	}
+	if _, err := awsJSON(ctx, l, t, &out, nil, "logs", "describe-log-groups", "--log-group-name-prefix", in[0]); err != nil {
+		return absent, err
+	}
+	for _, g := range out.LogGroups {
+		if g.LogGroupName == in[0] {
+			return exists(in[0])
+		}
+	}
+	return absent, nil
+}
+
+// heldIDs are the IDs of the state's resources of the pending create's
+// type: objects found by tags that the stack already holds are not the
+// one its create made.
+func heldIDs(t Target) map[string]bool {
+	held := map[string]bool{}
+	for _, r := range t.State.ofType(t.Op.Resource.Type) {
+		held[r.ID] = true
+	}
+	return held
+}
+
+// pick is the one candidate the state does not hold: none is absent, more
+// than one is for a person.
+func pick(t Target, what string, candidates []string) (Found, error) {
+	held := heldIDs(t)
+	var left []string
+	for _, c := range candidates {
+		if !held[c] && !slices.Contains(left, c) {
+			left = append(left, c)
+		}
+	}
+	switch len(left) {
+	case 0:
+		return absent, nil
+	case 1:
+		return exists(left[0])
+	}
+	sort.Strings(left)
+	return absent, cannotTell("%d %s match what its create sent (%s): the recovery does not pick one", len(left), what, strings.Join(left, ", "))
+}
+
+// tagFilters are EC2 filters on every tag the create sent (EC2 tags these
+// objects in the create call itself, TagSpecifications).
+func tagFilters(t Target) ([]string, error) {
+	tags, _ := decoded(t.Op.Resource.Inputs["tags"]).(map[string]any)
+	if len(tags) == 0 {
+		return nil, cannotTell("its recorded inputs have no tags to find it by")
+	}
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var filters []string
+	for _, k := range keys {
+		v, ok := tags[k].(string)
+		if !ok {
+			return nil, cannotTell("its tag %s is not known in the recorded inputs", k)
+		}
+		filters = append(filters, fmt.Sprintf("Name=tag:%s,Values=%s", k, v))
+	}
+	return filters, nil
+}
+
+func findKey(ctx context.Context, l Lookups, t Target) (Found, error) {
+	tags, _ := decoded(t.Op.Resource.Inputs["tags"]).(map[string]any)
+	cluster, _ := tags[clusterTagKey].(string)
+	if cluster == "" {
+		return absent, cannotTell("its recorded inputs have no %s tag to find it by", clusterTagKey)
+	}
+	var keys struct{ Keys []struct{ KeyId string } }
+	if _, err := awsJSON(ctx, l, t, &keys, nil, "kms", "list-keys"); err != nil {
+		return absent, err
+	}
+	// AWS managed keys (aliases alias/aws/*) are never the program's.
+	var aliases struct {
+		Aliases []struct{ AliasName, TargetKeyId string }
+	}
+	if _, err := awsJSON(ctx, l, t, &aliases, nil, "kms", "list-aliases"); err != nil {
+		return absent, err
+	}
+	awsManaged := map[string]bool{}
+	for _, a := range aliases.Aliases {
+		if strings.HasPrefix(a.AliasName, "alias/aws/") && a.TargetKeyId != "" {
+			awsManaged[a.TargetKeyId] = true
+		}
+	}
+	held := map[string]bool{}
+	for _, r := range t.State.ofType(t.Op.Resource.Type) {
+		held[r.ID] = true
+	}
+	var candidates, unreadable []string
+	for _, k := range keys.Keys {
+		if awsManaged[k.KeyId] || held[k.KeyId] {
+			continue
+		}
+		var out struct {
+			Tags []struct{ TagKey, TagValue string }
+		}
+		if _, err := awsJSON(ctx, l, t, &out, nil, "kms", "list-resource-tags", "--key-id", k.KeyId); err != nil {
+			if IsAWSCode(err, "AccessDeniedException") {
+				unreadable = append(unreadable, k.KeyId)
+				continue
+			}
+			return absent, err
+		}
+		if !slices.ContainsFunc(out.Tags, func(tag struct{ TagKey, TagValue string }) bool {
+			return tag.TagKey == clusterTagKey && tag.TagValue == cluster
+		}) {
+			continue
+		}
+		var desc struct{ KeyMetadata struct{ KeyState string } }
+		if _, err := awsJSON(ctx, l, t, &desc, nil, "kms", "describe-key", "--key-id", k.KeyId); err != nil {
+			return absent, err
+		}
+		if !strings.HasPrefix(desc.KeyMetadata.KeyState, "Pending") || desc.KeyMetadata.KeyState == "PendingImport" {
+			candidates = append(candidates, k.KeyId)
+		}
+	}
+	if len(candidates) == 0 && len(unreadable) > 0 {
+		return absent, cannotTell("no readable key is tagged %s=%s, and these keys' tags cannot be read with these credentials: %s",
+			clusterTagKey, cluster, strings.Join(unreadable, ", "))
+	}
+	return pick(t, "KMS keys", candidates)
+}
+
+// clusterTagKey is names.ClusterTagKey: the tag the program puts on its
+// KMS key (kept here so the recovery builds from the standard library
+// and internal packages alone).
+const clusterTagKey = "nodeless-eks/cluster"
+
+func findSecurityGroup(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "name", "vpcId")
+	if err != nil {
+		return absent, err
+	}
+	var out struct{ SecurityGroups []struct{ GroupId string } }
+	if _, err := awsJSON(ctx, l, t, &out, nil, "ec2", "describe-security-groups",
+		"--filters", "Name=group-name,Values="+in[0], "Name=vpc-id,Values="+in[1]); err != nil {
+		return absent, err
+	}
+	var ids []string
+	for _, g := range out.SecurityGroups {
+		ids = append(ids, g.GroupId)
+	}
+	if len(ids) > 1 {
+		return absent, cannotTell("EC2 lists %d security groups named %s in %s", len(ids), in[0], in[1])
+	}
+	if len(ids) == 0 {
+		return absent, nil
+	}
+	return exists(ids[0])
+}
+
+func findSecurityGroupRule(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "securityGroupId", "type", "protocol")
+	if err != nil {
+		return absent, err
+	}
+	group, direction, protocol := in[0], in[1], strings.ToLower(in[2])
+	from, to := numberInput(t, "fromPort"), numberInput(t, "toPort")
+	var sources []string
+	self := t.Op.Resource.Inputs["self"] == true
+	if self {
+		sources = append(sources, "self")
+	}
+	if sg := t.Input("sourceSecurityGroupId"); sg != "" {
+		sources = append(sources, sg)
+	}
+	sources = append(sources, stringList(t.Op.Resource.Inputs["cidrBlocks"])...)
+	if len(sources) == 0 || len(stringList(t.Op.Resource.Inputs["ipv6CidrBlocks"])) > 0 || len(stringList(t.Op.Resource.Inputs["prefixListIds"])) > 0 {
+		return absent, cannotTell("the recovery finds rules whose sources are CIDRs, a security group or self; this one has others")
+	}
+	var out struct {
+		SecurityGroupRules []struct {
+			IsEgress            bool
+			IpProtocol          string
+			FromPort, ToPort    int
+			CidrIpv4            string
+			ReferencedGroupInfo struct{ GroupId string }
+		}
+	}
+	if _, err := awsJSON(ctx, l, t, &out, nil, "ec2", "describe-security-group-rules", "--filters", "Name=group-id,Values="+group); err != nil {
+		return absent, err
+	}
+	all := protocol == "-1" || protocol == "all"
+	present := 0
+	for _, src := range sources {
+		for _, r := range out.SecurityGroupRules {
+			if r.IsEgress != (direction == "egress") {
+				continue
+			}
+			if all != (r.IpProtocol == "-1") || (!all && (!strings.EqualFold(r.IpProtocol, protocol) || r.FromPort != from || r.ToPort != to)) {
+				continue
+			}
+			ref := r.ReferencedGroupInfo.GroupId
+			if (src == "self" && ref == group) || (strings.HasPrefix(src, "sg-") && ref == src) || (src != "self" && !strings.HasPrefix(src, "sg-") && r.CidrIpv4 == src) {
+				present++
+				break
+			}
+		}
+	}
+	switch present {
+	case 0:
+		return absent, nil
+	case len(sources):
+		return exists(strings.Join(append([]string{group, direction, protocol, fmt.Sprint(from), fmt.Sprint(to)}, sources...), "_"))
+	}
+	return absent, cannotTell("%d of its %d sources are authorized, which one call cannot leave", present, len(sources))
+}
+
+// numberInput is a numeric input (JSON numbers decode as float64).
+func numberInput(t Target, key string) int {
+	switch v := t.Op.Resource.Inputs[key].(type) {
+	case float64:
+		return int(v)
+	case json.Number:
+		n, _ := v.Int64()
+		return int(n)
+	}
+	return 0
+}
+
+// findTagged lists EC2 objects by the filters of args and every tag the
+// create sent, and picks the one the state does not hold: the ID field
+// idKey of each entry of the output's list listKey.
+func findTagged(ctx context.Context, l Lookups, t Target, what, listKey, idKey string, args ...string) (Found, error) {
+	filters, err := tagFilters(t)
+	if err != nil {
+		return absent, err
+	}
+	var out map[string][]map[string]any
+	if _, err := awsJSON(ctx, l, t, &out, nil, append(args, filters...)...); err != nil {
+		return absent, err
+	}
+	var ids []string
+	for _, o := range out[listKey] {
+		if id, ok := o[idKey].(string); ok {
+			ids = append(ids, id)
+		}
+	}
+	return pick(t, what, ids)
+}
+
+func findVpc(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "cidrBlock")
+	if err != nil {
+		return absent, err
+	}
+	return findTagged(ctx, l, t, "VPCs", "Vpcs", "VpcId", "ec2", "describe-vpcs", "--filters", "Name=cidr-block,Values="+in[0])
+}
+
+func findCidrAssociation(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "vpcId", "cidrBlock")
+	if err != nil {
+		return absent, err
+	}
+	var out struct {
+		Vpcs []struct {
+			CidrBlockAssociationSet []struct {
+				AssociationId, CidrBlock string
+				CidrBlockState           struct{ State string }
+			}
+		}
+	}
+	ok, err := awsJSON(ctx, l, t, &out, []string{"InvalidVpcID.NotFound"}, "ec2", "describe-vpcs", "--vpc-ids", in[0])
+	if err != nil || !ok {
+		return absent, err
+	}
+	for _, v := range out.Vpcs {
+		for _, a := range v.CidrBlockAssociationSet {
+			if a.CidrBlock == in[1] && (a.CidrBlockState.State == "associated" || a.CidrBlockState.State == "associating") {
+				return exists(a.AssociationId)
+			}
+		}
+	}
+	return absent, nil
+}
+
+func findInternetGateway(ctx context.Context, l Lookups, t Target) (Found, error) {
+	filters, err := tagFilters(t)
+	if err != nil {
+		return absent, err
+	}
+	vpc := t.Input("vpcId")
+	var out struct {
+		InternetGateways []struct {
+			InternetGatewayId string
+			Attachments       []struct{ VpcId string }
+		}
+	}
+	if _, err := awsJSON(ctx, l, t, &out, nil, append([]string{"ec2", "describe-internet-gateways", "--filters"}, filters...)...); err != nil {
+		return absent, err
+	}
+	var ids []string
+	for _, g := range out.InternetGateways {
+		if len(g.Attachments) == 0 || g.Attachments[0].VpcId == vpc {
+			ids = append(ids, g.InternetGatewayId)
+		}
+	}
+	return pick(t, "internet gateways", ids)
+}
+
+func findRouteTable(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "vpcId")
+	if err != nil {
+		return absent, err
+	}
+	return findTagged(ctx, l, t, "route tables", "RouteTables", "RouteTableId", "ec2", "describe-route-tables", "--filters", "Name=vpc-id,Values="+in[0])
+}
+
+func findRouteTableAssociation(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "subnetId", "routeTableId")
+	if err != nil {
+		return absent, err
+	}
+	var out struct {
+		RouteTables []struct{ Associations []struct{ SubnetId string } }
+	}
+	ok, err := awsJSON(ctx, l, t, &out, []string{"InvalidRouteTableID.NotFound"}, "ec2", "describe-route-tables", "--route-table-ids", in[1])
+	if err != nil || !ok {
+		return absent, err
+	}
+	for _, r := range out.RouteTables {
+		for _, a := range r.Associations {
+			if a.SubnetId == in[0] {
+				return exists(in[0] + "/" + in[1])
+			}
+		}
+	}
+	return absent, nil
+}
+
+func findSubnet(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "vpcId", "cidrBlock")
+	if err != nil {
+		return absent, err
+	}
+	var out struct{ Subnets []struct{ SubnetId string } }
+	if _, err := awsJSON(ctx, l, t, &out, nil, "ec2", "describe-subnets",
+		"--filters", "Name=vpc-id,Values="+in[0], "Name=cidr-block,Values="+in[1]); err != nil {
+		return absent, err
+	}
+	if len(out.Subnets) == 0 {
+		return absent, nil
+	}
+	return exists(out.Subnets[0].SubnetId)
+}
+
+func findEip(ctx context.Context, l Lookups, t Target) (Found, error) {
+	return findTagged(ctx, l, t, "Elastic IPs", "Addresses", "AllocationId", "ec2", "describe-addresses", "--filters", "Name=domain,Values=vpc")
+}
+
+func findNatGateway(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "subnetId")
+	if err != nil {
+		return absent, err
+	}
+	// DescribeNatGateways takes --filter, singular (the EC2 API reference);
+	// a failed or deleted gateway is no object to import.
+	return findTagged(ctx, l, t, "NAT gateways", "NatGateways", "NatGatewayId", "ec2", "describe-nat-gateways", "--filter",
+		"Name=subnet-id,Values="+in[0], "Name=state,Values=pending,available")
+}
+
+func findCommand(_ context.Context, _ Lookups, t Target) (Found, error) {
+	if t.Input("create") != "" {
+		return absent, cannotTell("its create command may have run; run it again by hand if it is safe to, or decide")
+	}
+	return absent, nil
+}

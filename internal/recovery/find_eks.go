@@ -1,0 +1,183 @@
+package recovery
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Waits for what EKS is still creating. The import must see an ACTIVE
+// object: the cluster's endpoint and certificate, which everything after
+// it reads, exist only then, and the Fargate profile schedules nothing
+// before.
+const (
+	// ClusterCreateBound: EKS creates a control plane in about 10 minutes;
+	// pulumi-aws waits 30 (terraform-provider-aws eks/cluster.go create
+	// timeout).
+	ClusterCreateBound = 30 * time.Minute
+	// FargateCreateBound is bounds.FargateProfile.
+	FargateCreateBound = 10 * time.Minute
+)
+
+var eksGone = []string{"ResourceNotFoundException"}
+
+// waitActive asks describe until status leaves "CREATING", up to bound;
+// gone is true when EKS no longer knows the object.
+func waitActive(ctx context.Context, l Lookups, t Target, what string, bound time.Duration, describe func(ctx context.Context) (status string, found bool, err error)) (status string, gone bool, err error) {
+	status, found, err := describe(ctx)
+	if err != nil || !found || status != "CREATING" {
+		return status, !found, err
+	}
+	err = l.Wait(ctx, bound, func(ctx context.Context) (bool, string, error) {
+		status, found, err = describe(ctx)
+		return err != nil || !found || status != "CREATING", what + " is " + status, err
+	})
+	if err != nil {
+		return status, false, cannotTell("%s was still CREATING after the recovery waited %s: %v", what, bound, err)
+	}
+	return status, !found, nil
+}
+
+func findCluster(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "name")
+	if err != nil {
+		return absent, err
+	}
+	var roleArn string
+	status, gone, err := waitActive(ctx, l, t, "the cluster", ClusterCreateBound, func(ctx context.Context) (string, bool, error) {
+		var out struct {
+			Cluster struct{ Status, RoleArn string }
+		}
+		found, err := awsJSON(ctx, l, t, &out, eksGone, "eks", "describe-cluster", "--name", in[0])
+		roleArn = out.Cluster.RoleArn
+		return out.Cluster.Status, found, err
+	})
+	if err != nil || gone {
+		return absent, err
+	}
+	// A cluster of that name with another role is not the one this create
+	// made (the program refuses to create a cluster whose name is taken).
+	if want := t.Input("roleArn"); want != "" && roleArn != want {
+		return absent, cannotTell("a cluster named %s exists with role %s, not %s as this create sent: it may be another's", in[0], roleArn, want)
+	}
+	switch status {
+	case "ACTIVE", "UPDATING":
+		return exists(in[0])
+	case "FAILED":
+		return absent, cannotTell("EKS failed to create cluster %s; delete it (`aws eks delete-cluster --name %s --region %s`), wait until it is gone, "+
+			"then `pulumi refresh --clear-pending-creates`", in[0], in[0], t.Access.Region)
+	}
+	return absent, cannotTell("cluster %s is %s", in[0], status)
+}
+
+func findFargateProfile(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "clusterName", "fargateProfileName")
+	if err != nil {
+		return absent, err
+	}
+	status, gone, err := waitActive(ctx, l, t, "the Fargate profile", FargateCreateBound, func(ctx context.Context) (string, bool, error) {
+		var out struct{ FargateProfile struct{ Status string } }
+		found, err := awsJSON(ctx, l, t, &out, eksGone, "eks", "describe-fargate-profile", "--cluster-name", in[0], "--fargate-profile-name", in[1])
+		return out.FargateProfile.Status, found, err
+	})
+	if err != nil || gone {
+		return absent, err
+	}
+	if status != "ACTIVE" {
+		return absent, cannotTell("Fargate profile %s is %s; delete it (`aws eks delete-fargate-profile --cluster-name %s --fargate-profile-name %s`), "+
+			"then `pulumi refresh --clear-pending-creates`", in[1], status, in[0], in[1])
+	}
+	return exists(in[0] + ":" + in[1])
+}
+
+func findAddon(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "clusterName", "addonName")
+	if err != nil {
+		return absent, err
+	}
+	var out struct {
+		Addon struct {
+			Status string
+			Health struct {
+				Issues []struct{ Code, Message string }
+			}
+		}
+	}
+	ok, err := awsJSON(ctx, l, t, &out, eksGone, "eks", "describe-addon", "--cluster-name", in[0], "--addon-name", in[1])
+	if err != nil || !ok {
+		return absent, err
+	}
+	id := in[0] + ":" + in[1]
+	var issues []string
+	for _, i := range out.Addon.Health.Issues {
+		issues = append(issues, i.Code+": "+i.Message)
+	}
+	switch out.Addon.Status {
+	case "ACTIVE":
+		return exists(id)
+	case "CREATING", "DEGRADED", "UPDATING":
+		// The create would have waited for ACTIVE; the next run does not
+		// wait for an add-on it holds, so say so.
+		f := Found{Exists: true, ID: id, Note: fmt.Sprintf("EKS says it is %s", out.Addon.Status)}
+		if len(issues) > 0 {
+			f.Note += " (" + strings.Join(issues, "; ") + ")"
+		}
+		f.Note += "; the add-ons that need nodes turn ACTIVE once Karpenter's nodes join, and `aws eks describe-addon` shows it"
+		return f, nil
+	}
+	return absent, cannotTell("add-on %s is %s (%s); delete it (`aws eks delete-addon --cluster-name %s --addon-name %s`), "+
+		"then `pulumi refresh --clear-pending-creates`", in[1], out.Addon.Status, strings.Join(issues, "; "), in[0], in[1])
+}
+
+func findAccessEntry(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "clusterName", "principalArn")
+	if err != nil {
+		return absent, err
+	}
+	ok, err := awsJSON(ctx, l, t, nil, eksGone, "eks", "describe-access-entry", "--cluster-name", in[0], "--principal-arn", in[1])
+	if err != nil || !ok {
+		return absent, err
+	}
+	return exists(in[0] + ":" + in[1])
+}
+
+func findAccessPolicyAssociation(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "clusterName", "principalArn", "policyArn")
+	if err != nil {
+		return absent, err
+	}
+	var out struct{ AssociatedAccessPolicies []struct{ PolicyArn string } }
+	ok, err := awsJSON(ctx, l, t, &out, eksGone, "eks", "list-associated-access-policies", "--cluster-name", in[0], "--principal-arn", in[1])
+	if err != nil || !ok {
+		return absent, err
+	}
+	for _, p := range out.AssociatedAccessPolicies {
+		if p.PolicyArn == in[2] {
+			return exists(in[0] + "#" + in[1] + "#" + in[2])
+		}
+	}
+	return absent, nil
+}
+
+func findPodIdentityAssociation(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "clusterName", "namespace", "serviceAccount")
+	if err != nil {
+		return absent, err
+	}
+	var out struct {
+		Associations []struct{ AssociationId string }
+	}
+	ok, err := awsJSON(ctx, l, t, &out, eksGone, "eks", "list-pod-identity-associations", "--cluster-name", in[0],
+		"--namespace", in[1], "--service-account", in[2])
+	if err != nil || !ok {
+		return absent, err
+	}
+	switch len(out.Associations) {
+	case 0:
+		return absent, nil
+	case 1:
+		return exists(in[0] + "," + out.Associations[0].AssociationId)
+	}
+	return absent, cannotTell("EKS lists %d associations for %s/%s", len(out.Associations), in[1], in[2])
+}

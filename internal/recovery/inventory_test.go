@@ -1,0 +1,541 @@
+package recovery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"nodeless-eks/internal/kubeapi"
+	"nodeless-eks/testkit/fakecloud"
+)
+
+// scenario is one resource type's pending create, with the answers that
+// make its object exist and be absent.
+type scenario struct {
+	// golden names the dev stack's registration whose inputs the create
+	// sent ("" for types the root program does not register); inputs are
+	// laid over them (the autonames the provider's Check adds).
+	golden string
+	inputs map[string]any
+	// exists makes the object exist, with import ID id; absent makes AWS,
+	// the cluster or Pulumi Cloud say it is not there.
+	exists, absent func(f *fixture)
+	id             string
+}
+
+var roleInputs = map[string]any{"name": "eks-demo-addons-ebs-csi-1a2b3c4"}
+
+// scenarios cover every inventory type that has something to find.
+var scenarios = map[string]scenario{
+	"aws:iam/role:Role": {
+		golden: "aws:iam/role:Role::eks-demo-addons-ebs-csi", inputs: roleInputs, id: "eks-demo-addons-ebs-csi-1a2b3c4",
+		exists: func(f *fixture) {
+			f.aws.on("iam get-role", func(a []string) awsAnswer {
+				if arg(a, "--role-name") != "eks-demo-addons-ebs-csi-1a2b3c4" {
+					return awsAnswer{code: "NoSuchEntity"}
+				}
+				return awsAnswer{out: map[string]any{"Role": map[string]any{"RoleName": arg(a, "--role-name")}}}
+			})
+		},
+		absent: func(f *fixture) { f.aws.refuse("iam get-role", "NoSuchEntity") },
+	},
+	"aws:iam/policy:Policy": {
+		golden: "aws:iam/policy:Policy::eks-demo-karpenter-controller", inputs: map[string]any{"name": "eks-demo-karpenter-controller-9f8e7d6"},
+		id: "arn:aws:iam::123456789012:policy/eks-demo-karpenter-controller-9f8e7d6",
+		exists: func(f *fixture) {
+			f.aws.on("iam get-policy", func(a []string) awsAnswer {
+				if arg(a, "--policy-arn") != "arn:aws:iam::123456789012:policy/eks-demo-karpenter-controller-9f8e7d6" {
+					return awsAnswer{code: "NoSuchEntity"}
+				}
+				return awsAnswer{out: map[string]any{"Policy": map[string]any{}}}
+			})
+		},
+		absent: func(f *fixture) { f.aws.refuse("iam get-policy", "NoSuchEntity") },
+	},
+	"aws:iam/rolePolicyAttachment:RolePolicyAttachment": {
+		golden: "aws:iam/rolePolicyAttachment:RolePolicyAttachment::eks-demo-karpenter-node-worker",
+		id:     "eks-demo-karpenter-node/arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+		exists: func(f *fixture) {
+			f.aws.answer("iam list-attached-role-policies", map[string]any{"AttachedPolicies": []any{
+				map[string]any{"PolicyArn": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"},
+				map[string]any{"PolicyArn": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"}}})
+		},
+		absent: func(f *fixture) {
+			f.aws.answer("iam list-attached-role-policies", map[string]any{"AttachedPolicies": []any{
+				map[string]any{"PolicyArn": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"}}})
+		},
+	},
+	"aws:iam/openIdConnectProvider:OpenIdConnectProvider": {
+		inputs: map[string]any{"url": "https://oidc.eks.eu-west-1.amazonaws.com/id/ABC", "clientIdLists": []any{"sts.amazonaws.com"}},
+		id:     "arn:aws:iam::123456789012:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/ABC",
+		exists: func(f *fixture) {
+			f.aws.answer("iam get-open-id-connect-provider", map[string]any{"Url": "oidc.eks.eu-west-1.amazonaws.com/id/ABC"})
+		},
+		absent: func(f *fixture) { f.aws.refuse("iam get-open-id-connect-provider", "NoSuchEntity") },
+	},
+	"aws:sqs/queue:Queue": {
+		golden: "aws:sqs/queue:Queue::eks-demo-karpenter-interruption-queue", inputs: map[string]any{"name": "eks-demo-karpenter-interruption-queue-5d4c3b2"},
+		id: "https://sqs.eu-west-1.amazonaws.com/123456789012/eks-demo-karpenter-interruption-queue-5d4c3b2",
+		exists: func(f *fixture) {
+			f.aws.answer("sqs get-queue-url", map[string]any{"QueueUrl": "https://sqs.eu-west-1.amazonaws.com/123456789012/eks-demo-karpenter-interruption-queue-5d4c3b2"})
+		},
+		absent: func(f *fixture) { f.aws.refuse("sqs get-queue-url", "AWS.SimpleQueueService.NonExistentQueue") },
+	},
+	"aws:sqs/queuePolicy:QueuePolicy": {
+		golden: "aws:sqs/queuePolicy:QueuePolicy::eks-demo-karpenter-interruption-queue",
+		id:     "https://sqs.eu-west-1.amazonaws.com/123456789012/eks-demo-karpenter-interruption-queue-7f3a",
+		exists: func(f *fixture) {
+			f.aws.answer("sqs get-queue-attributes", map[string]any{"Attributes": map[string]any{"Policy": `{"Statement":[]}`}})
+		},
+		absent: func(f *fixture) { f.aws.answer("sqs get-queue-attributes", map[string]any{}) },
+	},
+	"aws:cloudwatch/eventRule:EventRule": {
+		golden: "aws:cloudwatch/eventRule:EventRule::eks-demo-karpenter-spot", inputs: map[string]any{"name": "eks-demo-karpenter-spot-0a1b2c3"},
+		id: "eks-demo-karpenter-spot-0a1b2c3",
+		exists: func(f *fixture) {
+			f.aws.answer("events describe-rule", map[string]any{"Name": "eks-demo-karpenter-spot-0a1b2c3"})
+		},
+		absent: func(f *fixture) { f.aws.refuse("events describe-rule", "ResourceNotFoundException") },
+	},
+	"aws:cloudwatch/eventTarget:EventTarget": {
+		golden: "aws:cloudwatch/eventTarget:EventTarget::eks-demo-karpenter-spot",
+		id:     "eks-demo-karpenter-spot-7f3a/KarpenterInterruptionQueueTarget",
+		exists: func(f *fixture) {
+			f.aws.answer("events list-targets-by-rule", map[string]any{"Targets": []any{map[string]any{"Id": "KarpenterInterruptionQueueTarget"}}})
+		},
+		absent: func(f *fixture) { f.aws.answer("events list-targets-by-rule", map[string]any{"Targets": []any{}}) },
+	},
+	"aws:cloudwatch/logGroup:LogGroup": {
+		golden: "aws:cloudwatch/logGroup:LogGroup::eks-demo-control-plane", id: "/aws/eks/eks-demo/cluster",
+		exists: func(f *fixture) {
+			f.aws.answer("logs describe-log-groups", map[string]any{"logGroups": []any{map[string]any{"logGroupName": "/aws/eks/eks-demo/cluster"}}})
+		},
+		absent: func(f *fixture) {
+			f.aws.answer("logs describe-log-groups", map[string]any{"logGroups": []any{map[string]any{"logGroupName": "/aws/eks/eks-demo/cluster-old"}}})
+		},
+	},
+	"aws:kms/key:Key": {
+		golden: "aws:kms/key:Key::eks-demo-secrets", id: "key-new",
+		exists: func(f *fixture) { kmsAccount(f, "Enabled") },
+		absent: func(f *fixture) { kmsAccount(f, "PendingDeletion") },
+	},
+	"aws:ec2/securityGroup:SecurityGroup": {
+		golden: "aws:ec2/securityGroup:SecurityGroup::eks-demo-node", inputs: map[string]any{"name": "eks-demo-node-3e4f5a6"}, id: "sg-0123",
+		exists: func(f *fixture) {
+			f.aws.on("ec2 describe-security-groups", func(a []string) awsAnswer {
+				if !slices.Contains(a, "Name=group-name,Values=eks-demo-node-3e4f5a6") || !slices.Contains(a, "Name=vpc-id,Values=vpc-0de0") {
+					return awsAnswer{out: map[string]any{"SecurityGroups": []any{}}}
+				}
+				return awsAnswer{out: map[string]any{"SecurityGroups": []any{map[string]any{"GroupId": "sg-0123"}}}}
+			})
+		},
+		absent: func(f *fixture) {
+			f.aws.answer("ec2 describe-security-groups", map[string]any{"SecurityGroups": []any{}})
+		},
+	},
+	"aws:ec2/securityGroupRule:SecurityGroupRule": {
+		golden: "aws:ec2/securityGroupRule:SecurityGroupRule::eks-demo-node-from-cluster",
+		id:     "sg-eks-demo-node_ingress_-1_0_0_sg-eks-cluster",
+		exists: func(f *fixture) {
+			f.aws.answer("ec2 describe-security-group-rules", map[string]any{"SecurityGroupRules": []any{
+				map[string]any{"IsEgress": true, "IpProtocol": "-1", "FromPort": -1, "ToPort": -1, "CidrIpv4": "0.0.0.0/0"},
+				map[string]any{"IsEgress": false, "IpProtocol": "-1", "FromPort": -1, "ToPort": -1, "ReferencedGroupInfo": map[string]any{"GroupId": "sg-eks-cluster"}}}})
+		},
+		absent: func(f *fixture) {
+			f.aws.answer("ec2 describe-security-group-rules", map[string]any{"SecurityGroupRules": []any{
+				map[string]any{"IsEgress": true, "IpProtocol": "-1", "FromPort": -1, "ToPort": -1, "CidrIpv4": "0.0.0.0/0"}}})
+		},
+	},
+	"aws:ec2/vpc:Vpc": {
+		inputs: map[string]any{"cidrBlock": "10.20.0.0/16", "tags": map[string]any{"Name": "eks-demo", "nodeless-eks-vpc/stack": "nodeless-eks-vpc/dev"}},
+		id:     "vpc-new",
+		exists: func(f *fixture) {
+			f.aws.on("ec2 describe-vpcs", func(a []string) awsAnswer {
+				if !slices.Contains(a, "Name=tag:nodeless-eks-vpc/stack,Values=nodeless-eks-vpc/dev") || !slices.Contains(a, "Name=cidr-block,Values=10.20.0.0/16") {
+					return awsAnswer{code: "FilterNotAsExpected"}
+				}
+				// The stack's earlier VPC matches too, and the state holds it.
+				return awsAnswer{out: map[string]any{"Vpcs": []any{map[string]any{"VpcId": "vpc-held"}, map[string]any{"VpcId": "vpc-new"}}}}
+			})
+		},
+		absent: func(f *fixture) {
+			f.aws.answer("ec2 describe-vpcs", map[string]any{"Vpcs": []any{map[string]any{"VpcId": "vpc-held"}}})
+		},
+	},
+	"aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation": {
+		inputs: map[string]any{"vpcId": "vpc-1", "cidrBlock": "100.64.0.0/16"}, id: "vpc-cidr-assoc-2",
+		exists: func(f *fixture) { cidrAssociations(f, "associated") },
+		absent: func(f *fixture) { cidrAssociations(f, "disassociated") },
+	},
+	"aws:ec2/internetGateway:InternetGateway": {
+		inputs: map[string]any{"vpcId": "vpc-1", "tags": map[string]any{"Name": "eks-demo"}}, id: "igw-1",
+		exists: func(f *fixture) {
+			f.aws.answer("ec2 describe-internet-gateways", map[string]any{"InternetGateways": []any{
+				map[string]any{"InternetGatewayId": "igw-other", "Attachments": []any{map[string]any{"VpcId": "vpc-other"}}},
+				map[string]any{"InternetGatewayId": "igw-1", "Attachments": []any{}}}})
+		},
+		absent: func(f *fixture) {
+			f.aws.answer("ec2 describe-internet-gateways", map[string]any{"InternetGateways": []any{
+				map[string]any{"InternetGatewayId": "igw-other", "Attachments": []any{map[string]any{"VpcId": "vpc-other"}}}}})
+		},
+	},
+	"aws:ec2/routeTable:RouteTable": {
+		inputs: map[string]any{"vpcId": "vpc-1", "tags": map[string]any{"Name": "eks-demo-public"}}, id: "rtb-1",
+		exists: func(f *fixture) {
+			f.aws.answer("ec2 describe-route-tables", map[string]any{"RouteTables": []any{map[string]any{"RouteTableId": "rtb-1"}}})
+		},
+		absent: func(f *fixture) { f.aws.answer("ec2 describe-route-tables", map[string]any{"RouteTables": []any{}}) },
+	},
+	"aws:ec2/routeTableAssociation:RouteTableAssociation": {
+		inputs: map[string]any{"subnetId": "subnet-1", "routeTableId": "rtb-1"}, id: "subnet-1/rtb-1",
+		exists: func(f *fixture) {
+			f.aws.answer("ec2 describe-route-tables", map[string]any{"RouteTables": []any{map[string]any{"Associations": []any{map[string]any{"SubnetId": "subnet-1"}}}}})
+		},
+		absent: func(f *fixture) { f.aws.refuse("ec2 describe-route-tables", "InvalidRouteTableID.NotFound") },
+	},
+	"aws:ec2/subnet:Subnet": {
+		inputs: map[string]any{"vpcId": "vpc-1", "cidrBlock": "10.20.32.0/19", "availabilityZone": "eu-west-1a"}, id: "subnet-1",
+		exists: func(f *fixture) {
+			f.aws.answer("ec2 describe-subnets", map[string]any{"Subnets": []any{map[string]any{"SubnetId": "subnet-1"}}})
+		},
+		absent: func(f *fixture) { f.aws.answer("ec2 describe-subnets", map[string]any{"Subnets": []any{}}) },
+	},
+	"aws:ec2/eip:Eip": {
+		inputs: map[string]any{"domain": "vpc", "tags": map[string]any{"Name": "eks-demo-nat-eu-west-1a"}}, id: "eipalloc-1",
+		exists: func(f *fixture) {
+			f.aws.answer("ec2 describe-addresses", map[string]any{"Addresses": []any{map[string]any{"AllocationId": "eipalloc-1"}}})
+		},
+		absent: func(f *fixture) { f.aws.answer("ec2 describe-addresses", map[string]any{"Addresses": []any{}}) },
+	},
+	"aws:ec2/natGateway:NatGateway": {
+		inputs: map[string]any{"subnetId": "subnet-1", "allocationId": "eipalloc-1", "tags": map[string]any{"Name": "eks-demo-eu-west-1a"}}, id: "nat-1",
+		exists: func(f *fixture) {
+			f.aws.on("ec2 describe-nat-gateways", func(a []string) awsAnswer {
+				if a[0] != "--filter" { // DescribeNatGateways takes --filter
+					return awsAnswer{code: "UnknownParameter"}
+				}
+				return awsAnswer{out: map[string]any{"NatGateways": []any{map[string]any{"NatGatewayId": "nat-1", "State": "pending"}}}}
+			})
+		},
+		absent: func(f *fixture) { f.aws.answer("ec2 describe-nat-gateways", map[string]any{"NatGateways": []any{}}) },
+	},
+	"aws:eks/cluster:Cluster": {
+		inputs: map[string]any{"name": "eks-demo", "roleArn": "arn:aws:iam::123456789012:role/eks-demo-cluster-0c1d2e3"}, id: "eks-demo",
+		exists: func(f *fixture) {
+			f.aws.answer("eks describe-cluster", map[string]any{"cluster": map[string]any{"status": "ACTIVE", "roleArn": "arn:aws:iam::123456789012:role/eks-demo-cluster-0c1d2e3"}})
+		},
+		absent: func(f *fixture) { f.aws.refuse("eks describe-cluster", "ResourceNotFoundException") },
+	},
+	"aws:eks/fargateProfile:FargateProfile": {
+		golden: "aws:eks/fargateProfile:FargateProfile::eks-demo-karpenter", inputs: map[string]any{"fargateProfileName": "eks-demo-karpenter-6b7c8d9"},
+		id: "eks-demo:eks-demo-karpenter-6b7c8d9",
+		exists: func(f *fixture) {
+			f.aws.answer("eks describe-fargate-profile", map[string]any{"fargateProfile": map[string]any{"status": "ACTIVE"}})
+		},
+		absent: func(f *fixture) { f.aws.refuse("eks describe-fargate-profile", "ResourceNotFoundException") },
+	},
+	"aws:eks/addon:Addon": {
+		golden: "aws:eks/addon:Addon::eks-demo-addons-coredns", id: "eks-demo:coredns",
+		exists: func(f *fixture) {
+			f.aws.answer("eks describe-addon", map[string]any{"addon": map[string]any{"status": "ACTIVE"}})
+		},
+		absent: func(f *fixture) { f.aws.refuse("eks describe-addon", "ResourceNotFoundException") },
+	},
+	"aws:eks/accessEntry:AccessEntry": {
+		golden: "aws:eks/accessEntry:AccessEntry::eks-demo-karpenter-node", id: "eks-demo:arn:aws:iam::123456789012:role/eks-demo-karpenter-node",
+		exists: func(f *fixture) {
+			f.aws.answer("eks describe-access-entry", map[string]any{"accessEntry": map[string]any{}})
+		},
+		absent: func(f *fixture) { f.aws.refuse("eks describe-access-entry", "ResourceNotFoundException") },
+	},
+	"aws:eks/accessPolicyAssociation:AccessPolicyAssociation": {
+		inputs: map[string]any{"clusterName": "eks-demo", "principalArn": "arn:aws:iam::123456789012:role/ops",
+			"policyArn": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy", "accessScope": map[string]any{"type": "cluster"}},
+		id: "eks-demo#arn:aws:iam::123456789012:role/ops#arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy",
+		exists: func(f *fixture) {
+			f.aws.answer("eks list-associated-access-policies", map[string]any{"associatedAccessPolicies": []any{
+				map[string]any{"policyArn": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"}}})
+		},
+		absent: func(f *fixture) { f.aws.refuse("eks list-associated-access-policies", "ResourceNotFoundException") },
+	},
+	"aws:eks/podIdentityAssociation:PodIdentityAssociation": {
+		golden: "aws:eks/podIdentityAssociation:PodIdentityAssociation::eks-demo-addons-lb-controller", id: "eks-demo,a-0123",
+		exists: func(f *fixture) {
+			f.aws.answer("eks list-pod-identity-associations", map[string]any{"associations": []any{map[string]any{"associationId": "a-0123"}}})
+		},
+		absent: func(f *fixture) {
+			f.aws.answer("eks list-pod-identity-associations", map[string]any{"associations": []any{}})
+		},
+	},
+	helmRelease: {
+		golden: "kubernetes:helm.sh/v3:Release::eks-demo-karpenter-controller", id: "karpenter/karpenter",
+		exists: func(f *fixture) { f.kube.helmRecord("karpenter", "karpenter", 1, "deployed") },
+		absent: func(f *fixture) { f.kube.helmRecord("karpenter", "karpenter-crd", 1, "deployed") },
+	},
+	"kubernetes:karpenter.sh/v1:NodePool": {
+		golden: "kubernetes:karpenter.sh/v1:NodePool::eks-demo-nodepools-pool-general", id: "general",
+		exists: func(f *fixture) { f.kube.put(kubeapi.NodePools, "", "general", nil, nil) },
+		absent: func(f *fixture) { f.kube.put(kubeapi.NodePools, "", "other", nil, nil) },
+	},
+	"kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": {
+		golden: "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::eks-demo-nodepools-class-default", id: "default",
+		exists: func(f *fixture) { f.kube.put(kubeapi.EC2NodeClasses, "", "default", nil, nil) },
+		absent: func(*fixture) {},
+	},
+	"kubernetes:storage.k8s.io/v1:StorageClass": {
+		golden: "kubernetes:storage.k8s.io/v1:StorageClass::eks-demo-addons-gp3", id: "gp3",
+		exists: func(f *fixture) { f.kube.put(kubeapi.StorageClasses, "", "gp3", nil, nil) },
+		absent: func(f *fixture) { f.kube.put(kubeapi.StorageClasses, "", "gp2", nil, nil) },
+	},
+	"kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition": {
+		inputs: map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": "targetgroupbindings.elbv2.k8s.aws"}},
+		id:     "targetgroupbindings.elbv2.k8s.aws",
+		exists: func(f *fixture) { f.kube.put(kubeapi.CRDs, "", "targetgroupbindings.elbv2.k8s.aws", nil, nil) },
+		absent: func(*fixture) {},
+	},
+	"pulumiservice:index:Stack": {
+		inputs: map[string]any{"organizationName": "my-org", "projectName": "nodeless-eks", "stackName": "prod"}, id: "my-org/nodeless-eks/prod",
+		exists: func(f *fixture) {
+			f.cloud.Put("/api/stacks/my-org/nodeless-eks/prod", map[string]any{"stackName": "prod"})
+		},
+		absent: func(*fixture) {},
+	},
+	"pulumiservice:index:DeploymentSettings": {
+		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "stack": "prod"}, id: "my-org/nodeless-eks/prod",
+		exists: func(f *fixture) {
+			f.cloud.Put("/api/stacks/my-org/nodeless-eks/prod/deployments/settings", map[string]any{"version": 3})
+		},
+		absent: func(*fixture) {},
+	},
+	"pulumiservice:index:Environment": {
+		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "name": "staging"}, id: "my-org/nodeless-eks/staging",
+		exists: func(f *fixture) {
+			f.cloud.Put("/api/esc/environments/my-org/nodeless-eks/staging/metadata", map[string]any{"id": "e-1"})
+		},
+		absent: func(*fixture) {},
+	},
+	"pulumiservice:index:TeamStackPermission": {
+		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "stack": "prod", "team": "platform", "permission": 103.0},
+		id:     "my-org/nodeless-eks/prod/platform",
+		exists: func(f *fixture) {
+			f.cloud.Put("/api/orgs/my-org/teams/platform", map[string]any{"name": "platform", "stacks": []any{
+				map[string]any{"projectName": "nodeless-eks", "stackName": "prod", "permission": 103}}})
+		},
+		absent: func(f *fixture) {
+			f.cloud.Put("/api/orgs/my-org/teams/platform", map[string]any{"name": "platform", "stacks": []any{}})
+		},
+	},
+	"pulumiservice:index:TeamEnvironmentPermission": {
+		inputs: map[string]any{"organization": "my-org", "team": "platform", "project": "nodeless-eks", "environment": "staging", "permission": "open"},
+		id:     "my-org/platform/nodeless-eks+staging",
+		exists: func(f *fixture) {
+			f.cloud.Put("/api/orgs/my-org/teams/platform", map[string]any{"name": "platform", "environments": []any{
+				map[string]any{"projectName": "nodeless-eks", "envName": "staging", "permission": "open"}}})
+		},
+		absent: func(f *fixture) { f.cloud.Put("/api/orgs/my-org/teams/platform", map[string]any{"name": "platform"}) },
+	},
+	"pulumiservice:index:DriftSchedule": {
+		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "stack": "prod", "scheduleCron": "0 4 * * *"},
+		id:     "my-org/nodeless-eks/prod/drift/drift-1",
+		exists: func(f *fixture) {
+			f.cloud.Close()
+			f.cloud = fakecloud.New("token", "my-org/nodeless-eks/prod", fakecloud.TTL("ttl-1", "2026-12-02 08:00:00.000"), fakecloud.Drift("drift-1"))
+		},
+		absent: func(f *fixture) {
+			f.cloud.Close()
+			f.cloud = fakecloud.New("token", "my-org/nodeless-eks/prod", fakecloud.TTL("ttl-1", "2026-12-02 08:00:00.000"))
+		},
+	},
+	"command:local:Command": {
+		golden: "command:local:Command::eks-demo-addons-destroy-cleanup-of-workload-lbs-and-volumes",
+		absent: func(*fixture) {},
+	},
+}
+
+// kmsAccount is an account's keys: an AWS managed one, the one the state
+// holds, an unrelated one, and the one the cut-off create made, in state.
+func kmsAccount(f *fixture, newKeyState string) {
+	f.aws.answer("kms list-keys", map[string]any{"Keys": []any{map[string]any{"KeyId": "key-aws"}, map[string]any{"KeyId": "key-held"},
+		map[string]any{"KeyId": "key-other"}, map[string]any{"KeyId": "key-new"}}})
+	f.aws.answer("kms list-aliases", map[string]any{"Aliases": []any{map[string]any{"AliasName": "alias/aws/ebs", "TargetKeyId": "key-aws"}}})
+	tags := map[string]string{"key-held": "eks-demo", "key-other": "another-cluster", "key-new": "eks-demo"}
+	f.aws.on("kms list-resource-tags", func(a []string) awsAnswer {
+		cluster, ok := tags[arg(a, "--key-id")]
+		if !ok {
+			return awsAnswer{code: "AccessDeniedException"}
+		}
+		return awsAnswer{out: map[string]any{"Tags": []any{map[string]any{"TagKey": "nodeless-eks/cluster", "TagValue": cluster}}}}
+	})
+	f.aws.answer("kms describe-key", map[string]any{"KeyMetadata": map[string]any{"KeyState": newKeyState}})
+}
+
+func cidrAssociations(f *fixture, state string) {
+	f.aws.answer("ec2 describe-vpcs", map[string]any{"Vpcs": []any{map[string]any{"CidrBlockAssociationSet": []any{
+		map[string]any{"AssociationId": "vpc-cidr-assoc-1", "CidrBlock": "10.20.0.0/16", "CidrBlockState": map[string]any{"State": "associated"}},
+		map[string]any{"AssociationId": "vpc-cidr-assoc-2", "CidrBlock": "100.64.0.0/16", "CidrBlockState": map[string]any{"State": state}}}}}})
+}
+
+// heldObjects are the objects of the scenarios' types that the stack
+// already holds, which a search by tags also finds.
+var heldObjects = map[string]string{"aws:ec2/vpc:Vpc": "vpc-held", "aws:kms/key:Key": "key-held"}
+
+// scenarioOp is the pending create of a scenario, in a state that holds
+// the stack's earlier objects.
+func scenarioOp(t *testing.T, typ string, sc scenario) (*Deployment, Operation) {
+	inputs := map[string]any{}
+	if sc.golden != "" {
+		reg, ok := registered(t)[sc.golden]
+		require.True(t, ok, "the dev stack registers %s", sc.golden)
+		maps.Copy(inputs, reg)
+	}
+	maps.Copy(inputs, sc.inputs)
+	op := pendingCreate(typ, "pending", inputs)
+	d := state(op)
+	if id, ok := heldObjects[typ]; ok {
+		d.Resources = append(d.Resources, Resource{URN: testStack + typ + "::earlier", Type: typ, Custom: true, ID: id})
+	}
+	return d, op
+}
+
+func verdictOf(t *testing.T, f *fixture, d *Deployment) Verdict {
+	t.Helper()
+	verdicts, err := Plan(context.Background(), d, f.lookups(), Options{})
+	require.NoError(t, err)
+	require.Len(t, verdicts, 1)
+	return verdicts[0]
+}
+
+// TestEveryKindIsImportedClearedOrReported runs each type's pending
+// create three ways: its object exists (imported, with the ID its
+// provider's docs give), it does not (cleared), and the backend cannot be
+// read (a report that names the resource and the command, and nothing
+// imported or cleared).
+func TestEveryKindIsImportedClearedOrReported(t *testing.T) {
+	for typ, kind := range Inventory {
+		if kind.find == nil {
+			continue
+		}
+		sc, ok := scenarios[typ]
+		if !assert.True(t, ok, "%s has a finder and no scenario: add one", typ) {
+			continue
+		}
+		t.Run(typ, func(t *testing.T) {
+			if sc.exists != nil {
+				t.Run("exists", func(t *testing.T) {
+					f := newFixture(t)
+					sc.exists(f)
+					d, _ := scenarioOp(t, typ, sc)
+					v := verdictOf(t, f, d)
+					assert.Equal(t, Import, v.Outcome, v.Why)
+					assert.Equal(t, sc.id, v.ID)
+					assertDeclaredActions(t, kind, f.aws.calls)
+				})
+			}
+			t.Run("absent", func(t *testing.T) {
+				f := newFixture(t)
+				sc.absent(f)
+				d, _ := scenarioOp(t, typ, sc)
+				v := verdictOf(t, f, d)
+				assert.Equal(t, Clear, v.Outcome, v.Why)
+				assert.Empty(t, v.ID)
+				assertDeclaredActions(t, kind, f.aws.calls)
+			})
+			t.Run("cannot tell", func(t *testing.T) {
+				f := newFixture(t)
+				if sc.exists != nil {
+					sc.exists(f)
+				}
+				f.aws.failAll = "AccessDenied"
+				f.kube.err = &kubeapi.StatusError{Code: http.StatusForbidden, Message: "forbidden"}
+				f.cloud.Fail("", http.StatusServiceUnavailable)
+				d, op := scenarioOp(t, typ, sc)
+				if typ == "command:local:Command" {
+					op.Resource.Inputs["create"] = "touch /tmp/x"
+					d.PendingOperations[0] = op
+				}
+				v := verdictOf(t, f, d)
+				assert.Equal(t, Undecided, v.Outcome, v.Why)
+				var report bytes.Buffer
+				Report(&report, []Verdict{v})
+				assert.Contains(t, report.String(), op.Resource.URN, "the report names the resource")
+				assert.Contains(t, report.String(), "pulumi refresh --import-pending-creates", "and the command a person runs")
+				assert.Contains(t, report.String(), "--clear-pending-creates")
+			})
+		})
+	}
+}
+
+// assertDeclaredActions checks that every AWS call a finder made is an
+// action its Kind declares, so that deploy/'s test of the deploy roles
+// checks what the recovery really calls.
+func assertDeclaredActions(t *testing.T, kind Kind, calls []string) {
+	t.Helper()
+	for _, call := range calls {
+		parts := strings.Fields(call)
+		if parts[0] == "sts" && parts[1] == "get-caller-identity" {
+			continue
+		}
+		op := ""
+		for _, w := range strings.Split(parts[1], "-") {
+			op += strings.ToUpper(w[:1]) + w[1:]
+		}
+		action := parts[0] + ":" + strings.ReplaceAll(op, "OpenIdConnect", "OpenIDConnect")
+		assert.Contains(t, kind.Actions, action, "aws %s is not among the actions the inventory declares", call)
+	}
+}
+
+func TestInventoryEntriesSayWhatTheyAre(t *testing.T) {
+	for typ, kind := range Inventory {
+		assert.NotEmpty(t, kind.Leaves, "%s: what does a cut-off create leave?", typ)
+		if kind.find != nil && typ != "command:local:Command" {
+			assert.NotEmpty(t, kind.Finds, "%s: how is it found?", typ)
+			assert.NotEmpty(t, kind.ID, "%s: its import ID", typ)
+			assert.NotEmpty(t, kind.Source, "%s: where the ID format is stated", typ)
+		}
+	}
+	for typ := range scenarios {
+		assert.Contains(t, Inventory, typ, "a scenario of a type the inventory does not know")
+	}
+}
+
+// TestRootProgramTypesAreInTheInventory: every type the root program
+// registers (the golden its graph test writes over every stack
+// configuration), and the children of the remote components it uses.
+func TestRootProgramTypesAreInTheInventory(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/registered-types.golden.json")
+	require.NoError(t, err)
+	var golden struct{ Resources []string }
+	require.NoError(t, json.Unmarshal(raw, &golden))
+	types := golden.Resources
+	require.NotEmpty(t, types)
+	// pulumi-eks v3.9.1 creates, for the program's options
+	// (SkipDefaultSecurityGroups, no node group, CreateOidcProvider, its own
+	// service role only when the program gives none): nodejs/eks/cluster/cluster.ts
+	// and servicerole.ts. The LB controller's ConfigGroup holds CRDs only.
+	types = append(types, "aws:eks/cluster:Cluster", "aws:iam/openIdConnectProvider:OpenIdConnectProvider", "eks:index:ServiceRole",
+		"aws:iam/role:Role", "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "pulumi:providers:kubernetes",
+		"kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+		// The default providers and the stack.
+		"pulumi:pulumi:Stack", "pulumi:providers:aws", "pulumi:providers:eks", "pulumi:providers:command")
+	for _, typ := range types {
+		assert.Contains(t, Inventory, typ, "the root program registers %s: add it to the recovery's inventory", typ)
+	}
+}
+
+func TestReportNamesWhatToRun(t *testing.T) {
+	v := Verdict{Op: pendingCreate("aws:iam/role:Role", "r", nil), Outcome: Undecided, Why: "AccessDenied", Next: importOrClear(testStack + "aws:iam/role:Role::r")}
+	var b bytes.Buffer
+	Report(&b, []Verdict{v})
+	assert.Contains(t, b.String(), "undecided r (aws:iam/role:Role, creating): AccessDenied")
+	assert.True(t, strings.Contains(b.String(), "--import-pending-creates '"+testStack+"aws:iam/role:Role::r' --import-pending-creates <id>"), b.String())
+}

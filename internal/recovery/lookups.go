@@ -1,0 +1,267 @@
+package recovery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"nodeless-eks/internal/kubeapi"
+	"nodeless-eks/internal/poll"
+	"nodeless-eks/internal/pulumicloud"
+)
+
+// AWSAccess is how a resource's provider reaches AWS: its region, the role
+// it assumes (none: the ambient credentials), and the accounts it allows
+// (allowedAccountIds; none: any).
+type AWSAccess struct {
+	Region, RoleArn string
+	Accounts        []string
+}
+
+// Lookups answer what the finders ask of each backend.
+type Lookups interface {
+	// AWS runs the AWS CLI (`aws <args> --output json --region <region>`)
+	// with the access's credentials and returns its output, or an
+	// *AWSError.
+	AWS(ctx context.Context, a AWSAccess, args ...string) ([]byte, error)
+	// Account is the AWS account the access's credentials are for; an
+	// error when it is not one the provider allows.
+	Account(ctx context.Context, a AWSAccess) (string, error)
+	// Kube is the API of the stack's cluster.
+	Kube(ctx context.Context) (KubeAPI, error)
+	// Cloud is Pulumi Cloud's API.
+	Cloud() (*pulumicloud.Client, error)
+	// Wait polls cond every poll interval, up to bound.
+	Wait(ctx context.Context, bound time.Duration, cond func(context.Context) (bool, string, error)) error
+}
+
+// KubeAPI is what the finders read and delete in a cluster.
+type KubeAPI interface {
+	Get(ctx context.Context, r kubeapi.Resource, namespace, name string) (kubeapi.Object, error)
+	ListIn(ctx context.Context, r kubeapi.Resource, namespace string, query url.Values) ([]kubeapi.Object, error)
+	Delete(ctx context.Context, r kubeapi.Resource, namespace, name string) error
+}
+
+// AWSError is a failure of the AWS CLI: its exit status and, when AWS
+// answered, the error code the CLI printed ("An error occurred
+// (NoSuchEntity) when calling the GetRole operation: ...").
+type AWSError struct {
+	Args   []string
+	Code   string
+	Stderr string
+	Err    error
+}
+
+func (e *AWSError) Error() string {
+	return fmt.Sprintf("aws %s: %v: %s", strings.Join(e.Args, " "), e.Err, strings.TrimSpace(e.Stderr))
+}
+
+var awsErrorCode = regexp.MustCompile(`An error occurred \(([A-Za-z0-9_.]+)\)`)
+
+// IsAWSCode reports an AWS error with one of codes: AWS's own answer that
+// the object is not there, when the codes are the operation's "not found".
+func IsAWSCode(err error, codes ...string) bool {
+	var e *AWSError
+	return errors.As(err, &e) && slices.Contains(codes, e.Code)
+}
+
+// Runner runs a command with extra environment and returns its standard
+// output; the error comes with its standard error.
+type Runner func(ctx context.Context, env []string, name string, args ...string) (stdout []byte, stderr string, err error)
+
+// Exec runs a command for real, in the environment of this process plus
+// env.
+func Exec(ctx context.Context, env []string, name string, args ...string) ([]byte, string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.Bytes(), stderr.String(), err
+}
+
+// CLILookups answer through the AWS CLI, a client of the stack's cluster
+// made as pulumi-eks makes its kubeconfig, and Pulumi Cloud's API.
+type CLILookups struct {
+	Run Runner
+	// Cluster is the stack's EKS cluster, with the access of its provider;
+	// ClusterName is "" when the state holds none.
+	ClusterName string
+	Cluster     AWSAccess
+	// CloudClient calls Pulumi Cloud; nil when no token was found.
+	CloudClient *pulumicloud.Client
+	// Poll is how often a wait asks again (30 s when zero).
+	Poll time.Duration
+
+	mu       sync.Mutex
+	creds    map[string][]string // by role ARN: the session's environment
+	accounts map[string]string   // by role ARN ("" ambient): the account
+	kube     KubeAPI
+}
+
+// env is the environment the access's calls run with: the ambient
+// credentials, or a session of its role (`aws sts assume-role`, one per
+// role and run).
+func (l *CLILookups) env(ctx context.Context, a AWSAccess) ([]string, error) {
+	if a.RoleArn == "" {
+		return nil, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if env, ok := l.creds[a.RoleArn]; ok {
+		return env, nil
+	}
+	args := []string{"sts", "assume-role", "--role-arn", a.RoleArn, "--role-session-name", "nodeless-eks-recover-pending", "--output", "json"}
+	out, stderr, err := l.Run(ctx, nil, "aws", args...)
+	if err != nil {
+		return nil, awsError(args, stderr, err)
+	}
+	var session struct {
+		Credentials struct{ AccessKeyId, SecretAccessKey, SessionToken string }
+	}
+	if err := json.Unmarshal(out, &session); err != nil || session.Credentials.AccessKeyId == "" {
+		return nil, fmt.Errorf("aws sts assume-role --role-arn %s printed no credentials", a.RoleArn)
+	}
+	env := []string{"AWS_ACCESS_KEY_ID=" + session.Credentials.AccessKeyId, "AWS_SECRET_ACCESS_KEY=" + session.Credentials.SecretAccessKey,
+		"AWS_SESSION_TOKEN=" + session.Credentials.SessionToken, "AWS_PROFILE="}
+	if l.creds == nil {
+		l.creds = map[string][]string{}
+	}
+	l.creds[a.RoleArn] = env
+	return env, nil
+}
+
+func awsError(args []string, stderr string, err error) *AWSError {
+	e := &AWSError{Args: args, Stderr: stderr, Err: err}
+	if m := awsErrorCode.FindStringSubmatch(stderr); m != nil {
+		e.Code = m[1]
+	}
+	return e
+}
+
+// AWS runs the AWS CLI.
+func (l *CLILookups) AWS(ctx context.Context, a AWSAccess, args ...string) ([]byte, error) {
+	env, err := l.env(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	full := append(slices.Clone(args), "--output", "json")
+	if a.Region != "" {
+		full = append(full, "--region", a.Region)
+	}
+	out, stderr, err := l.Run(ctx, env, "aws", full...)
+	if err != nil {
+		return nil, awsError(full, stderr, err)
+	}
+	return out, nil
+}
+
+// Account asks STS, once per role.
+func (l *CLILookups) Account(ctx context.Context, a AWSAccess) (string, error) {
+	l.mu.Lock()
+	account, ok := l.accounts[a.RoleArn]
+	l.mu.Unlock()
+	if !ok {
+		out, err := l.AWS(ctx, AWSAccess{Region: a.Region, RoleArn: a.RoleArn}, "sts", "get-caller-identity")
+		if err != nil {
+			return "", err
+		}
+		var id struct{ Account string }
+		if err := json.Unmarshal(out, &id); err != nil || id.Account == "" {
+			return "", errors.New("aws sts get-caller-identity printed no account")
+		}
+		account = id.Account
+		l.mu.Lock()
+		if l.accounts == nil {
+			l.accounts = map[string]string{}
+		}
+		l.accounts[a.RoleArn] = account
+		l.mu.Unlock()
+	}
+	if len(a.Accounts) > 0 && !slices.Contains(a.Accounts, account) {
+		return "", fmt.Errorf("the AWS credentials are for account %s, and the resource's provider allows only %s: "+
+			"run the recovery with credentials for that account", account, strings.Join(a.Accounts, ", "))
+	}
+	return account, nil
+}
+
+// Kube builds, once, a client of the stack's cluster from what EKS says of
+// it and `aws eks get-token`, as pulumi-eks's kubeconfig does.
+func (l *CLILookups) Kube(ctx context.Context) (KubeAPI, error) {
+	l.mu.Lock()
+	kube := l.kube
+	l.mu.Unlock()
+	if kube != nil {
+		return kube, nil
+	}
+	if l.ClusterName == "" {
+		return nil, errors.New("the state holds no EKS cluster to read")
+	}
+	out, err := l.AWS(ctx, l.Cluster, "eks", "describe-cluster", "--name", l.ClusterName)
+	if err != nil {
+		return nil, err
+	}
+	var desc struct {
+		Cluster struct {
+			Endpoint             string
+			CertificateAuthority struct{ Data string }
+		}
+	}
+	if err := json.Unmarshal(out, &desc); err != nil || desc.Cluster.Endpoint == "" {
+		return nil, fmt.Errorf("aws eks describe-cluster --name %s printed no endpoint", l.ClusterName)
+	}
+	env, err := l.env(ctx, l.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	var execEnv []map[string]string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		execEnv = append(execEnv, map[string]string{"name": k, "value": v})
+	}
+	kubeconfig, err := json.Marshal(map[string]any{
+		"clusters": []any{map[string]any{"cluster": map[string]any{
+			"server": desc.Cluster.Endpoint, "certificate-authority-data": desc.Cluster.CertificateAuthority.Data}}},
+		"users": []any{map[string]any{"user": map[string]any{"exec": map[string]any{
+			"command": "aws", "env": execEnv,
+			"args": []string{"--region", l.Cluster.Region, "eks", "get-token", "--cluster-name", l.ClusterName, "--output", "json"}}}}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubeapi.New(string(kubeconfig))
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.kube = client
+	l.mu.Unlock()
+	return client, nil
+}
+
+// Cloud is Pulumi Cloud's client.
+func (l *CLILookups) Cloud() (*pulumicloud.Client, error) {
+	if l.CloudClient == nil {
+		return nil, errors.New("no Pulumi Cloud token: set PULUMI_ACCESS_TOKEN or run `pulumi login`")
+	}
+	return l.CloudClient, nil
+}
+
+// Wait polls cond up to bound.
+func (l *CLILookups) Wait(ctx context.Context, bound time.Duration, cond func(context.Context) (bool, string, error)) error {
+	interval := l.Poll
+	if interval == 0 {
+		interval = 30 * time.Second
+	}
+	return poll.Until(ctx, bound, interval, cond)
+}

@@ -1,0 +1,295 @@
+package recovery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"nodeless-eks/internal/poll"
+)
+
+// Outcome is what the recovery does with a pending operation.
+type Outcome string
+
+// Outcomes.
+const (
+	// Import: the object exists; the state takes it with its ID.
+	Import Outcome = "import"
+	// Clear: no object exists, so the next `pulumi up` creates it anew.
+	Clear Outcome = "clear"
+	// Undecided: it may exist and the recovery cannot tell; a person decides.
+	Undecided Outcome = "undecided"
+	// Retry: an update, delete, read or import, which the next run performs
+	// again.
+	Retry Outcome = "retry"
+)
+
+// Verdict is the decision on one pending operation.
+type Verdict struct {
+	Op      Operation
+	Outcome Outcome
+	// ID is the import ID, with Import.
+	ID string
+	// Why says how it was decided; Next what a person runs (Undecided) or
+	// what the next run does (Retry).
+	Why, Next string
+	// Fix is a change outside the state the verdict needs first (a Helm
+	// release record left pending); nil when none.
+	Fix *Fix
+}
+
+// Fix is a change the recovery makes in the cluster before it changes the
+// state.
+type Fix struct {
+	// Does says what it does, for the report.
+	Does  string
+	Apply func(ctx context.Context) error
+}
+
+// Found is what a finder learned of a pending create's object.
+type Found struct {
+	// Exists, with the ID its provider imports it by; else it provably
+	// does not exist (once Fix, when there is one, is applied).
+	Exists bool
+	ID     string
+	// Note adds what a person should know (an add-on still CREATING).
+	Note string
+	Fix  *Fix
+}
+
+// Target is a pending operation as a finder sees it: the operation, how
+// its provider reaches AWS, and the state it is part of.
+type Target struct {
+	Op     Operation
+	Access AWSAccess
+	State  *Deployment
+}
+
+// Input is a string input of the pending operation.
+func (t Target) Input(path ...string) string { return Str(t.Op.Resource.Inputs, path...) }
+
+// undecidedError is a finder's statement that it cannot tell.
+type undecidedError struct{ msg string }
+
+func (e *undecidedError) Error() string { return e.msg }
+
+func cannotTell(format string, args ...any) error {
+	return &undecidedError{fmt.Sprintf(format, args...)}
+}
+
+// Options bound what the recovery waits for.
+type Options struct {
+	// Settle is how long after the state's last write the recovery starts
+	// to look: AWS's describe and list calls are eventually consistent
+	// (the EC2 API reference, "Eventual consistency"; IAM's user guide,
+	// "Changes that I make are not always immediately visible").
+	Settle time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Sleep waits (tests replace it).
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// DefaultSettle is the time the recovery lets AWS's reads catch up with a
+// create that was cut off.
+const DefaultSettle = 2 * time.Minute
+
+// Plan decides every pending operation of d. It changes nothing.
+func Plan(ctx context.Context, d *Deployment, l Lookups, o Options) ([]Verdict, error) {
+	if len(d.PendingOperations) == 0 {
+		return nil, nil
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	if wait := d.Manifest.Time.Add(o.Settle).Sub(now()); wait > 0 && hasCreates(d) {
+		sleep := poll.Sleep
+		if o.Sleep != nil {
+			sleep = o.Sleep
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+	var out []Verdict
+	for _, op := range d.PendingOperations {
+		out = append(out, decide(ctx, d, l, op))
+	}
+	return out, nil
+}
+
+func hasCreates(d *Deployment) bool {
+	for _, op := range d.PendingOperations {
+		if op.Type == Creating {
+			return true
+		}
+	}
+	return false
+}
+
+func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict {
+	v := Verdict{Op: op}
+	urn, typ := op.Resource.URN, op.Resource.Type
+	t := Target{Op: op, Access: accessOf(d, op.Resource.Provider), State: d}
+	if op.Type != Creating {
+		v.Outcome = Retry
+		v.Why = "an interrupted " + strings.TrimSuffix(op.Type, "ing")
+		v.Next = "the next `pulumi up` performs it again (`pulumi stack import` and `pulumi refresh` drop the pending operation)"
+		if typ == helmRelease && op.Type == Updating {
+			fix, note, err := releaseUpdateFix(ctx, l, t)
+			switch {
+			case err != nil:
+				v.Outcome = Undecided
+				v.Why += ", and " + err.Error()
+				v.Next = "when the release is not mid-operation (`helm history " + t.Input("name") + " -n " + namespaceOf(t) +
+					"`), run `pulumi up` again"
+			case fix != nil:
+				v.Fix = fix
+				v.Why += "; " + note
+			}
+		}
+		return v
+	}
+	kind, ok := Inventory[typ]
+	switch {
+	case !ok:
+		v.Outcome = Undecided
+		v.Why = "the recovery's inventory does not know this type, so it cannot tell whether the create went through"
+		v.Next = importOrClear(urn)
+		return v
+	case d.byURN(urn) != nil:
+		v.Outcome = Undecided
+		v.Why = "a replacement was interrupted: the state holds the resource it replaces, and the recovery does not guess which object is which"
+		v.Next = importOrClear(urn)
+		return v
+	case !op.Resource.Custom || kind.find == nil:
+		v.Outcome, v.Why = Clear, "a create cut off leaves nothing: "+kind.Leaves
+		return v
+	}
+	found, err := kind.find(ctx, l, t)
+	switch {
+	case err != nil:
+		v.Outcome = Undecided
+		var u *undecidedError
+		if errors.As(err, &u) {
+			v.Why = u.msg
+		} else {
+			v.Why = fmt.Sprintf("cannot tell whether it exists: %v", err)
+		}
+		v.Next = importOrClear(urn)
+	case found.Exists:
+		v.Outcome, v.ID, v.Why = Import, found.ID, "it exists"
+	default:
+		v.Outcome, v.Why = Clear, "it does not exist"
+	}
+	if v.Outcome != Undecided {
+		if found.Note != "" {
+			v.Why += "; " + found.Note
+		}
+		v.Fix = found.Fix
+	}
+	return v
+}
+
+// importOrClear is what a person runs once they know: Pulumi's own
+// commands ("Interrupted updates"; the flag takes the URN and the ID as two
+// values, pkg/cmd/pulumi/operations/refresh.go).
+func importOrClear(urn string) string {
+	return fmt.Sprintf("find the object; if it exists, `pulumi refresh --import-pending-creates '%s' --import-pending-creates <id>` "+
+		"(docs/recovery.md gives each type's ID); if it does not, `pulumi refresh --clear-pending-creates`", urn)
+}
+
+// accessOf is how the provider a reference ("<urn>::<id>") names reaches
+// AWS, from its inputs in the state: its region, assumed role and allowed
+// accounts. A provider's inputs may hold lists and objects JSON-encoded
+// in strings (provider inputs are strings on the wire).
+func accessOf(d *Deployment, ref string) AWSAccess {
+	var a AWSAccess
+	i := strings.LastIndex(ref, "::")
+	if i < 0 {
+		return a
+	}
+	p := d.byURN(ref[:i])
+	if p == nil {
+		return a
+	}
+	a.Region = Str(p.Inputs, "region")
+	a.Accounts = stringList(p.Inputs["allowedAccountIds"])
+	for _, key := range []string{"assumeRole", "assumeRoles"} {
+		switch v := decoded(p.Inputs[key]).(type) {
+		case map[string]any:
+			a.RoleArn = Str(v, "roleArn")
+		case []any:
+			if len(v) > 0 {
+				if m, ok := v[0].(map[string]any); ok {
+					a.RoleArn = Str(m, "roleArn")
+				}
+			}
+		}
+		if a.RoleArn != "" {
+			break
+		}
+	}
+	return a
+}
+
+// decoded is v, or what the JSON in it holds when v is a string of a JSON
+// list or object.
+func decoded(v any) any {
+	s, ok := v.(string)
+	if !ok || (!strings.HasPrefix(s, "[") && !strings.HasPrefix(s, "{")) {
+		return v
+	}
+	var out any
+	if json.Unmarshal([]byte(s), &out) != nil {
+		return v
+	}
+	return out
+}
+
+// stringList reads a list input, JSON-encoded or not.
+func stringList(v any) []string {
+	list, _ := decoded(v).([]any)
+	var out []string
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Decided reports whether every pending create is imported or cleared.
+func Decided(verdicts []Verdict) bool {
+	for _, v := range verdicts {
+		if v.Outcome == Undecided {
+			return false
+		}
+	}
+	return true
+}
+
+// Report writes the verdicts as the lines a person reads.
+func Report(w io.Writer, verdicts []Verdict) {
+	for _, v := range verdicts {
+		line := fmt.Sprintf("%-9s %s (%s, %s): %s", v.Outcome, Name(v.Op.Resource.URN), v.Op.Resource.Type, v.Op.Type, v.Why)
+		if v.Outcome == Import {
+			line += "; import ID " + v.ID
+		}
+		if v.Fix != nil {
+			line += "\n          first: " + v.Fix.Does
+		}
+		if v.Next != "" {
+			line += "\n          next: " + v.Next
+		}
+		if v.Outcome == Undecided {
+			line += "\n          URN: " + v.Op.Resource.URN
+		}
+		fmt.Fprintln(w, line)
+	}
+}

@@ -1,0 +1,245 @@
+package recovery
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"nodeless-eks/internal/kubeapi"
+)
+
+func clusterOp() Operation {
+	return pendingCreate("aws:eks/cluster:Cluster", "eks-demo-eksCluster", map[string]any{"name": "eks-demo",
+		"roleArn": "arn:aws:iam::123456789012:role/eks-demo-cluster"})
+}
+
+func TestClusterStillCreatingIsWaitedFor(t *testing.T) {
+	f := newFixture(t)
+	asked := 0
+	f.aws.on("eks describe-cluster", func([]string) awsAnswer {
+		asked++
+		status := "CREATING"
+		if asked > 3 {
+			status = "ACTIVE"
+		}
+		return awsAnswer{out: map[string]any{"cluster": map[string]any{"status": status, "roleArn": "arn:aws:iam::123456789012:role/eks-demo-cluster"}}}
+	})
+	v := verdictOf(t, f, state(clusterOp()))
+	assert.Equal(t, Import, v.Outcome, v.Why)
+	assert.Equal(t, "eks-demo", v.ID)
+	assert.Equal(t, 4, asked, "asked until ACTIVE")
+}
+
+func TestClusterThatIsNotTheCreatesIsReported(t *testing.T) {
+	for status, want := range map[string]string{
+		"ACTIVE": "exists with role arn:aws:iam::123456789012:role/someone-else, not arn:aws:iam::123456789012:role/eks-demo-cluster",
+		"FAILED": "aws eks delete-cluster --name eks-demo --region eu-west-1",
+	} {
+		f := newFixture(t)
+		role := "arn:aws:iam::123456789012:role/eks-demo-cluster"
+		if status == "ACTIVE" {
+			role = "arn:aws:iam::123456789012:role/someone-else"
+		}
+		f.aws.answer("eks describe-cluster", map[string]any{"cluster": map[string]any{"status": status, "roleArn": role}})
+		v := verdictOf(t, f, state(clusterOp()))
+		assert.Equal(t, Undecided, v.Outcome)
+		assert.Contains(t, v.Why, want)
+	}
+}
+
+func TestAddonStates(t *testing.T) {
+	op := pendingCreate("aws:eks/addon:Addon", "eks-demo-addons-coredns", map[string]any{"clusterName": "eks-demo", "addonName": "coredns"})
+	f := newFixture(t)
+	f.aws.answer("eks describe-addon", map[string]any{"addon": map[string]any{"status": "CREATING",
+		"health": map[string]any{"issues": []any{map[string]any{"code": "InsufficientNumberOfReplicas", "message": "no nodes"}}}}})
+	v := verdictOf(t, f, state(op))
+	assert.Equal(t, Import, v.Outcome)
+	assert.Contains(t, v.Why, "EKS says it is CREATING (InsufficientNumberOfReplicas: no nodes)", "the report says what the next run will not wait for")
+
+	f = newFixture(t)
+	f.aws.answer("eks describe-addon", map[string]any{"addon": map[string]any{"status": "CREATE_FAILED"}})
+	v = verdictOf(t, f, state(op))
+	assert.Equal(t, Undecided, v.Outcome)
+	assert.Contains(t, v.Why, "aws eks delete-addon --cluster-name eks-demo --addon-name coredns")
+}
+
+func releaseOp(typ string) Operation {
+	op := pendingCreate(helmRelease, "eks-demo-karpenter-controller", map[string]any{"name": "karpenter", "namespace": "karpenter", "chart": "karpenter"})
+	op.Type = typ
+	return op
+}
+
+func TestReleaseLeftPendingInstall(t *testing.T) {
+	f := newFixture(t)
+	f.kube.helmRecord("karpenter", "karpenter", 1, "pending-install")
+	f.kube.helmRecord("karpenter", "karpenter-crd", 1, "deployed")
+	v := verdictOf(t, f, state(releaseOp(Creating)))
+	assert.Equal(t, Clear, v.Outcome, v.Why)
+	require.NotNil(t, v.Fix, "the record that blocks the next install goes first")
+	assert.Contains(t, v.Fix.Does, "sh.helm.release.v1.karpenter.v1")
+	assert.Empty(t, f.kube.deleted, "deciding changes nothing")
+	require.NoError(t, v.Fix.Apply(context.Background()))
+	assert.Equal(t, []string{"secrets/karpenter/sh.helm.release.v1.karpenter.v1"}, f.kube.deleted, "only that release's record")
+
+	f = newFixture(t)
+	f.kube.helmRecord("karpenter", "karpenter", 1, "deployed")
+	f.kube.helmRecord("karpenter", "karpenter", 2, "pending-install")
+	v = verdictOf(t, f, state(releaseOp(Creating)))
+	assert.Equal(t, Undecided, v.Outcome, "an install over a release with history is not what a cut-off create leaves")
+	assert.Contains(t, v.Why, "helm history karpenter -n karpenter")
+}
+
+func TestReleaseLeftPendingUpgrade(t *testing.T) {
+	f := newFixture(t)
+	f.kube.helmRecord("karpenter", "karpenter", 1, "superseded")
+	f.kube.helmRecord("karpenter", "karpenter", 2, "deployed")
+	f.kube.helmRecord("karpenter", "karpenter", 3, "pending-upgrade")
+	v := verdictOf(t, f, state(releaseOp(Updating)))
+	assert.Equal(t, Retry, v.Outcome)
+	require.NotNil(t, v.Fix)
+	assert.Contains(t, v.Why, "revision 3 (pending-upgrade), and revision 2 is deployed")
+	require.NoError(t, v.Fix.Apply(context.Background()))
+	assert.Equal(t, []string{"secrets/karpenter/sh.helm.release.v1.karpenter.v3"}, f.kube.deleted)
+
+	f = newFixture(t)
+	f.kube.helmRecord("karpenter", "karpenter", 2, "deployed")
+	v = verdictOf(t, f, state(releaseOp(Updating)))
+	assert.Equal(t, Retry, v.Outcome)
+	assert.Nil(t, v.Fix, "an upgrade that never wrote its record needs nothing")
+}
+
+func TestKeyWhoseTagsCannotBeRead(t *testing.T) {
+	f := newFixture(t)
+	f.aws.answer("kms list-keys", map[string]any{"Keys": []any{map[string]any{"KeyId": "key-1"}, map[string]any{"KeyId": "key-2"}}})
+	f.aws.answer("kms list-aliases", map[string]any{"Aliases": []any{}})
+	f.aws.refuse("kms list-resource-tags", "AccessDeniedException")
+	d, _ := scenarioOp(t, "aws:kms/key:Key", scenarios["aws:kms/key:Key"])
+	v := verdictOf(t, f, d)
+	assert.Equal(t, Undecided, v.Outcome, "an unreadable key may be the one")
+	assert.Contains(t, v.Why, "key-1, key-2")
+
+	f = newFixture(t)
+	kmsAccount(f, "Enabled")
+	f.aws.answer("kms list-keys", map[string]any{"Keys": []any{map[string]any{"KeyId": "key-new"}, map[string]any{"KeyId": "key-held"}}})
+	d, _ = scenarioOp(t, "aws:kms/key:Key", scenarios["aws:kms/key:Key"])
+	d.Resources = d.Resources[:1] // the state does not hold key-held
+	v = verdictOf(t, f, d)
+	assert.Equal(t, Undecided, v.Outcome, "two keys tagged for the cluster: the recovery does not pick")
+	assert.Contains(t, v.Why, "2 KMS keys match")
+}
+
+func TestSecurityGroupRuleOfSeveralSources(t *testing.T) {
+	op := pendingCreate("aws:ec2/securityGroupRule:SecurityGroupRule", "r", map[string]any{"securityGroupId": "sg-1", "type": "ingress",
+		"protocol": "tcp", "fromPort": 443.0, "toPort": 443.0, "cidrBlocks": []any{"10.0.0.0/16", "10.1.0.0/16"}})
+	rule := func(cidr string) map[string]any {
+		return map[string]any{"IsEgress": false, "IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "CidrIpv4": cidr}
+	}
+	f := newFixture(t)
+	f.aws.answer("ec2 describe-security-group-rules", map[string]any{"SecurityGroupRules": []any{rule("10.0.0.0/16"), rule("10.1.0.0/16")}})
+	v := verdictOf(t, f, state(op))
+	assert.Equal(t, Import, v.Outcome)
+	assert.Equal(t, "sg-1_ingress_tcp_443_443_10.0.0.0/16_10.1.0.0/16", v.ID)
+
+	f = newFixture(t)
+	f.aws.answer("ec2 describe-security-group-rules", map[string]any{"SecurityGroupRules": []any{rule("10.0.0.0/16")}})
+	v = verdictOf(t, f, state(op))
+	assert.Equal(t, Undecided, v.Outcome, "one call authorizes all sources or none")
+}
+
+func TestWhatIsNotACreate(t *testing.T) {
+	f := newFixture(t) // no AWS answers: nothing may be asked
+	update := pendingCreate("aws:sqs/queue:Queue", "q", map[string]any{"name": "q"})
+	update.Type = Updating
+	del := pendingCreate("aws:iam/role:Role", "r", map[string]any{"name": "r"})
+	del.Type = Deleting
+	d := state(update, del)
+	d.Resources = append(d.Resources, update.Resource, del.Resource)
+	verdicts, err := Plan(context.Background(), d, f.lookups(), Options{})
+	require.NoError(t, err)
+	for _, v := range verdicts {
+		assert.Equal(t, Retry, v.Outcome)
+		assert.Contains(t, v.Next, "the next `pulumi up` performs it again")
+	}
+	assert.Empty(t, f.aws.calls)
+	assert.True(t, Decided(verdicts))
+}
+
+func TestWhatTheRecoveryDoesNotGuess(t *testing.T) {
+	f := newFixture(t)
+	unknown := pendingCreate("aws:s3/bucket:Bucket", "b", map[string]any{"bucket": "b"})
+	replacement := pendingCreate("aws:iam/role:Role", "r", map[string]any{"name": "r-2"})
+	d := state(unknown, replacement)
+	d.Resources = append(d.Resources, Resource{URN: replacement.Resource.URN, Type: "aws:iam/role:Role", Custom: true, ID: "r-1"})
+	verdicts, err := Plan(context.Background(), d, f.lookups(), Options{})
+	require.NoError(t, err)
+	require.Len(t, verdicts, 2)
+	assert.Equal(t, Undecided, verdicts[0].Outcome)
+	assert.Contains(t, verdicts[0].Why, "does not know this type")
+	assert.Equal(t, Undecided, verdicts[1].Outcome)
+	assert.Contains(t, verdicts[1].Why, "a replacement was interrupted")
+	assert.Empty(t, f.aws.calls)
+	assert.False(t, Decided(verdicts))
+}
+
+func TestProviderOfAnotherAccount(t *testing.T) {
+	f := newFixture(t)
+	f.aws.answer("iam get-role", map[string]any{"Role": map[string]any{}})
+	op := pendingCreate("aws:iam/role:Role", "r", map[string]any{"name": "deploy-prod"})
+	provider := testStack + "pulumi:providers:aws::account-prod"
+	op.Resource.Provider = provider + "::p2"
+	d := state(op)
+	// deploy/'s providers hold lists and objects as JSON strings.
+	d.Resources = append(d.Resources, Resource{URN: provider, Type: "pulumi:providers:aws", Custom: true, ID: "p2", Inputs: map[string]any{
+		"region": testRegion, "allowedAccountIds": `["444455556666"]`, "assumeRole": `{"roleArn":"arn:aws:iam::444455556666:role/deploy-admin"}`}})
+	v := verdictOf(t, f, d)
+	assert.Equal(t, Import, v.Outcome, v.Why)
+	assert.Contains(t, f.aws.calls, "sts assume-role --role-arn arn:aws:iam::444455556666:role/deploy-admin --role-session-name nodeless-eks-recover-pending")
+	for i, call := range f.aws.calls {
+		if strings.HasPrefix(call, "iam get-role") {
+			assert.Contains(t, f.aws.envs[i], "AWS_ACCESS_KEY_ID=ASIA-ASSUMED", "the lookup runs as the provider's role")
+		}
+	}
+
+	f = newFixture(t)
+	op.Resource.Provider = awsProviderURN + "::prov-id"
+	d = state(op)
+	d.Resources[0].Inputs["allowedAccountIds"] = []any{"444455556666"}
+	v = verdictOf(t, f, d)
+	assert.Equal(t, Undecided, v.Outcome)
+	assert.Contains(t, v.Why, "the AWS credentials are for account 123456789012, and the resource's provider allows only 444455556666")
+	assert.False(t, slices.Contains(f.aws.calls, "iam get-role --role-name deploy-prod"), "nothing is read in the wrong account")
+}
+
+func TestLooksOnlyAfterAWSSettles(t *testing.T) {
+	f := newFixture(t)
+	f.aws.refuse("iam get-role", "NoSuchEntity")
+	d := state(pendingCreate("aws:iam/role:Role", "r", map[string]any{"name": "r"}))
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	d.Manifest.Time = now.Add(-30 * time.Second)
+	var slept time.Duration
+	_, err := Plan(context.Background(), d, f.lookups(), Options{Settle: DefaultSettle, Now: func() time.Time { return now },
+		Sleep: func(_ context.Context, d time.Duration) error { slept = d; return nil }})
+	require.NoError(t, err)
+	assert.Equal(t, 90*time.Second, slept, "two minutes after the state's last write")
+
+	slept = 0
+	d.Manifest.Time = now.Add(-time.Hour)
+	_, err = Plan(context.Background(), d, f.lookups(), Options{Settle: DefaultSettle, Now: func() time.Time { return now },
+		Sleep: func(_ context.Context, d time.Duration) error { slept = d; return nil }})
+	require.NoError(t, err)
+	assert.Zero(t, slept, "an interruption long ago needs no wait")
+}
+
+func TestKubeObjectBeingDeleted(t *testing.T) {
+	f := newFixture(t)
+	f.kube.put(kubeapi.NodePools, "", "general", nil, map[string]any{"deletionTimestamp": "2026-12-01T10:00:00Z", "finalizers": []any{"karpenter.sh/termination"}})
+	op := pendingCreate("kubernetes:karpenter.sh/v1:NodePool", "pool", map[string]any{"metadata": map[string]any{"name": "general"}})
+	v := verdictOf(t, f, state(op))
+	assert.Equal(t, Undecided, v.Outcome)
+	assert.Contains(t, v.Why, "is being deleted")
+}

@@ -1,0 +1,255 @@
+package recovery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"nodeless-eks/internal/pulumicloud"
+)
+
+// Session recovers one stack through the Pulumi CLI.
+type Session struct {
+	// Run runs commands (pulumi, aws, ps).
+	Run Runner
+	// Dir is the Pulumi project's directory; Stack the stack, as `pulumi
+	// --stack` takes it.
+	Dir, Stack string
+	// Out gets the report.
+	Out io.Writer
+	// DryRun decides and reports, and changes nothing.
+	DryRun bool
+	// Lookups answer the finders; nil builds CLILookups from the state.
+	Lookups Lookups
+	// Cloud is Pulumi Cloud's API (nil when no token was found).
+	Cloud   *pulumicloud.Client
+	Options Options
+	// Hostname is this machine's name (os.Hostname when nil).
+	Hostname func() (string, error)
+}
+
+// ErrUndecided is returned when a pending create may exist and the
+// recovery cannot tell: a person decides, and nothing was changed.
+var ErrUndecided = errors.New("the recovery changed nothing: a pending operation needs a person (see the lines above)")
+
+// Result is what a recovery did.
+type Result struct {
+	// Pending is the number of pending operations found.
+	Pending  int
+	Verdicts []Verdict
+	// Imported and Cleared are the URNs the state now holds and no longer
+	// waits for; Gone the imported ones the refresh found deleted.
+	Imported, Cleared, Gone []string
+}
+
+func (s *Session) pulumi(ctx context.Context, args ...string) ([]byte, error) {
+	full := append(args, "--cwd", s.Dir, "--stack", s.Stack, "--non-interactive")
+	out, stderr, err := s.Run(ctx, nil, "pulumi", full...)
+	if err != nil {
+		return nil, fmt.Errorf("pulumi %s: %w: %s", strings.Join(full, " "), err, strings.TrimSpace(stderr))
+	}
+	return out, nil
+}
+
+func (s *Session) printf(format string, args ...any) { fmt.Fprintf(s.Out, format, args...) }
+
+// Recover finds the stack's pending operations and resolves them.
+func (s *Session) Recover(ctx context.Context) (Result, error) {
+	var res Result
+	raw, err := s.pulumi(ctx, "stack", "export")
+	if err != nil {
+		return res, err
+	}
+	// The fast path: a run without pending operations reads no JSON and
+	// asks nothing else.
+	if !MayHavePending(raw) {
+		s.printf("recover-pending: stack %s has no pending operations\n", s.Stack)
+		return res, nil
+	}
+	d, err := ParseExport(raw)
+	if err != nil {
+		return res, err
+	}
+	res.Pending = len(d.PendingOperations)
+	if res.Pending == 0 {
+		s.printf("recover-pending: stack %s has no pending operations\n", s.Stack)
+		return res, nil
+	}
+	s.printf("recover-pending: stack %s has %d pending operation(s), left by a run that was interrupted\n", s.Stack, res.Pending)
+	if err := s.checkBackend(ctx); err != nil {
+		return res, err
+	}
+	l := s.Lookups
+	if l == nil {
+		l = s.lookupsFor(d)
+	}
+	verdicts, err := Plan(ctx, d, l, s.Options)
+	if err != nil {
+		return res, err
+	}
+	res.Verdicts = verdicts
+	Report(s.Out, verdicts)
+	if !Decided(verdicts) {
+		return res, ErrUndecided
+	}
+	if s.DryRun {
+		s.printf("recover-pending: dry run: nothing changed\n")
+		return res, nil
+	}
+	for _, v := range verdicts {
+		if v.Fix == nil {
+			continue
+		}
+		if err := v.Fix.Apply(ctx); err != nil {
+			return res, fmt.Errorf("%s (%s): %w", Name(v.Op.Resource.URN), v.Fix.Does, err)
+		}
+		s.printf("recover-pending: done: %s\n", v.Fix.Does)
+	}
+	imports, clears := map[string]string{}, map[string]bool{}
+	for _, v := range verdicts {
+		switch {
+		case v.Op.Type != Creating:
+		case v.Outcome == Import:
+			imports[v.Op.Resource.URN] = v.ID
+			res.Imported = append(res.Imported, v.Op.Resource.URN)
+		case v.Outcome == Clear:
+			clears[v.Op.Resource.URN] = true
+			res.Cleared = append(res.Cleared, v.Op.Resource.URN)
+		}
+	}
+	if len(imports) == 0 && len(clears) == 0 {
+		s.printf("recover-pending: no pending create; the next run performs the rest again\n")
+		return res, nil
+	}
+	if err := s.editState(ctx, raw, imports, clears); err != nil {
+		return res, err
+	}
+	if len(imports) > 0 {
+		gone, err := s.refresh(ctx, res.Imported)
+		if err != nil {
+			return res, err
+		}
+		res.Gone = gone
+	}
+	s.printf("recover-pending: imported %d, cleared %d; the next `pulumi up` goes on from here\n", len(imports), len(clears))
+	return res, nil
+}
+
+// editState writes the decided creates into the state with `pulumi stack
+// import`, after checking that no other run changed the pending
+// operations since they were read.
+func (s *Session) editState(ctx context.Context, raw []byte, imports map[string]string, clears map[string]bool) error {
+	again, err := s.pulumi(ctx, "stack", "export")
+	if err != nil {
+		return err
+	}
+	if !samePending(raw, again) {
+		return errors.New("the stack's pending operations changed while the recovery read them: another run is writing its state; run the recovery again when it ends")
+	}
+	edited, err := Edit(again, imports, clears)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "recover-pending-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "state.json")
+	if err := os.WriteFile(file, edited, 0o600); err != nil {
+		return err
+	}
+	if _, err := s.pulumi(ctx, "stack", "import", "--file", file); err != nil {
+		return fmt.Errorf("writing the recovered state: %w", err)
+	}
+	return nil
+}
+
+// refresh reads the imported objects into the state, as an import does,
+// and checks that it did.
+func (s *Session) refresh(ctx context.Context, urns []string) (gone []string, err error) {
+	args := []string{"refresh", "--yes", "--skip-preview"}
+	for _, u := range urns {
+		args = append(args, "--target", u)
+	}
+	if _, err := s.pulumi(ctx, args...); err != nil {
+		return nil, fmt.Errorf("the state holds the imported resources, with their IDs, but the refresh that reads them failed; "+
+			"run `pulumi refresh --stack %s` before the next `pulumi up`: %w", s.Stack, err)
+	}
+	raw, err := s.pulumi(ctx, "stack", "export")
+	if err != nil {
+		return nil, err
+	}
+	d, err := ParseExport(raw)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range urns {
+		r := d.byURN(u)
+		switch {
+		case r == nil:
+			gone = append(gone, u)
+			s.printf("recover-pending: %s was gone when the refresh read it; the next `pulumi up` creates it\n", Name(u))
+		case len(r.Outputs) == 0:
+			return gone, fmt.Errorf("the refresh left %s without outputs; run `pulumi refresh --stack %s` before the next `pulumi up`", u, s.Stack)
+		}
+	}
+	return gone, nil
+}
+
+// samePending reports whether two exports hold the same pending
+// operations.
+func samePending(a, b []byte) bool {
+	key := func(raw []byte) string {
+		d, err := ParseExport(raw)
+		if err != nil {
+			return "unreadable"
+		}
+		var ops []string
+		for _, op := range d.PendingOperations {
+			ops = append(ops, op.Type+" "+op.Resource.URN)
+		}
+		sort.Strings(ops)
+		return strings.Join(ops, "\n")
+	}
+	return key(a) == key(b)
+}
+
+// lookupsFor answers through the CLIs, reaching the cluster the state
+// holds.
+func (s *Session) lookupsFor(d *Deployment) Lookups {
+	l := &CLILookups{Run: s.Run, CloudClient: s.Cloud}
+	for _, r := range d.ofType("aws:eks/cluster:Cluster") {
+		if r.Delete {
+			continue
+		}
+		l.ClusterName = Str(r.Outputs, "name")
+		if l.ClusterName == "" {
+			l.ClusterName = Str(r.Inputs, "name")
+		}
+		l.Cluster = accessOf(d, r.Provider)
+	}
+	return l
+}
+
+// whoami is what `pulumi whoami --json` prints of the backend.
+func (s *Session) backendURL(ctx context.Context) (string, error) {
+	out, stderr, err := s.Run(ctx, nil, "pulumi", "whoami", "--json", "--cwd", s.Dir, "--non-interactive")
+	if err != nil {
+		return "", fmt.Errorf("pulumi whoami: %w: %s", err, strings.TrimSpace(stderr))
+	}
+	var who struct {
+		URL string `json:"url"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &who); err != nil || who.URL == "" {
+		return "", errors.New("pulumi whoami --json printed no backend URL")
+	}
+	return who.URL, nil
+}

@@ -77,8 +77,15 @@ func TestAccInterruptedUpRecovers(t *testing.T) {
 		require.NoError(t, err, "the recovery after %s: %s", step.what, out)
 		assert.Empty(t, pendingOperations(t, ctx, stack), "after the recovery of %s", step.what)
 	}
-	_, err = stack.Up(ctx, optup.ProgressStreams(os.Stdout))
+	up, err := stack.Up(ctx, optup.ProgressStreams(os.Stdout))
 	require.NoError(t, err, "the next pulumi up converges with no other step")
+	// An import that the next run took for a changed object would show as
+	// a replacement or a delete.
+	if changes := up.Summary.ResourceChanges; changes != nil {
+		for _, op := range []string{"replace", "delete", "create-replacement", "delete-replaced"} {
+			assert.Zero(t, (*changes)[op], "the converging up does no %s", op)
+		}
+	}
 }
 
 // killUpDuring runs `pulumi up` and kills its process group, SIGKILL,

@@ -450,22 +450,27 @@ func StackCheckCommand(repoDir, project, boundaryArn, region string) string {
 
 // RecoveryCommand resolves, before an update, destroy or refresh, what a
 // run that died left in the stack's state (cmd/recover-pending: pending
-// creates imported or cleared, a Helm release's pending record removed),
-// and stops the run with a report when it cannot decide. A run that was
-// not interrupted pays one `pulumi stack export`, the read of the state
-// the update makes anyway, and a substring test: the Go command is built
-// only when the state holds "pending_operations", which a state without
-// any omits (apitype.DeploymentV3, omitempty). Previews change no state
-// and skip it.
+// creates imported or cleared, a Helm release's pending record removed,
+// an earlier recovery's unread imports read), and stops the run with a
+// report when it cannot decide. A run that was not interrupted pays one
+// `pulumi stack export` and a substring test of its output: the Go command
+// is built only when the state holds "pending_operations", which a state
+// without any omits (apitype.DeploymentV3, omitempty), or the recovery's
+// mark on an import not yet read (recovery.Unread). Previews change no
+// state and skip it.
 func RecoveryCommand(repoDir string) string {
 	return fmt.Sprintf(`case "$PULUMI_CI_OPERATION" in update|destroy|refresh) `+
 		`cd "$(git rev-parse --show-toplevel)"/%q || exit 1; `+
 		`state="$(pulumi stack export --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK" 2>&1)" || `+
 		`{ echo "nodeless-eks: could not read the stack's state to look for what an interrupted run left: $state" >&2; exit 1; }; `+
-		`case "$state" in *'"pending_operations"'*) go run ./cmd/recover-pending || `+
-		`{ echo "nodeless-eks: an interrupted run left pending operations that need a person (see the lines above; README, Troubleshooting)" >&2; exit 1; };; esac;; esac`,
-		repoDir)
+		`case "$state" in *'"pending_operations"'*|*'%s'*) go run ./cmd/recover-pending || `+
+		`{ echo "nodeless-eks: an interrupted run left pending operations that need a person (see the lines above; docs/recovery.md)" >&2; exit 1; };; esac;; esac`,
+		repoDir, recoveryMark)
 }
+
+// recoveryMark is the start of recovery.Unread, which the pre-run looks
+// for; TestRecoveryCommand holds the two together.
+const recoveryMark = "nodeless-eks recovery: imported"
 
 // ReviewTTLCommand gives a review stack, on each update, a time to live of
 // hours from now: cmd/review-ttl, in the root program's checkout, finds the

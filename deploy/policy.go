@@ -257,12 +257,15 @@ func DeployerPolicy(s scope) iampolicy.Document {
 	withBoundary := map[string]any{"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArns}}
 	inRegion := map[string]any{"StringEquals": map[string]any{"aws:RequestedRegion": s.region}}
 	return iampolicy.New(
-		// kms:ListKeys lets the recovery of an interrupted run find a key
-		// whose create was cut off (internal/recovery, findKey).
 		iampolicy.Statement{Sid: "ReadForLookupsAndPlans", Effect: "Allow", Resource: "*",
 			Action: []string{"ec2:Describe*", "eks:DescribeAddonVersions", "eks:DescribeAddonConfiguration", "eks:ListClusters",
-				"logs:DescribeLogGroups", "kms:ListAliases", "kms:ListKeys", "sqs:ListQueues"},
+				"logs:DescribeLogGroups", "kms:ListAliases", "sqs:ListQueues"},
 			Condition: inRegion},
+		// The recovery of an interrupted run finds a key whose create was
+		// cut off by its cluster tag, among all the region's keys
+		// (internal/recovery, findKey): key IDs and tags, nothing else.
+		iampolicy.Statement{Sid: "FindCutOffSecretsKeys", Effect: "Allow", Resource: "*",
+			Action: []string{"kms:ListKeys", "kms:ListResourceTags"}, Condition: inRegion},
 		// ListRoles takes no resource-level scope (IAM's service
 		// authorization reference); preview lists the Spot service-linked role.
 		iampolicy.Statement{Sid: "FindSpotServiceLinkedRole", Effect: "Allow", Action: "iam:ListRoles", Resource: "*"},

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,6 +109,16 @@ func TestRecoveryCommand(t *testing.T) {
 	assert.Equal(t, "run ./cmd/recover-pending\n", string(ran))
 	assert.Contains(t, out, "stack organization/nodeless-eks/dev has 1 pending operation(s)")
 	assert.Contains(t, out, "retry     r (aws:iam/role:Role, updating)")
+
+	// An import an earlier recovery did not get to read.
+	unread := `{"version": 3, "deployment": {"manifest": {"time": "2026-12-01T10:00:00Z"}, "resources": [
+		{"urn": "urn:pulumi:dev::nodeless-eks::aws:iam/role:Role::r", "type": "aws:iam/role:Role", "custom": true, "id": "r", "initErrors": [` +
+		strconv.Quote(recovery.Unread) + `]}]}}`
+	require.Contains(t, recovery.Unread, recoveryMark)
+	out, _ = run("update", unread)
+	ran, err = os.ReadFile(goRan)
+	require.NoError(t, err, "an unread import builds the recovery: %s", out)
+	assert.Equal(t, "run ./cmd/recover-pending\n", string(ran))
 
 	out, err = run("preview", interrupted)
 	require.NoError(t, err, out)

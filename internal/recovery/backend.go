@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,12 +20,15 @@ import (
 //     under .pulumi/locks/ that `pulumi cancel` deletes
 //     (pkg/backend/diy/lock.go). A lock of a process on this machine that
 //     is gone is removed; any other lock stops the recovery.
-//   - Pulumi Cloud keeps the update marked running until its lease runs
-//     out or someone runs `pulumi cancel`, and refuses other updates
-//     meanwhile ("[409] Conflict: Another update is currently in
-//     progress"). An update still running stops the recovery, which cannot
-//     tell a live run from a dead one; `pulumi stack import` meets the
-//     same refusal, so a check that cannot be made is only reported.
+//   - Pulumi Cloud keeps the update marked in progress until someone runs
+//     `pulumi cancel`, and refuses other updates meanwhile ("[409]
+//     Conflict: Another update is currently in progress"). An update in
+//     progress stops the recovery, which cannot tell a live run from a
+//     dead one.
+//   - other self-managed backends (s3://, gs://, azblob://): the recovery
+//     does not read their locks; `pulumi stack import`, its first write,
+//     takes the stack's lock (pkg/backend/diy), so a live run stops it
+//     there, before it changes the cluster.
 func (s *Session) checkBackend(ctx context.Context) error {
 	backend, err := s.backendURL(ctx)
 	if err != nil {
@@ -160,39 +162,33 @@ func projectName(dir string) (string, error) {
 	return "", fmt.Errorf("no Pulumi.yaml with a name in %s", dir)
 }
 
-// checkActiveUpdate stops when Pulumi Cloud says the stack's latest update
-// is still running (GET /api/stacks/{org}/{project}/{stack} gives its
-// activeUpdate, GET .../update/{id} its status: the endpoints `pulumi
-// cancel` reads, pkg/backend/httpstate).
+// checkActiveUpdate stops when Pulumi Cloud says an update of the stack is
+// in progress: `pulumi stack ls --json` gives updateInProgress for a
+// backend that reports progress (pkg/cmd/pulumi/stack/stack_list.go), and
+// the project's stacks are listed by name, qualified or not.
 func (s *Session) checkActiveUpdate(ctx context.Context) error {
-	parts := strings.Split(s.Stack, "/")
-	if len(parts) != 3 || s.Cloud == nil {
-		s.printf("recover-pending: not checked whether an update of %s is still marked running (that needs --stack <org>/<project>/<stack> "+
-			"and a Pulumi Cloud token); if `pulumi stack import` answers 409, `pulumi cancel` ends the update left running\n", s.Stack)
+	out, stderr, err := s.Run(ctx, nil, "pulumi", "stack", "ls", "--json", "--cwd", s.Dir, "--non-interactive")
+	if err != nil {
+		return fmt.Errorf("cannot tell whether another update of %s is running (`pulumi stack ls --json`: %v: %s); the recovery changed nothing",
+			s.Stack, err, strings.TrimSpace(stderr))
+	}
+	var stacks []struct {
+		Name             string `json:"name"`
+		UpdateInProgress *bool  `json:"updateInProgress"`
+	}
+	if err := json.Unmarshal(out, &stacks); err != nil {
+		return fmt.Errorf("reading `pulumi stack ls --json`: %w", err)
+	}
+	short := s.Stack[strings.LastIndex(s.Stack, "/")+1:]
+	for _, st := range stacks {
+		if st.Name != s.Stack && st.Name != short && !strings.HasSuffix(st.Name, "/"+short) {
+			continue
+		}
+		if st.UpdateInProgress != nil && *st.UpdateInProgress {
+			return fmt.Errorf("Pulumi Cloud says an update of %s is in progress: if its run is gone (a runner that died, a closed laptop), "+
+				"`pulumi cancel --stack %s --yes` ends it; then run the recovery again", s.Stack, s.Stack)
+		}
 		return nil
 	}
-	base := "/api/stacks/" + esc(parts...)
-	var stack struct {
-		ActiveUpdate string `json:"activeUpdate"`
-	}
-	if err := s.Cloud.Call(ctx, http.MethodGet, base, nil, &stack); err != nil {
-		s.printf("recover-pending: could not read whether an update is still running (%v)\n", err)
-		return nil
-	}
-	if stack.ActiveUpdate == "" {
-		return nil
-	}
-	var update struct {
-		Status string `json:"status"`
-	}
-	if err := s.Cloud.Call(ctx, http.MethodGet, base+"/update/"+url.PathEscape(stack.ActiveUpdate), nil, &update); err != nil {
-		s.printf("recover-pending: could not read the status of update %s (%v)\n", stack.ActiveUpdate, err)
-		return nil
-	}
-	switch update.Status {
-	case "not started", "requested", "running":
-		return fmt.Errorf("Pulumi Cloud says update %s of %s is still %s: if its run is gone (a runner that died, a closed laptop), "+
-			"`pulumi cancel --stack %s --yes` ends it; then run the recovery again", stack.ActiveUpdate, s.Stack, update.Status, s.Stack)
-	}
-	return nil
+	return fmt.Errorf("`pulumi stack ls --json` does not list %s, so the recovery cannot tell whether an update of it is running; it changed nothing", s.Stack)
 }

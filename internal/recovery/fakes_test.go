@@ -121,6 +121,28 @@ func (f *fakeAWS) run(_ context.Context, env []string, name string, args ...stri
 	return out, "", err
 }
 
+// filterOf is the value an EC2 describe call filters name by ("" when it
+// does not): the recovery passes filters in the CLI's JSON form.
+func filterOf(args []string, name string) string {
+	raw := arg(args, "--filters")
+	if raw == "" {
+		raw = arg(args, "--filter")
+	}
+	var filters []struct {
+		Name   string
+		Values []string
+	}
+	if json.Unmarshal([]byte(raw), &filters) != nil {
+		return ""
+	}
+	for _, f := range filters {
+		if f.Name == name {
+			return strings.Join(f.Values, ",")
+		}
+	}
+	return ""
+}
+
 // arg is the value after flag in args.
 func arg(args []string, flag string) string {
 	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
@@ -245,11 +267,18 @@ func registered(t *testing.T) map[string]map[string]any {
 // awsProviderURN is the default aws provider of the test states.
 const awsProviderURN = testStack + "pulumi:providers:aws::default_6_83_4"
 
-// state is a deployment with the default aws provider and a pending
-// operation on r.
+// clusterRoleURN is a role the test states hold: its ARN names the
+// stack's account.
+const clusterRoleURN = testStack + "aws:iam/role:Role::eks-demo-cluster"
+
+// state is a deployment with the default aws provider, a role of the
+// stack's account, and pending operations.
 func state(ops ...Operation) *Deployment {
-	d := &Deployment{Resources: []Resource{{URN: awsProviderURN, Type: "pulumi:providers:aws", Custom: true, ID: "prov-id",
-		Inputs: map[string]any{"region": testRegion}}}}
+	d := &Deployment{Resources: []Resource{
+		{URN: awsProviderURN, Type: "pulumi:providers:aws", Custom: true, ID: "prov-id", Inputs: map[string]any{"region": testRegion}},
+		{URN: clusterRoleURN, Type: "aws:iam/role:Role", Custom: true, ID: "eks-demo-cluster", Provider: awsProviderURN + "::prov-id",
+			Outputs: map[string]any{"arn": "arn:aws:iam::" + testAccount + ":role/eks-demo-cluster"}},
+	}}
 	d.PendingOperations = ops
 	return d
 }

@@ -265,9 +265,15 @@ func pick(t Target, what string, candidates []string) (Found, error) {
 	return absent, cannotTell("%d %s match what its create sent (%s): the recovery does not pick one", len(left), what, strings.Join(left, ", "))
 }
 
+// ec2Filter is one filter of an EC2 describe call.
+type ec2Filter struct {
+	Name   string   `json:"Name"`
+	Values []string `json:"Values"`
+}
+
 // tagFilters are EC2 filters on every tag the create sent (EC2 tags these
 // objects in the create call itself, TagSpecifications).
-func tagFilters(t Target) ([]string, error) {
+func tagFilters(t Target) ([]ec2Filter, error) {
 	tags, _ := decoded(t.Op.Resource.Inputs["tags"]).(map[string]any)
 	if len(tags) == 0 {
 		return nil, cannotTell("its recorded inputs have no tags to find it by")
@@ -277,15 +283,22 @@ func tagFilters(t Target) ([]string, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var filters []string
+	var filters []ec2Filter
 	for _, k := range keys {
 		v, ok := tags[k].(string)
 		if !ok {
 			return nil, cannotTell("its tag %s is not known in the recorded inputs", k)
 		}
-		filters = append(filters, fmt.Sprintf("Name=tag:%s,Values=%s", k, v))
+		filters = append(filters, ec2Filter{Name: "tag:" + k, Values: []string{v}})
 	}
 	return filters, nil
+}
+
+// filterArg is filters as the CLI's JSON form, which takes any character
+// in a value (the shorthand splits values at commas).
+func filterArg(filters []ec2Filter) string {
+	raw, _ := json.Marshal(filters)
+	return string(raw)
 }
 
 func findKey(ctx context.Context, l Lookups, t Target) (Found, error) {
@@ -362,20 +375,51 @@ func findSecurityGroup(ctx context.Context, l Lookups, t Target) (Found, error) 
 	}
 	var out struct{ SecurityGroups []struct{ GroupId string } }
 	if _, err := awsJSON(ctx, l, t, &out, nil, "ec2", "describe-security-groups",
-		"--filters", "Name=group-name,Values="+in[0], "Name=vpc-id,Values="+in[1]); err != nil {
+		"--filters", filterArg([]ec2Filter{{"group-name", []string{in[0]}}, {"vpc-id", []string{in[1]}}})); err != nil {
 		return absent, err
 	}
-	var ids []string
-	for _, g := range out.SecurityGroups {
-		ids = append(ids, g.GroupId)
-	}
-	if len(ids) > 1 {
-		return absent, cannotTell("EC2 lists %d security groups named %s in %s", len(ids), in[0], in[1])
-	}
-	if len(ids) == 0 {
+	switch len(out.SecurityGroups) {
+	case 0:
 		return absent, nil
+	case 1:
+	default:
+		return absent, cannotTell("EC2 lists %d security groups named %s in %s", len(out.SecurityGroups), in[0], in[1])
 	}
-	return exists(ids[0])
+	group := out.SecurityGroups[0].GroupId
+	f := Found{Exists: true, ID: group}
+	// EC2 gives a new group an allow-all egress rule, which the provider
+	// revokes right after CreateSecurityGroup (terraform-provider-aws
+	// internal/service/ec2/vpc_security_group.go, resourceSecurityGroupCreate);
+	// a create cut off between the two leaves it, and the program's own
+	// egress rule would then be refused as a duplicate.
+	var rules struct {
+		SecurityGroupRules []struct {
+			SecurityGroupRuleId, IpProtocol, CidrIpv4, CidrIpv6 string
+			IsEgress                                            bool
+		}
+	}
+	if _, err := awsJSON(ctx, l, t, &rules, nil, "ec2", "describe-security-group-rules",
+		"--filters", filterArg([]ec2Filter{{"group-id", []string{group}}})); err != nil {
+		return absent, err
+	}
+	var defaults []string
+	for _, r := range rules.SecurityGroupRules {
+		if r.IsEgress && r.IpProtocol == "-1" && (r.CidrIpv4 == "0.0.0.0/0" || r.CidrIpv6 == "::/0") {
+			defaults = append(defaults, r.SecurityGroupRuleId)
+		}
+	}
+	if len(defaults) > 0 && t.Op.Resource.Inputs["egress"] == nil {
+		f.Note = "the create was cut off before the provider revoked EC2's default allow-all egress"
+		access := t.Access
+		f.Fix = &Fix{
+			Does: fmt.Sprintf("revoke the default egress rule(s) %s of %s, as the provider's create does", strings.Join(defaults, ", "), group),
+			Apply: func(ctx context.Context) error {
+				_, err := l.AWS(ctx, access, append([]string{"ec2", "revoke-security-group-egress", "--group-id", group, "--security-group-rule-ids"}, defaults...)...)
+				return err
+			},
+		}
+	}
+	return f, nil
 }
 
 func findSecurityGroupRule(ctx context.Context, l Lookups, t Target) (Found, error) {
@@ -406,7 +450,7 @@ func findSecurityGroupRule(ctx context.Context, l Lookups, t Target) (Found, err
 			ReferencedGroupInfo struct{ GroupId string }
 		}
 	}
-	if _, err := awsJSON(ctx, l, t, &out, nil, "ec2", "describe-security-group-rules", "--filters", "Name=group-id,Values="+group); err != nil {
+	if _, err := awsJSON(ctx, l, t, &out, nil, "ec2", "describe-security-group-rules", "--filters", filterArg([]ec2Filter{{"group-id", []string{group}}})); err != nil {
 		return absent, err
 	}
 	all := protocol == "-1" || protocol == "all"
@@ -447,16 +491,17 @@ func numberInput(t Target, key string) int {
 	return 0
 }
 
-// findTagged lists EC2 objects by the filters of args and every tag the
-// create sent, and picks the one the state does not hold: the ID field
-// idKey of each entry of the output's list listKey.
-func findTagged(ctx context.Context, l Lookups, t Target, what, listKey, idKey string, args ...string) (Found, error) {
-	filters, err := tagFilters(t)
+// findTagged lists EC2 objects by filters and every tag the create sent,
+// with the describe call of cmd (its filter flag last), and picks the one
+// the state does not hold: the ID field idKey of each entry of the
+// output's list listKey.
+func findTagged(ctx context.Context, l Lookups, t Target, what, listKey, idKey string, cmd []string, filters ...ec2Filter) (Found, error) {
+	tags, err := tagFilters(t)
 	if err != nil {
 		return absent, err
 	}
 	var out map[string][]map[string]any
-	if _, err := awsJSON(ctx, l, t, &out, nil, append(args, filters...)...); err != nil {
+	if _, err := awsJSON(ctx, l, t, &out, nil, append(cmd, filterArg(append(filters, tags...)))...); err != nil {
 		return absent, err
 	}
 	var ids []string
@@ -473,7 +518,7 @@ func findVpc(ctx context.Context, l Lookups, t Target) (Found, error) {
 	if err != nil {
 		return absent, err
 	}
-	return findTagged(ctx, l, t, "VPCs", "Vpcs", "VpcId", "ec2", "describe-vpcs", "--filters", "Name=cidr-block,Values="+in[0])
+	return findTagged(ctx, l, t, "VPCs", "Vpcs", "VpcId", []string{"ec2", "describe-vpcs", "--filters"}, ec2Filter{"cidr-block", []string{in[0]}})
 }
 
 func findCidrAssociation(ctx context.Context, l Lookups, t Target) (Found, error) {
@@ -515,7 +560,7 @@ func findInternetGateway(ctx context.Context, l Lookups, t Target) (Found, error
 			Attachments       []struct{ VpcId string }
 		}
 	}
-	if _, err := awsJSON(ctx, l, t, &out, nil, append([]string{"ec2", "describe-internet-gateways", "--filters"}, filters...)...); err != nil {
+	if _, err := awsJSON(ctx, l, t, &out, nil, "ec2", "describe-internet-gateways", "--filters", filterArg(filters)); err != nil {
 		return absent, err
 	}
 	var ids []string
@@ -532,7 +577,8 @@ func findRouteTable(ctx context.Context, l Lookups, t Target) (Found, error) {
 	if err != nil {
 		return absent, err
 	}
-	return findTagged(ctx, l, t, "route tables", "RouteTables", "RouteTableId", "ec2", "describe-route-tables", "--filters", "Name=vpc-id,Values="+in[0])
+	return findTagged(ctx, l, t, "route tables", "RouteTables", "RouteTableId", []string{"ec2", "describe-route-tables", "--filters"},
+		ec2Filter{"vpc-id", []string{in[0]}})
 }
 
 func findRouteTableAssociation(ctx context.Context, l Lookups, t Target) (Found, error) {
@@ -564,7 +610,7 @@ func findSubnet(ctx context.Context, l Lookups, t Target) (Found, error) {
 	}
 	var out struct{ Subnets []struct{ SubnetId string } }
 	if _, err := awsJSON(ctx, l, t, &out, nil, "ec2", "describe-subnets",
-		"--filters", "Name=vpc-id,Values="+in[0], "Name=cidr-block,Values="+in[1]); err != nil {
+		"--filters", filterArg([]ec2Filter{{"vpc-id", []string{in[0]}}, {"cidr-block", []string{in[1]}}})); err != nil {
 		return absent, err
 	}
 	if len(out.Subnets) == 0 {
@@ -574,7 +620,8 @@ func findSubnet(ctx context.Context, l Lookups, t Target) (Found, error) {
 }
 
 func findEip(ctx context.Context, l Lookups, t Target) (Found, error) {
-	return findTagged(ctx, l, t, "Elastic IPs", "Addresses", "AllocationId", "ec2", "describe-addresses", "--filters", "Name=domain,Values=vpc")
+	return findTagged(ctx, l, t, "Elastic IPs", "Addresses", "AllocationId", []string{"ec2", "describe-addresses", "--filters"},
+		ec2Filter{"domain", []string{"vpc"}})
 }
 
 func findNatGateway(ctx context.Context, l Lookups, t Target) (Found, error) {
@@ -584,8 +631,8 @@ func findNatGateway(ctx context.Context, l Lookups, t Target) (Found, error) {
 	}
 	// DescribeNatGateways takes --filter, singular (the EC2 API reference);
 	// a failed or deleted gateway is no object to import.
-	return findTagged(ctx, l, t, "NAT gateways", "NatGateways", "NatGatewayId", "ec2", "describe-nat-gateways", "--filter",
-		"Name=subnet-id,Values="+in[0], "Name=state,Values=pending,available")
+	return findTagged(ctx, l, t, "NAT gateways", "NatGateways", "NatGatewayId", []string{"ec2", "describe-nat-gateways", "--filter"},
+		ec2Filter{"subnet-id", []string{in[0]}}, ec2Filter{"state", []string{"pending", "available"}})
 }
 
 func findCommand(_ context.Context, _ Lookups, t Target) (Found, error) {

@@ -57,7 +57,33 @@ func findKubeObject(ctx context.Context, l Lookups, t Target) (Found, error) {
 		return absent, cannotTell("%s %s exists and is being deleted (finalizers %v): wait until it is gone, then `pulumi refresh --clear-pending-creates`",
 			r.Kind, kubeapi.Qualified(namespace, name), obj.Get("metadata", "finalizers"))
 	}
-	return exists(kubeapi.Qualified(namespace, name))
+	f := Found{Exists: true, ID: kubeapi.Qualified(namespace, name)}
+	// pulumi-kubernetes applies server-side with a field manager it names
+	// at create ("pulumi-kubernetes-<random>") and keeps in the state as
+	// __fieldManager; a read without it takes a new random name, whose
+	// next apply would conflict with the create's fields
+	// (provider/pkg/provider/provider.go fieldManagerName, Read).
+	if m := pulumiManager(obj); m != "" {
+		f.Outputs = map[string]any{"__fieldManager": m}
+	}
+	return f, nil
+}
+
+// pulumiManager is the one pulumi-kubernetes field manager that applied
+// the object, "" when there is none or more than one.
+func pulumiManager(obj kubeapi.Object) string {
+	found := ""
+	for _, e := range obj.Items("metadata", "managedFields") {
+		m := e.Str("manager")
+		if !strings.HasPrefix(m, "pulumi-kubernetes-") || e.Str("operation") != "Apply" || m == found {
+			continue
+		}
+		if found != "" {
+			return ""
+		}
+		found = m
+	}
+	return found
 }
 
 // releaseRecord is one revision of a Helm release: a Secret of type

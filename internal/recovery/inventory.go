@@ -16,6 +16,8 @@ type Kind struct {
 	Actions []string
 	// find looks; nil when there is nothing to find (the create is cleared).
 	find func(ctx context.Context, l Lookups, t Target) (Found, error)
+	// viaCluster: find reads the cluster's API, not AWS.
+	viaCluster bool
 }
 
 // Sources of the import ID formats.
@@ -99,8 +101,11 @@ var Inventory = map[string]Kind{
 		ID: "key ID", Source: awsDocs + "kms.Key", find: findKey, Actions: []string{"kms:ListKeys", "kms:ListAliases", "kms:ListResourceTags", "kms:DescribeKey"},
 	},
 	"aws:ec2/securityGroup:SecurityGroup": {
-		Leaves: "yes: CreateSecurityGroup", Finds: "ec2 describe-security-groups by group name and VPC (a name is unique in a VPC)",
-		ID: "security group ID", Source: awsDocs + "ec2.SecurityGroup", find: findSecurityGroup, Actions: []string{"ec2:DescribeSecurityGroups"},
+		Leaves: "yes: CreateSecurityGroup, then the provider revokes EC2's default allow-all egress",
+		Finds: "ec2 describe-security-groups by group name and VPC (a name is unique in a VPC); a default egress the create had " +
+			"not yet revoked is revoked",
+		ID: "security group ID", Source: awsDocs + "ec2.SecurityGroup", find: findSecurityGroup,
+		Actions: []string{"ec2:DescribeSecurityGroups", "ec2:DescribeSecurityGroupRules", "ec2:RevokeSecurityGroupEgress"},
 	},
 	"aws:ec2/securityGroupRule:SecurityGroupRule": {
 		Leaves: "yes: AuthorizeSecurityGroupIngress/Egress, all of its sources in one call", Finds: "ec2 describe-security-group-rules of the group: " +
@@ -176,7 +181,7 @@ var Inventory = map[string]Kind{
 			"(helm.sh/helm/v3 v3.20.2 pkg/action/install.go)",
 		Finds: "the release's records (Secrets labelled owner=helm,name=<release>): deployed is imported; a record left " +
 			"pending-install is deleted and the create cleared, and the next install adopts the objects it made (pkg/action/validate.go)",
-		ID: "<namespace>/<release name>", Source: "pulumi-kubernetes v4.32.0 docs, Import section of helm.sh/v3.Release", find: findRelease, Actions: []string{"eks:DescribeCluster"},
+		ID: "<namespace>/<release name>", Source: "pulumi-kubernetes v4.32.0 docs, Import section of helm.sh/v3.Release", find: findRelease, Actions: []string{"eks:DescribeCluster"}, viaCluster: true,
 	},
 	"kubernetes:karpenter.sh/v1:NodePool":                         kubeKind,
 	"kubernetes:karpenter.k8s.aws/v1:EC2NodeClass":                kubeKind,
@@ -213,5 +218,5 @@ var Inventory = map[string]Kind{
 // kubeKind is a Kubernetes object the program applies.
 var kubeKind = Kind{
 	Leaves: "yes: the object", Finds: "GET of the object by its name (autonamed names are in the recorded inputs); one being deleted is left to a person",
-	ID: "<namespace>/<name>, or <name> when cluster-scoped", Source: k8sDocs, find: findKubeObject, Actions: []string{"eks:DescribeCluster"},
+	ID: "<namespace>/<name>, or <name> when cluster-scoped", Source: k8sDocs, find: findKubeObject, Actions: []string{"eks:DescribeCluster"}, viaCluster: true,
 }

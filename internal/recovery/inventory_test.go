@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -132,11 +131,12 @@ var scenarios = map[string]scenario{
 		golden: "aws:ec2/securityGroup:SecurityGroup::eks-demo-node", inputs: map[string]any{"name": "eks-demo-node-3e4f5a6"}, id: "sg-0123",
 		exists: func(f *fixture) {
 			f.aws.on("ec2 describe-security-groups", func(a []string) awsAnswer {
-				if !slices.Contains(a, "Name=group-name,Values=eks-demo-node-3e4f5a6") || !slices.Contains(a, "Name=vpc-id,Values=vpc-0de0") {
+				if filterOf(a, "group-name") != "eks-demo-node-3e4f5a6" || filterOf(a, "vpc-id") != "vpc-0de0" {
 					return awsAnswer{out: map[string]any{"SecurityGroups": []any{}}}
 				}
 				return awsAnswer{out: map[string]any{"SecurityGroups": []any{map[string]any{"GroupId": "sg-0123"}}}}
 			})
+			f.aws.answer("ec2 describe-security-group-rules", map[string]any{"SecurityGroupRules": []any{}})
 		},
 		absent: func(f *fixture) {
 			f.aws.answer("ec2 describe-security-groups", map[string]any{"SecurityGroups": []any{}})
@@ -160,7 +160,7 @@ var scenarios = map[string]scenario{
 		id:     "vpc-new",
 		exists: func(f *fixture) {
 			f.aws.on("ec2 describe-vpcs", func(a []string) awsAnswer {
-				if !slices.Contains(a, "Name=tag:nodeless-eks-vpc/stack,Values=nodeless-eks-vpc/dev") || !slices.Contains(a, "Name=cidr-block,Values=10.20.0.0/16") {
+				if filterOf(a, "tag:nodeless-eks-vpc/stack") != "nodeless-eks-vpc/dev" || filterOf(a, "cidr-block") != "10.20.0.0/16" {
 					return awsAnswer{code: "FilterNotAsExpected"}
 				}
 				// The stack's earlier VPC matches too, and the state holds it.
@@ -466,10 +466,11 @@ func TestEveryKindIsImportedClearedOrReported(t *testing.T) {
 				v := verdictOf(t, f, d)
 				assert.Equal(t, Undecided, v.Outcome, v.Why)
 				var report bytes.Buffer
-				Report(&report, []Verdict{v})
+				Report(&report, "dev", []Verdict{v})
 				assert.Contains(t, report.String(), op.Resource.URN, "the report names the resource")
-				assert.Contains(t, report.String(), "pulumi refresh --import-pending-creates", "and the command a person runs")
-				assert.Contains(t, report.String(), "--clear-pending-creates")
+				assert.Contains(t, report.String(), "go run ./cmd/recover-pending -stack dev -import '"+op.Resource.URN+"=<ID>'",
+					"and the command a person runs")
+				assert.Contains(t, report.String(), "-clear '"+op.Resource.URN+"'")
 			})
 		})
 	}
@@ -535,7 +536,9 @@ func TestRootProgramTypesAreInTheInventory(t *testing.T) {
 func TestReportNamesWhatToRun(t *testing.T) {
 	v := Verdict{Op: pendingCreate("aws:iam/role:Role", "r", nil), Outcome: Undecided, Why: "AccessDenied", Next: importOrClear(testStack + "aws:iam/role:Role::r")}
 	var b bytes.Buffer
-	Report(&b, []Verdict{v})
+	Report(&b, "prod", []Verdict{v})
 	assert.Contains(t, b.String(), "undecided r (aws:iam/role:Role, creating): AccessDenied")
-	assert.True(t, strings.Contains(b.String(), "--import-pending-creates '"+testStack+"aws:iam/role:Role::r' --import-pending-creates <id>"), b.String())
+	assert.Contains(t, b.String(), "`go run ./cmd/recover-pending -stack prod -import '"+testStack+"aws:iam/role:Role::r=<ID>'`")
+	assert.Contains(t, b.String(), "`go run ./cmd/recover-pending -stack prod -clear '"+testStack+"aws:iam/role:Role::r'`")
+	assert.NotContains(t, b.String(), "--import-pending-creates", "Pulumi's flag drops the object from the state (docs/recovery.md)")
 }

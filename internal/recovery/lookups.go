@@ -20,13 +20,19 @@ import (
 	"nodeless-eks/internal/pulumicloud"
 )
 
-// AWSAccess is how a resource's provider reaches AWS: its region, the role
-// it assumes (none: the ambient credentials), and the accounts it allows
-// (allowedAccountIds; none: any).
+// AWSAccess is how a resource's provider reaches AWS: its region, the
+// profile and role it uses (none: the ambient credentials), and the
+// accounts it allows (allowedAccountIds; none: any).
 type AWSAccess struct {
-	Region, RoleArn string
-	Accounts        []string
+	Region, Profile, RoleArn string
+	Accounts                 []string
+	// Unsupported are the provider's credential settings the recovery does
+	// not reproduce (static keys, web identity): it then cannot tell.
+	Unsupported []string
 }
+
+// key names the credentials of an access.
+func (a AWSAccess) key() string { return a.Profile + "|" + a.RoleArn }
 
 // Lookups answer what the finders ask of each backend.
 type Lookups interface {
@@ -94,35 +100,40 @@ func Exec(ctx context.Context, env []string, name string, args ...string) ([]byt
 // made as pulumi-eks makes its kubeconfig, and Pulumi Cloud's API.
 type CLILookups struct {
 	Run Runner
-	// Cluster is the stack's EKS cluster, with the access of its provider;
-	// ClusterName is "" when the state holds none.
-	ClusterName string
-	Cluster     AWSAccess
+	// Cluster is the stack's EKS cluster, with the access of its provider
+	// and the account its ARN names; ClusterName is "" when the state holds
+	// none.
+	ClusterName, ClusterAccount string
+	Cluster                     AWSAccess
 	// CloudClient calls Pulumi Cloud; nil when no token was found.
 	CloudClient *pulumicloud.Client
 	// Poll is how often a wait asks again (30 s when zero).
 	Poll time.Duration
 
 	mu       sync.Mutex
-	creds    map[string][]string // by role ARN: the session's environment
-	accounts map[string]string   // by role ARN ("" ambient): the account
+	creds    map[string][]string // by AWSAccess.key: the environment of its calls
+	accounts map[string]string   // by AWSAccess.key: the account
 	kube     KubeAPI
 }
 
 // env is the environment the access's calls run with: the ambient
-// credentials, or a session of its role (`aws sts assume-role`, one per
-// role and run).
+// credentials, its profile's, or a session of its role (`aws sts
+// assume-role`, one per role and run).
 func (l *CLILookups) env(ctx context.Context, a AWSAccess) ([]string, error) {
+	var profile []string
+	if a.Profile != "" {
+		profile = []string{"AWS_PROFILE=" + a.Profile}
+	}
 	if a.RoleArn == "" {
-		return nil, nil
+		return profile, nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if env, ok := l.creds[a.RoleArn]; ok {
+	if env, ok := l.creds[a.key()]; ok {
 		return env, nil
 	}
 	args := []string{"sts", "assume-role", "--role-arn", a.RoleArn, "--role-session-name", "nodeless-eks-recover-pending", "--output", "json"}
-	out, stderr, err := l.Run(ctx, nil, "aws", args...)
+	out, stderr, err := l.Run(ctx, profile, "aws", args...)
 	if err != nil {
 		return nil, awsError(args, stderr, err)
 	}
@@ -137,7 +148,7 @@ func (l *CLILookups) env(ctx context.Context, a AWSAccess) ([]string, error) {
 	if l.creds == nil {
 		l.creds = map[string][]string{}
 	}
-	l.creds[a.RoleArn] = env
+	l.creds[a.key()] = env
 	return env, nil
 }
 
@@ -166,13 +177,13 @@ func (l *CLILookups) AWS(ctx context.Context, a AWSAccess, args ...string) ([]by
 	return out, nil
 }
 
-// Account asks STS, once per role.
+// Account asks STS, once per credentials.
 func (l *CLILookups) Account(ctx context.Context, a AWSAccess) (string, error) {
 	l.mu.Lock()
-	account, ok := l.accounts[a.RoleArn]
+	account, ok := l.accounts[a.key()]
 	l.mu.Unlock()
 	if !ok {
-		out, err := l.AWS(ctx, AWSAccess{Region: a.Region, RoleArn: a.RoleArn}, "sts", "get-caller-identity")
+		out, err := l.AWS(ctx, AWSAccess{Region: a.Region, Profile: a.Profile, RoleArn: a.RoleArn}, "sts", "get-caller-identity")
 		if err != nil {
 			return "", err
 		}
@@ -185,11 +196,11 @@ func (l *CLILookups) Account(ctx context.Context, a AWSAccess) (string, error) {
 		if l.accounts == nil {
 			l.accounts = map[string]string{}
 		}
-		l.accounts[a.RoleArn] = account
+		l.accounts[a.key()] = account
 		l.mu.Unlock()
 	}
 	if len(a.Accounts) > 0 && !slices.Contains(a.Accounts, account) {
-		return "", fmt.Errorf("the AWS credentials are for account %s, and the resource's provider allows only %s: "+
+		return "", fmt.Errorf("the AWS credentials are for account %s, and the resource's provider reaches %s: "+
 			"run the recovery with credentials for that account", account, strings.Join(a.Accounts, ", "))
 	}
 	return account, nil
@@ -206,6 +217,14 @@ func (l *CLILookups) Kube(ctx context.Context) (KubeAPI, error) {
 	}
 	if l.ClusterName == "" {
 		return nil, errors.New("the state holds no EKS cluster to read")
+	}
+	// A cluster of the same name in another account is not the stack's.
+	if l.ClusterAccount == "" {
+		return nil, errors.New("the state names no account of the cluster (its ARN), so the recovery cannot prove it reads the stack's cluster")
+	}
+	if _, err := l.Account(ctx, AWSAccess{Region: l.Cluster.Region, Profile: l.Cluster.Profile, RoleArn: l.Cluster.RoleArn,
+		Accounts: []string{l.ClusterAccount}}); err != nil {
+		return nil, err
 	}
 	out, err := l.AWS(ctx, l.Cluster, "eks", "describe-cluster", "--name", l.ClusterName)
 	if err != nil {

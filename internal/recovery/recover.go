@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,8 +39,10 @@ type Verdict struct {
 	// Why says how it was decided; Next what a person runs (Undecided) or
 	// what the next run does (Retry).
 	Why, Next string
-	// Fix is a change outside the state the verdict needs first (a Helm
-	// release record left pending); nil when none.
+	// Outputs seed an import's read (Found.Outputs).
+	Outputs map[string]any
+	// Fix is a change outside the state the verdict needs (a Helm release
+	// record left pending); nil when none.
 	Fix *Fix
 }
 
@@ -58,7 +62,11 @@ type Found struct {
 	ID     string
 	// Note adds what a person should know (an add-on still CREATING).
 	Note string
-	Fix  *Fix
+	// Outputs seed the import's read: what the provider needs to read the
+	// object as the create would have left it (a Kubernetes object's field
+	// manager).
+	Outputs map[string]any
+	Fix     *Fix
 }
 
 // Target is a pending operation as a finder sees it: the operation, how
@@ -81,8 +89,18 @@ func cannotTell(format string, args ...any) error {
 	return &undecidedError{fmt.Sprintf(format, args...)}
 }
 
-// Options bound what the recovery waits for.
+// Decision is a person's answer for a pending create the recovery could
+// not decide: import with ID, or clear.
+type Decision struct {
+	Import bool
+	ID     string
+}
+
+// Options are a person's decisions and the bounds of what the recovery
+// waits for.
 type Options struct {
+	// Decisions, by URN, take the place of the inventory's.
+	Decisions map[string]Decision
 	// Settle is how long after the state's last write the recovery starts
 	// to look: AWS's describe and list calls are eventually consistent
 	// (the EC2 API reference, "Eventual consistency"; IAM's user guide,
@@ -118,7 +136,20 @@ func Plan(ctx context.Context, d *Deployment, l Lookups, o Options) ([]Verdict, 
 	}
 	var out []Verdict
 	for _, op := range d.PendingOperations {
+		if dec, ok := o.Decisions[op.Resource.URN]; ok && op.Type == Creating {
+			v := Verdict{Op: op, Outcome: Clear, Why: "cleared as decided by hand (-clear)"}
+			if dec.Import {
+				v.Outcome, v.ID, v.Why = Import, dec.ID, "imported as decided by hand (-import)"
+			}
+			out = append(out, v)
+			continue
+		}
 		out = append(out, decide(ctx, d, l, op))
+	}
+	for urn := range o.Decisions {
+		if !slices.ContainsFunc(d.PendingOperations, func(op Operation) bool { return op.Type == Creating && op.Resource.URN == urn }) {
+			return nil, fmt.Errorf("%s has no pending create to decide", urn)
+		}
 	}
 	return out, nil
 }
@@ -171,7 +202,11 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict
 		v.Outcome, v.Why = Clear, "a create cut off leaves nothing: "+kind.Leaves
 		return v
 	}
-	found, err := kind.find(ctx, l, t)
+	var found Found
+	err := checkAccess(ctx, l, t, kind)
+	if err == nil {
+		found, err = kind.find(ctx, l, t)
+	}
 	switch {
 	case err != nil:
 		v.Outcome = Undecided
@@ -191,17 +226,64 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict
 		if found.Note != "" {
 			v.Why += "; " + found.Note
 		}
-		v.Fix = found.Fix
+		v.Fix, v.Outputs = found.Fix, found.Outputs
 	}
 	return v
 }
 
-// importOrClear is what a person runs once they know: Pulumi's own
-// commands ("Interrupted updates"; the flag takes the URN and the ID as two
-// values, pkg/cmd/pulumi/operations/refresh.go).
+// importOrClear is what a person runs once they know. Not Pulumi's own
+// `pulumi refresh --import-pending-creates`, which drops the object from
+// the state (docs/recovery.md), nor `--clear-pending-creates`, which
+// clears every pending create at once.
 func importOrClear(urn string) string {
-	return fmt.Sprintf("find the object; if it exists, `pulumi refresh --import-pending-creates '%s' --import-pending-creates <id>` "+
-		"(docs/recovery.md gives each type's ID); if it does not, `pulumi refresh --clear-pending-creates`", urn)
+	return fmt.Sprintf("find the object; if it exists, `go run ./cmd/recover-pending -stack <stack> -import '%s=<ID>'` "+
+		"(docs/recovery.md gives each type's ID); if it does not, `go run ./cmd/recover-pending -stack <stack> -clear '%s'`", urn, urn)
+}
+
+// checkAccess proves, before a finder asks AWS, that the recovery's
+// credentials reach the account the resource's provider reaches: a "not
+// found" from another account would clear an object that exists. The
+// account is the provider's allowedAccountIds, else the one the ARNs of
+// the state's resources of that provider name; none is no proof.
+func checkAccess(ctx context.Context, l Lookups, t Target, kind Kind) error {
+	if !kind.asksAWS() {
+		return nil
+	}
+	if len(t.Access.Unsupported) > 0 {
+		return cannotTell("its provider sets %s, credentials the recovery does not use", strings.Join(t.Access.Unsupported, ", "))
+	}
+	want := t.Access
+	if len(want.Accounts) == 0 {
+		want.Accounts = accountsOf(t.State, t.Op.Resource.Provider)
+	}
+	if len(want.Accounts) == 0 {
+		return cannotTell("nothing in the state names the AWS account of its provider (no allowedAccountIds, no ARN of its resources), " +
+			"so the recovery cannot prove its credentials look in the right one")
+	}
+	_, err := l.Account(ctx, want)
+	return err
+}
+
+// asksAWS reports a finder that reads AWS itself; one that reads a
+// cluster's objects goes through Lookups.Kube, which checks the cluster's
+// account.
+func (k Kind) asksAWS() bool { return len(k.Actions) > 0 && !k.viaCluster }
+
+var accountInARN = regexp.MustCompile(`^arn:[a-z-]+:[a-z0-9-]+:[a-z0-9-]*:(\d{12}):`)
+
+// accountsOf are the accounts the ARNs of the state's resources of a
+// provider name (each resource's own "arn" output).
+func accountsOf(d *Deployment, provider string) []string {
+	var out []string
+	for _, r := range d.Resources {
+		if r.Provider != provider {
+			continue
+		}
+		if m := accountInARN.FindStringSubmatch(Str(r.Outputs, "arn")); m != nil && !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
 }
 
 // accessOf is how the provider a reference ("<urn>::<id>") names reaches
@@ -220,6 +302,12 @@ func accessOf(d *Deployment, ref string) AWSAccess {
 	}
 	a.Region = Str(p.Inputs, "region")
 	a.Accounts = stringList(p.Inputs["allowedAccountIds"])
+	a.Profile = Str(p.Inputs, "profile")
+	for _, key := range []string{"accessKey", "secretKey", "token", "sharedCredentialsFiles", "sharedConfigFiles", "assumeRoleWithWebIdentity"} {
+		if v, ok := p.Inputs[key]; ok && v != nil && v != "" {
+			a.Unsupported = append(a.Unsupported, key)
+		}
+	}
 	for _, key := range []string{"assumeRole", "assumeRoles"} {
 		switch v := decoded(p.Inputs[key]).(type) {
 		case map[string]any:
@@ -274,8 +362,9 @@ func Decided(verdicts []Verdict) bool {
 	return true
 }
 
-// Report writes the verdicts as the lines a person reads.
-func Report(w io.Writer, verdicts []Verdict) {
+// Report writes the verdicts as the lines a person reads; stack goes into
+// the commands it gives.
+func Report(w io.Writer, stack string, verdicts []Verdict) {
 	for _, v := range verdicts {
 		line := fmt.Sprintf("%-9s %s (%s, %s): %s", v.Outcome, Name(v.Op.Resource.URN), v.Op.Resource.Type, v.Op.Type, v.Why)
 		if v.Outcome == Import {
@@ -285,7 +374,7 @@ func Report(w io.Writer, verdicts []Verdict) {
 			line += "\n          first: " + v.Fix.Does
 		}
 		if v.Next != "" {
-			line += "\n          next: " + v.Next
+			line += "\n          next: " + strings.ReplaceAll(v.Next, "<stack>", stack)
 		}
 		if v.Outcome == Undecided {
 			line += "\n          URN: " + v.Op.Resource.URN

@@ -127,7 +127,7 @@ func TestKeyWhoseTagsCannotBeRead(t *testing.T) {
 	kmsAccount(f, "Enabled")
 	f.aws.answer("kms list-keys", map[string]any{"Keys": []any{map[string]any{"KeyId": "key-new"}, map[string]any{"KeyId": "key-held"}}})
 	d, _ = scenarioOp(t, "aws:kms/key:Key", scenarios["aws:kms/key:Key"])
-	d.Resources = d.Resources[:1] // the state does not hold key-held
+	d.Resources = d.Resources[:2] // the state does not hold key-held
 	v = verdictOf(t, f, d)
 	assert.Equal(t, Undecided, v.Outcome, "two keys tagged for the cluster: the recovery does not pick")
 	assert.Contains(t, v.Why, "2 KMS keys match")
@@ -175,6 +175,7 @@ func TestWhatTheRecoveryDoesNotGuess(t *testing.T) {
 	replacement := pendingCreate("aws:iam/role:Role", "r", map[string]any{"name": "r-2"})
 	d := state(unknown, replacement)
 	d.Resources = append(d.Resources, Resource{URN: replacement.Resource.URN, Type: "aws:iam/role:Role", Custom: true, ID: "r-1"})
+	calls := len(f.aws.calls)
 	verdicts, err := Plan(context.Background(), d, f.lookups(), Options{})
 	require.NoError(t, err)
 	require.Len(t, verdicts, 2)
@@ -182,7 +183,7 @@ func TestWhatTheRecoveryDoesNotGuess(t *testing.T) {
 	assert.Contains(t, verdicts[0].Why, "does not know this type")
 	assert.Equal(t, Undecided, verdicts[1].Outcome)
 	assert.Contains(t, verdicts[1].Why, "a replacement was interrupted")
-	assert.Empty(t, f.aws.calls)
+	assert.Len(t, f.aws.calls, calls)
 	assert.False(t, Decided(verdicts))
 }
 
@@ -211,7 +212,7 @@ func TestProviderOfAnotherAccount(t *testing.T) {
 	d.Resources[0].Inputs["allowedAccountIds"] = []any{"444455556666"}
 	v = verdictOf(t, f, d)
 	assert.Equal(t, Undecided, v.Outcome)
-	assert.Contains(t, v.Why, "the AWS credentials are for account 123456789012, and the resource's provider allows only 444455556666")
+	assert.Contains(t, v.Why, "the AWS credentials are for account 123456789012, and the resource's provider reaches 444455556666")
 	assert.False(t, slices.Contains(f.aws.calls, "iam get-role --role-name deploy-prod"), "nothing is read in the wrong account")
 }
 
@@ -242,4 +243,102 @@ func TestKubeObjectBeingDeleted(t *testing.T) {
 	v := verdictOf(t, f, state(op))
 	assert.Equal(t, Undecided, v.Outcome)
 	assert.Contains(t, v.Why, "is being deleted")
+}
+
+func TestDecisionsByHand(t *testing.T) {
+	f := newFixture(t) // no AWS answers: nothing may be asked
+	role := pendingCreate("aws:iam/role:Role", "r", map[string]any{"name": "r-1"})
+	queue := pendingCreate("aws:sqs/queue:Queue", "q", map[string]any{"name": "q-1"})
+	verdicts, err := Plan(context.Background(), state(role, queue), f.lookups(), Options{Decisions: map[string]Decision{
+		role.Resource.URN: {Import: true, ID: "r-1"}, queue.Resource.URN: {}}})
+	require.NoError(t, err)
+	assert.Equal(t, Import, verdicts[0].Outcome)
+	assert.Equal(t, "r-1", verdicts[0].ID)
+	assert.Equal(t, Clear, verdicts[1].Outcome)
+	assert.Empty(t, f.aws.calls)
+
+	_, err = Plan(context.Background(), state(role), f.lookups(), Options{Decisions: map[string]Decision{queue.Resource.URN: {}}})
+	assert.ErrorContains(t, err, "has no pending create to decide", "a decision for nothing pending is a typo")
+}
+
+// TestNoProofOfTheAccount: a "not found" from another account than the
+// stack's would clear an object that exists.
+func TestNoProofOfTheAccount(t *testing.T) {
+	f := newFixture(t)
+	f.aws.refuse("iam get-role", "NoSuchEntity")
+	op := pendingCreate("aws:iam/role:Role", "r", map[string]any{"name": "r-1"})
+	d := state(op)
+	d.Resources = d.Resources[:1] // no resource whose ARN names the account
+	v := verdictOf(t, f, d)
+	assert.Equal(t, Undecided, v.Outcome)
+	assert.Contains(t, v.Why, "nothing in the state names the AWS account of its provider")
+	assert.NotContains(t, f.aws.calls, "iam get-role --role-name r-1")
+
+	f = newFixture(t)
+	f.aws.refuse("iam get-role", "NoSuchEntity")
+	f.aws.account = "999999999999" // ambient credentials of another account
+	v = verdictOf(t, f, state(op))
+	assert.Equal(t, Undecided, v.Outcome)
+	assert.Contains(t, v.Why, "the AWS credentials are for account 999999999999, and the resource's provider reaches 123456789012")
+	assert.NotContains(t, f.aws.calls, "iam get-role --role-name r-1")
+
+	f = newFixture(t)
+	d = state(op)
+	d.Resources[0].Inputs["accessKey"] = "AKIA..."
+	v = verdictOf(t, f, d)
+	assert.Equal(t, Undecided, v.Outcome)
+	assert.Contains(t, v.Why, "its provider sets accessKey, credentials the recovery does not use")
+
+	f = newFixture(t)
+	f.aws.answer("iam get-role", map[string]any{"Role": map[string]any{}})
+	d = state(op)
+	d.Resources[0].Inputs["profile"] = "prod-admin"
+	v = verdictOf(t, f, d)
+	assert.Equal(t, Import, v.Outcome)
+	for _, env := range f.aws.envs {
+		assert.Contains(t, env, "AWS_PROFILE=prod-admin", "every call uses the provider's profile")
+	}
+}
+
+func TestSecurityGroupCutOffBeforeItsDefaultEgressWasRevoked(t *testing.T) {
+	f := newFixture(t)
+	f.aws.answer("ec2 describe-security-groups", map[string]any{"SecurityGroups": []any{map[string]any{"GroupId": "sg-1"}}})
+	f.aws.answer("ec2 describe-security-group-rules", map[string]any{"SecurityGroupRules": []any{
+		map[string]any{"SecurityGroupRuleId": "sgr-v4", "IsEgress": true, "IpProtocol": "-1", "CidrIpv4": "0.0.0.0/0"},
+		map[string]any{"SecurityGroupRuleId": "sgr-in", "IsEgress": false, "IpProtocol": "tcp", "CidrIpv4": "0.0.0.0/0"}}})
+	var revoked []string
+	f.aws.on("ec2 revoke-security-group-egress", func(a []string) awsAnswer { revoked = a; return awsAnswer{out: map[string]any{"Return": true}} })
+	op := pendingCreate("aws:ec2/securityGroup:SecurityGroup", "node", map[string]any{"name": "node-1", "vpcId": "vpc-1"})
+	v := verdictOf(t, f, state(op))
+	assert.Equal(t, Import, v.Outcome)
+	require.NotNil(t, v.Fix)
+	assert.Contains(t, v.Why, "before the provider revoked EC2's default allow-all egress")
+	require.NoError(t, v.Fix.Apply(context.Background()))
+	assert.Equal(t, []string{"--group-id", "sg-1", "--security-group-rule-ids", "sgr-v4"}, revoked, "only the default egress")
+}
+
+func TestKubeObjectKeepsItsFieldManager(t *testing.T) {
+	f := newFixture(t)
+	f.kube.put(kubeapi.NodePools, "", "general", nil, map[string]any{"managedFields": []any{
+		map[string]any{"manager": "karpenter", "operation": "Update"},
+		map[string]any{"manager": "pulumi-kubernetes-1f2e3d4c", "operation": "Apply"}}})
+	op := pendingCreate("kubernetes:karpenter.sh/v1:NodePool", "pool", map[string]any{"metadata": map[string]any{"name": "general"}})
+	v := verdictOf(t, f, state(op))
+	assert.Equal(t, Import, v.Outcome)
+	assert.Equal(t, map[string]any{"__fieldManager": "pulumi-kubernetes-1f2e3d4c"}, v.Outputs,
+		"the read keeps the create's field manager, whose fields the next apply owns")
+}
+
+func TestClusterOfAnotherAccountIsNotRead(t *testing.T) {
+	f := newFixture(t)
+	l := f.lookups()
+	l.kube, l.ClusterAccount = nil, "444455556666"
+	_, err := l.Kube(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the AWS credentials are for account 123456789012, and the resource's provider reaches 444455556666")
+	assert.NotContains(t, f.aws.calls, "eks describe-cluster --name eks-demo")
+
+	l.ClusterAccount = ""
+	_, err = l.Kube(context.Background())
+	assert.ErrorContains(t, err, "names no account of the cluster")
 }

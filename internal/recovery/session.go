@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -60,16 +61,20 @@ func (s *Session) pulumi(ctx context.Context, args ...string) ([]byte, error) {
 
 func (s *Session) printf(format string, args ...any) { fmt.Fprintf(s.Out, format, args...) }
 
-// Recover finds the stack's pending operations and resolves them.
+// Recover finds the stack's pending operations and resolves them. It
+// changes nothing before every pending create is decided, but for a lock
+// of a dead process; then it writes the state (through the backend, which
+// refuses while another run holds the stack), refreshes what it imported,
+// and last fixes what the decisions need in the cluster.
 func (s *Session) Recover(ctx context.Context) (Result, error) {
 	var res Result
 	raw, err := s.pulumi(ctx, "stack", "export")
 	if err != nil {
 		return res, err
 	}
-	// The fast path: a run without pending operations reads no JSON and
-	// asks nothing else.
-	if !MayHavePending(raw) {
+	// The fast path: a run with nothing to recover reads no JSON and asks
+	// nothing else.
+	if !MayNeedRecovery(raw) {
 		s.printf("recover-pending: stack %s has no pending operations\n", s.Stack)
 		return res, nil
 	}
@@ -78,11 +83,17 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	res.Pending = len(d.PendingOperations)
-	if res.Pending == 0 {
+	unread := d.unread()
+	if res.Pending == 0 && len(unread) == 0 {
 		s.printf("recover-pending: stack %s has no pending operations\n", s.Stack)
 		return res, nil
 	}
-	s.printf("recover-pending: stack %s has %d pending operation(s), left by a run that was interrupted\n", s.Stack, res.Pending)
+	if res.Pending > 0 {
+		s.printf("recover-pending: stack %s has %d pending operation(s), left by a run that was interrupted\n", s.Stack, res.Pending)
+	}
+	if len(unread) > 0 {
+		s.printf("recover-pending: %d resource(s) an earlier recovery imported were not read by a refresh; reading them now\n", len(unread))
+	}
 	if err := s.checkBackend(ctx); err != nil {
 		return res, err
 	}
@@ -95,48 +106,56 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	res.Verdicts = verdicts
-	Report(s.Out, verdicts)
+	Report(s.Out, s.Stack, verdicts)
 	if !Decided(verdicts) {
 		return res, ErrUndecided
 	}
-	if s.DryRun {
-		s.printf("recover-pending: dry run: nothing changed\n")
-		return res, nil
-	}
+	imports, clears := map[string]Imported{}, map[string]bool{}
+	var fixes []Verdict
 	for _, v := range verdicts {
-		if v.Fix == nil {
-			continue
+		if v.Fix != nil {
+			fixes = append(fixes, v)
 		}
-		if err := v.Fix.Apply(ctx); err != nil {
-			return res, fmt.Errorf("%s (%s): %w", Name(v.Op.Resource.URN), v.Fix.Does, err)
-		}
-		s.printf("recover-pending: done: %s\n", v.Fix.Does)
-	}
-	imports, clears := map[string]string{}, map[string]bool{}
-	for _, v := range verdicts {
 		switch {
 		case v.Op.Type != Creating:
 		case v.Outcome == Import:
-			imports[v.Op.Resource.URN] = v.ID
+			imports[v.Op.Resource.URN] = Imported{ID: v.ID, Outputs: v.Outputs}
 			res.Imported = append(res.Imported, v.Op.Resource.URN)
 		case v.Outcome == Clear:
 			clears[v.Op.Resource.URN] = true
 			res.Cleared = append(res.Cleared, v.Op.Resource.URN)
 		}
 	}
-	if len(imports) == 0 && len(clears) == 0 {
+	if s.DryRun {
+		s.printf("recover-pending: dry run: nothing changed\n")
+		return res, nil
+	}
+	if len(imports) == 0 && len(clears) == 0 && len(fixes) == 0 && len(unread) == 0 {
 		s.printf("recover-pending: no pending create; the next run performs the rest again\n")
 		return res, nil
 	}
-	if err := s.editState(ctx, raw, imports, clears); err != nil {
-		return res, err
+	if len(imports) > 0 || len(clears) > 0 || len(fixes) > 0 {
+		// The state is written first, also for fixes alone: the backend
+		// refuses the write while another run holds the stack (a
+		// self-managed backend's lock, Pulumi Cloud's 409), before the
+		// recovery touches the cluster.
+		if err := s.editState(ctx, raw, imports, clears); err != nil {
+			return res, err
+		}
 	}
-	if len(imports) > 0 {
-		gone, err := s.refresh(ctx, res.Imported)
+	if toRead := slices.Concat(res.Imported, unread); len(toRead) > 0 {
+		gone, err := s.refresh(ctx, toRead)
 		if err != nil {
 			return res, err
 		}
 		res.Gone = gone
+	}
+	for _, v := range fixes {
+		if err := v.Fix.Apply(ctx); err != nil {
+			return res, fmt.Errorf("the state is recovered, but %s (%s) failed, and the next `pulumi up` needs it: %w; "+
+				"do it by hand (docs/recovery.md)", Name(v.Op.Resource.URN), v.Fix.Does, err)
+		}
+		s.printf("recover-pending: done: %s\n", v.Fix.Does)
 	}
 	s.printf("recover-pending: imported %d, cleared %d; the next `pulumi up` goes on from here\n", len(imports), len(clears))
 	return res, nil
@@ -145,7 +164,7 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 // editState writes the decided creates into the state with `pulumi stack
 // import`, after checking that no other run changed the pending
 // operations since they were read.
-func (s *Session) editState(ctx context.Context, raw []byte, imports map[string]string, clears map[string]bool) error {
+func (s *Session) editState(ctx context.Context, raw []byte, imports map[string]Imported, clears map[string]bool) error {
 	again, err := s.pulumi(ctx, "stack", "export")
 	if err != nil {
 		return err
@@ -181,7 +200,7 @@ func (s *Session) refresh(ctx context.Context, urns []string) (gone []string, er
 	}
 	if _, err := s.pulumi(ctx, args...); err != nil {
 		return nil, fmt.Errorf("the state holds the imported resources, with their IDs, but the refresh that reads them failed; "+
-			"run `pulumi refresh --stack %s` before the next `pulumi up`: %w", s.Stack, err)
+			"run the recovery again (it reads them first) before the next `pulumi up`: %w", err)
 	}
 	raw, err := s.pulumi(ctx, "stack", "export")
 	if err != nil {
@@ -191,14 +210,14 @@ func (s *Session) refresh(ctx context.Context, urns []string) (gone []string, er
 	if err != nil {
 		return nil, err
 	}
+	left := d.unread()
 	for _, u := range urns {
-		r := d.byURN(u)
 		switch {
-		case r == nil:
+		case d.byURN(u) == nil:
 			gone = append(gone, u)
 			s.printf("recover-pending: %s was gone when the refresh read it; the next `pulumi up` creates it\n", Name(u))
-		case len(r.Outputs) == 0:
-			return gone, fmt.Errorf("the refresh left %s without outputs; run `pulumi refresh --stack %s` before the next `pulumi up`", u, s.Stack)
+		case slices.Contains(left, u):
+			return gone, fmt.Errorf("the refresh did not read %s; run the recovery again before the next `pulumi up`", u)
 		}
 	}
 	return gone, nil
@@ -235,6 +254,9 @@ func (s *Session) lookupsFor(d *Deployment) Lookups {
 			l.ClusterName = Str(r.Inputs, "name")
 		}
 		l.Cluster = accessOf(d, r.Provider)
+		if m := accountInARN.FindStringSubmatch(Str(r.Outputs, "arn")); m != nil {
+			l.ClusterAccount = m[1]
+		}
 	}
 	return l
 }

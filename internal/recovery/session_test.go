@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"nodeless-eks/internal/pulumicloud"
+	"nodeless-eks/internal/kubeapi"
 )
 
 // fakePulumi stands in for the Pulumi CLI over one stack's state: `stack
@@ -38,7 +39,9 @@ type fakePulumi struct {
 	exports  int
 	// processes are the running processes `ps` sees, by PID.
 	processes map[int]string
-	aws       *fakeAWS
+	// inProgress is what `stack ls --json` says of the stack's update.
+	inProgress bool
+	aws        *fakeAWS
 }
 
 func (p *fakePulumi) run(ctx context.Context, env []string, name string, args ...string) ([]byte, string, error) {
@@ -59,6 +62,8 @@ func (p *fakePulumi) run(ctx context.Context, env []string, name string, args ..
 	switch {
 	case args[0] == "whoami":
 		return []byte(`{"user":"me","organizations":["me"],"url":"` + p.backend + `"}`), "", nil
+	case args[0] == "stack" && args[1] == "ls":
+		return []byte(fmt.Sprintf(`[{"name":"staging","updateInProgress":false},{"name":"dev","current":true,"updateInProgress":%t}]`, p.inProgress)), "", nil
 	case args[0] == "stack" && args[1] == "export":
 		p.exports++
 		if p.onExport != nil {
@@ -96,7 +101,10 @@ func (p *fakePulumi) run(ctx context.Context, env []string, name string, args ..
 				if p.gone[res["urn"].(string)] {
 					continue
 				}
-				res["outputs"] = map[string]any{"id": res["id"], "read": "by the refresh"}
+				seed, _ := res["outputs"].(map[string]any)
+				res["outputs"] = map[string]any{"id": res["id"], "read": "by the refresh", "seed": seed}
+				delete(res, "initErrors") // a refresh replaces them with what its read reports
+
 			}
 			kept = append(kept, res)
 		}
@@ -220,7 +228,7 @@ func baseResources() []map[string]any {
 		res(awsProviderURN, "pulumi:providers:aws", true, "prov-id", stackURN, "", map[string]any{"region": testRegion}),
 		res(clusterComp, "nodeless-eks:cluster:Cluster", false, "", stackURN, "", nil),
 		res(clusterRole, "aws:iam/role:Role", true, "eks-demo-cluster", clusterComp, awsProviderURN+"::prov-id",
-			map[string]any{"name": "eks-demo-cluster"}),
+			map[string]any{"name": "eks-demo-cluster", "arn": "arn:aws:iam::" + testAccount + ":role/eks-demo-cluster"}),
 		res(eksComp, "eks:index:Cluster", false, "", clusterComp, "", nil),
 	}
 }
@@ -384,7 +392,7 @@ func TestUndecidedChangesNothing(t *testing.T) {
 	assert.Empty(t, f.kube.deleted, "no fix is applied")
 	assert.Contains(t, out.String(), "undecided eks-demo-karpenter-controller (aws:iam/role:Role, creating)")
 	assert.Contains(t, out.String(), "URN: "+karpRole)
-	assert.Contains(t, out.String(), "--import-pending-creates '"+karpRole+"' --import-pending-creates <id>")
+	assert.Contains(t, out.String(), "go run ./cmd/recover-pending -stack dev -import '"+karpRole+"=<ID>'")
 }
 
 func TestLocksThatAreNotStale(t *testing.T) {
@@ -419,27 +427,32 @@ func TestLocksThatAreNotStale(t *testing.T) {
 	}
 }
 
-func TestAnUpdateStillRunningInPulumiCloud(t *testing.T) {
+func TestAnUpdateInProgressInPulumiCloud(t *testing.T) {
 	f := newFixture(t)
-	f.cloud.Put("/api/stacks/my-org/nodeless-eks/dev", map[string]any{"activeUpdate": "u-7"})
-	f.cloud.Put("/api/stacks/my-org/nodeless-eks/dev/update/u-7", map[string]any{"status": "running"})
+	f.aws.refuse("iam get-role", "NoSuchEntity")
 	role := res(karpRole, "aws:iam/role:Role", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
-	p := &fakePulumi{export: exportOf(t, time.Now().Add(-time.Hour), baseResources(), []map[string]any{pending(Creating, role)}),
-		backend: "https://api.pulumi.com"}
+	before := exportOf(t, time.Now().Add(-time.Hour), baseResources(), []map[string]any{pending(Creating, role)})
+	p := &fakePulumi{export: before, backend: "https://api.pulumi.com", inProgress: true}
 	var out bytes.Buffer
 	s := newSession(t, p, f, &out)
-	s.Stack = "my-org/nodeless-eks/dev"
-	s.Cloud = &pulumicloud.Client{API: f.cloud.URL, Token: "token"}
 	_, err := s.Recover(context.Background())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "update u-7 of my-org/nodeless-eks/dev is still running")
-	assert.Contains(t, err.Error(), "pulumi cancel --stack my-org/nodeless-eks/dev --yes")
+	assert.Contains(t, err.Error(), "Pulumi Cloud says an update of dev is in progress")
+	assert.Contains(t, err.Error(), "`pulumi cancel --stack dev --yes` ends it")
+	assert.Equal(t, before, p.export)
+	assert.Empty(t, f.aws.calls, "nothing is looked up while another run may be writing")
 
-	f.cloud.Put("/api/stacks/my-org/nodeless-eks/dev/update/u-7", map[string]any{"status": "failed"})
-	f.aws.refuse("iam get-role", "NoSuchEntity")
+	s.Stack = "my-org/nodeless-eks/qa" // a stack the list does not show
+	_, err = s.Recover(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not list my-org/nodeless-eks/qa")
+
+	p.inProgress = false
+	s.Stack = "my-org/nodeless-eks/dev"
 	out.Reset()
 	_, err = s.Recover(context.Background())
 	require.NoError(t, err, out.String())
+	assert.Empty(t, finalState(t, p).PendingOperations)
 }
 
 func TestAnotherRunWritesMeanwhile(t *testing.T) {
@@ -474,7 +487,7 @@ func TestRefreshThatFailsOrFindsItGone(t *testing.T) {
 	p.refreshFails = true
 	_, err := s.Recover(context.Background())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "run `pulumi refresh --stack dev` before the next `pulumi up`")
+	assert.Contains(t, err.Error(), "run the recovery again (it reads them first) before the next `pulumi up`")
 
 	p, s, out := setup(t)
 	p.gone = map[string]bool{karpRole: true}
@@ -508,7 +521,7 @@ func TestEditKeepsTheStateWhole(t *testing.T) {
 	raw := exportOf(t, time.Now(), baseResources(), []map[string]any{pending(Creating, cluster), pending(Creating, role), pending(Deleting, baseResources()[3])})
 	// A number JSON's float64 would round, in a field the recovery does not read.
 	raw = bytes.Replace(raw, []byte(`"sequenceNumber": 1`), []byte(`"sequenceNumber": 12345678901234567891`), 1)
-	edited, err := Edit(raw, map[string]string{eksCluster: "eks-demo"}, map[string]bool{karpRole: true})
+	edited, err := Edit(raw, map[string]Imported{eksCluster: {ID: "eks-demo"}}, map[string]bool{karpRole: true})
 	require.NoError(t, err)
 	assert.Contains(t, string(edited), `"sequenceNumber": 12345678901234567891`)
 	var export map[string]any
@@ -521,10 +534,11 @@ func TestEditKeepsTheStateWhole(t *testing.T) {
 	assert.Equal(t, "eks-demo", last.ID)
 	assert.True(t, last.Custom)
 	assert.Empty(t, last.Outputs, "the refresh reads it as an import does")
+	assert.Equal(t, []string{Unread}, last.InitErrors, "marked until a refresh reads it")
 	require.Len(t, d.PendingOperations, 1, "the pending delete is left; `pulumi stack import` drops it")
 	assert.Equal(t, Deleting, d.PendingOperations[0].Type)
 
-	_, err = Edit(raw, map[string]string{karpQueue: "q"}, nil)
+	_, err = Edit(raw, map[string]Imported{karpQueue: {ID: "q"}}, nil)
 	assert.ErrorContains(t, err, "has no pending create to import")
 }
 
@@ -536,4 +550,90 @@ func TestLookupsReachTheStatesCluster(t *testing.T) {
 	l := (&Session{}).lookupsFor(d).(*CLILookups)
 	assert.Equal(t, "eks-demo", l.ClusterName)
 	assert.Equal(t, testRegion, l.Cluster.Region)
+}
+
+// TestARecoveryThatDiedIsResumed: an import whose refresh never ran (the
+// refresh failed, or the recovery itself was killed) stays marked, the
+// fast test sees it, and the next recovery reads it first.
+func TestARecoveryThatDiedIsResumed(t *testing.T) {
+	f := newFixture(t)
+	f.aws.answer("iam get-role", map[string]any{"Role": map[string]any{}})
+	role := res(karpRole, "aws:iam/role:Role", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
+	p := &fakePulumi{export: exportOf(t, time.Now().Add(-time.Hour), baseResources(), []map[string]any{pending(Creating, role)}),
+		refreshFails: true}
+	var out bytes.Buffer
+	s := newSession(t, p, f, &out)
+	_, err := s.Recover(context.Background())
+	require.Error(t, err)
+	assert.True(t, MayNeedRecovery(p.export), "the mark is what the fast test and the pre-run look for")
+	assert.Equal(t, []string{karpRole}, finalState(t, p).unread())
+
+	p.refreshFails, p.calls = false, nil
+	out.Reset()
+	res, err := s.Recover(context.Background())
+	require.NoError(t, err, out.String())
+	assert.Zero(t, res.Pending)
+	assert.Contains(t, out.String(), "1 resource(s) an earlier recovery imported were not read by a refresh; reading them now")
+	assert.Contains(t, p.calls, "refresh --yes --skip-preview --target "+karpRole+" --cwd "+s.Dir+" --stack dev --non-interactive")
+	assert.NotContains(t, strings.Join(p.calls, "\n"), "stack import", "nothing left to decide")
+	assert.Empty(t, finalState(t, p).unread())
+	assert.False(t, MayNeedRecovery(p.export))
+}
+
+// TestFixesComeAfterTheStateWrite: the backend's refusal (another run
+// holds the stack) stops the recovery before it touches the cluster, and
+// a fix that fails after the write says what is left to do.
+func TestFixesComeAfterTheStateWrite(t *testing.T) {
+	setup := func(t *testing.T) (*fixture, *fakePulumi, *Session) {
+		f := newFixture(t)
+		f.kube.helmRecord("karpenter", "karpenter", 1, "pending-install")
+		resources := append(baseResources(), res(karpComp, "nodeless-eks:karpenter:Karpenter", false, "", stackURN, "", nil))
+		release := res(karpRelease, helmRelease, true, "", karpComp, awsProviderURN+"::prov-id", map[string]any{"name": "karpenter", "namespace": "karpenter"})
+		p := &fakePulumi{export: exportOf(t, time.Now().Add(-time.Hour), resources, []map[string]any{pending(Creating, release)})}
+		var out bytes.Buffer
+		return f, p, newSession(t, p, f, &out)
+	}
+	f, p, s := setup(t)
+	s.Run = func(ctx context.Context, env []string, name string, args ...string) ([]byte, string, error) {
+		if name == "pulumi" && args[0] == "stack" && args[1] == "import" {
+			return nil, "error: the stack is currently locked by 1 lock(s)", exitStatus(255)
+		}
+		return p.run(ctx, env, name, args...)
+	}
+	_, err := s.Recover(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the stack is currently locked")
+	assert.Empty(t, f.kube.deleted, "the cluster is not touched when the state cannot be written")
+
+	f, p, s = setup(t)
+	// The record is found; the API server goes away while the state is written.
+	s.Run = func(ctx context.Context, env []string, name string, args ...string) ([]byte, string, error) {
+		if name == "pulumi" && args[0] == "stack" && args[1] == "import" {
+			f.kube.err = errors.New("connection refused")
+		}
+		return p.run(ctx, env, name, args...)
+	}
+	_, err = s.Recover(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the state is recovered, but eks-demo-karpenter-controller (delete the release record(s) sh.helm.release.v1.karpenter.v1 in namespace karpenter) failed")
+	assert.Empty(t, finalState(t, p).PendingOperations)
+}
+
+func TestImportedObjectsAreReadWithTheirSeed(t *testing.T) {
+	f := newFixture(t)
+	f.kube.put(kubeapi.NodePools, "", "general", nil, map[string]any{"managedFields": []any{
+		map[string]any{"manager": "pulumi-kubernetes-1f2e3d4c", "operation": "Apply"}}})
+	pool := testStack + "nodeless-eks:nodepool:NodePools$kubernetes:karpenter.sh/v1:NodePool::eks-demo-nodepools-pool-general"
+	resources := append(baseResources(), res(k8sProvider, "pulumi:providers:kubernetes", true, "k8s-id", clusterComp, "", map[string]any{}, eksComp))
+	op := res(pool, "kubernetes:karpenter.sh/v1:NodePool", true, "", stackURN, k8sProvider+"::k8s-id",
+		map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "general"}})
+	p := &fakePulumi{export: exportOf(t, time.Now().Add(-time.Hour), resources, []map[string]any{pending(Creating, op)})}
+	var out bytes.Buffer
+	s := newSession(t, p, f, &out)
+	_, err := s.Recover(context.Background())
+	require.NoError(t, err, out.String())
+	imported := finalState(t, p).byURN(pool)
+	require.NotNil(t, imported)
+	assert.Equal(t, "general", imported.ID)
+	assert.Equal(t, map[string]any{"__fieldManager": "pulumi-kubernetes-1f2e3d4c"}, imported.Outputs["seed"], "the read got the seed")
 }

@@ -44,6 +44,9 @@ type Resource struct {
 	Outputs  map[string]any `json:"outputs"`
 	Parent   string         `json:"parent"`
 	Provider string         `json:"provider"`
+	// InitErrors hold Unread while an imported resource waits for the
+	// refresh that reads it.
+	InitErrors []string `json:"initErrors"`
 }
 
 // Operation is a pending operation (apitype.OperationV2): the resource as
@@ -88,11 +91,38 @@ func ParseExport(raw []byte) (*Deployment, error) {
 	return &d, nil
 }
 
-// MayHavePending is the fast test: false only when the export cannot hold
-// a pending operation, because `pending_operations` (omitempty in
-// apitype.DeploymentV3) is nowhere in it. It reads no JSON.
-func MayHavePending(raw []byte) bool {
-	return bytes.Contains(raw, []byte(`"pending_operations"`))
+// Unread marks, in its initErrors, a resource the recovery imported and no
+// refresh has read yet: its state has an ID and no outputs, which a
+// `pulumi up` would take for an object whose every property changed. A
+// refresh replaces a resource's initErrors with what its read reports
+// (pulumi/pulumi pkg/resource/deploy/step.go RefreshStep), none for a
+// healthy object, so the mark lasts exactly until the read.
+const Unread = "nodeless-eks recovery: imported, not yet read by a refresh; run `go run ./cmd/recover-pending -stack <stack>` before `pulumi up`"
+
+// unreadKey is the part of Unread that the fast tests look for.
+const unreadKey = "nodeless-eks recovery: imported"
+
+// MayNeedRecovery is the fast test: false only when the export holds no
+// pending operation (`pending_operations`, omitempty in
+// apitype.DeploymentV3, is nowhere in it) and no import left unread. It
+// reads no JSON.
+func MayNeedRecovery(raw []byte) bool {
+	return bytes.Contains(raw, []byte(`"pending_operations"`)) || bytes.Contains(raw, []byte(unreadKey))
+}
+
+// unread are the URNs of the resources the recovery imported that no
+// refresh has read.
+func (d *Deployment) unread() []string {
+	var out []string
+	for _, r := range d.Resources {
+		for _, e := range r.InitErrors {
+			if strings.HasPrefix(e, unreadKey) {
+				out = append(out, r.URN)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Str is a string input or output at path: "" when absent, not a string,
@@ -136,17 +166,25 @@ func (d *Deployment) ofType(typ string) []Resource {
 	return out
 }
 
+// Imported is what the state takes of an object the recovery imports: its
+// ID, and the outputs to seed its read with (none: the read is an import's).
+type Imported struct {
+	ID      string
+	Outputs map[string]any
+}
+
 // Edit applies verdicts to an export and returns the export that `pulumi
 // stack import` is given: each imported create joins the resources, at
 // the end (its parent, provider and dependencies all finished before its
 // create began, so they come before it, as the import's integrity check
 // requires: VerifyIntegrity in pulumi/pulumi pkg/resource/deploy/snapshot.go),
-// with its ID and no outputs, so that the `pulumi refresh` that follows
-// reads it as an import does; each cleared create goes. Every other
-// field of the export is kept as it was. `pulumi stack import` drops the
-// pending operations that are left (pkg/cmd/pulumi/stack/io.go), which a
-// refresh would drop too: only creates need a decision.
-func Edit(raw []byte, imports map[string]string, clears map[string]bool) ([]byte, error) {
+// with its ID, marked Unread, and no outputs but its seed, so that the
+// `pulumi refresh` that follows reads it as an import does; each cleared
+// create goes. Every other field of the export is kept as it was. `pulumi
+// stack import` drops the pending operations that are left
+// (pkg/cmd/pulumi/stack/io.go), which a refresh would drop too: only
+// creates need a decision.
+func Edit(raw []byte, imports map[string]Imported, clears map[string]bool) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var export map[string]any
@@ -169,14 +207,18 @@ func Edit(raw []byte, imports map[string]string, clears map[string]bool) ([]byte
 			kept = append(kept, raw)
 			continue
 		}
-		if id, ok := imports[urn]; ok {
+		if imp, ok := imports[urn]; ok {
 			imported := make(map[string]any, len(res))
 			for k, v := range res {
 				imported[k] = v
 			}
-			imported["id"] = id
+			imported["id"] = imp.ID
 			imported["custom"] = true
+			imported["initErrors"] = []any{Unread}
 			delete(imported, "outputs")
+			if len(imp.Outputs) > 0 {
+				imported["outputs"] = imp.Outputs
+			}
 			resources = append(resources, imported)
 			done[urn] = true
 			continue

@@ -36,29 +36,11 @@ func TestRegisteredNodeObjectsPassTheCRDs(t *testing.T) {
 	}
 }
 
-// objectsFor builds the objects a configuration would produce, with the
-// same defaults as the program, skipping its validation.
+// objectsFor builds the objects a configuration would produce.
 func objectsFor(t *testing.T, row badpools.Row) (map[string]spec.Pool, map[string]spec.NodeClass, []map[string]any) {
 	t.Helper()
-	var pools map[string]spec.Pool
-	if row.NodePools != nil {
-		require.NoError(t, json.Unmarshal(row.NodePools, &pools))
-	}
-	var classes map[string]spec.NodeClass
-	if row.NodeClasses != nil {
-		require.NoError(t, json.Unmarshal(row.NodeClasses, &classes))
-	}
-	pools, classes = spec.Resolve(pools, classes)
-	var objects []map[string]any
-	for name, c := range classes {
-		objects = append(objects, spec.EC2NodeClass(name, c, spec.Nodes{
-			ClusterName: "eks-demo", NodeRoleName: "eks-demo-karpenter-node",
-			SubnetIDs: []string{"subnet-0a1b2c3d"}, SecurityGroupIDs: []string{"sg-0a1b2c3d"},
-		}))
-	}
-	for name, p := range pools {
-		objects = append(objects, spec.NodePool(name, p))
-	}
+	pools, classes, objects, err := ObjectsFor(row)
+	require.NoError(t, err)
 	return pools, classes, objects
 }
 

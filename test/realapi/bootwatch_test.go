@@ -1,0 +1,139 @@
+package realapi
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"nodeless-eks/internal/bootwatch"
+	"nodeless-eks/internal/kubeapi"
+)
+
+// lines collects what the watch says.
+type lines struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (l *lines) Info(s bootwatch.Subject, msg string) { l.add("info", s, msg) }
+func (l *lines) Warn(s bootwatch.Subject, msg string) { l.add("warn", s, msg) }
+func (l *lines) add(level string, s bootwatch.Subject, msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.all = append(l.all, fmt.Sprintf("%s %s/%s: %s", level, s.Kind, s.Name, msg))
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.all, "\n")
+}
+
+// TestBootstrapWatchAgainstARealServer runs the watch, as the program
+// runs it during `pulumi up`, through a token kubeconfig, on objects as
+// Karpenter and the scheduler leave them: the stack's class and pool
+// Ready, a NodeClaim the API server named from "<pool>-" that launched and
+// never joined, Karpenter's warning about it, a claim and a warning of
+// another stack's pool whose name starts with the stack's, an unscheduled
+// CoreDNS pod with Karpenter's FailedScheduling, and a controller pod
+// whose image cannot be pulled. What the fakes assert of the watch's
+// queries (label and field selectors, the server's names, its
+// timestamps) the real server answers here.
+func TestBootstrapWatchAgainstARealServer(t *testing.T) {
+	s := need(t)
+	installCRDs(t, s)
+	const own = "nodeless-eks/stack=nodeless-eks.watch"
+	ownLabels := m{"nodeless-eks/stack": "nodeless-eks.watch"}
+	now := time.Now()
+	// What the watch read goes, so that the other tests see only theirs.
+	t.Cleanup(func() {
+		for _, path := range []string{"/apis/karpenter.sh/v1/nodeclaims", "/apis/karpenter.sh/v1/nodepools/watch",
+			"/apis/karpenter.sh/v1/nodepools/watch-gpu", "/apis/karpenter.k8s.aws/v1/ec2nodeclasses/watch-class",
+			"/api/v1/namespaces/kube-system/pods/coredns-6d4b75cb6d-x2x8z", "/api/v1/namespaces/karpenter/pods/karpenter-7d9c8b-abcde?gracePeriodSeconds=0"} {
+			s.do(ctxT(), "DELETE", path, "", nil)
+		}
+	})
+	class := s.create(t, nodeClass("watch-class", ownLabels))
+	s.setStatus(t, class, m{"conditions": []m{condition("Ready", "True", "", "", now)}})
+	pool := s.create(t, nodePool("watch", ownLabels))
+	s.setStatus(t, pool, m{"conditions": []m{condition("Ready", "True", "", "", now)}})
+	s.create(t, nodePool("watch-gpu", nil)) // another stack's
+
+	ours := s.create(t, nodeClaim("watch"))
+	ncName := name(ours)
+	require.Regexp(t, `^watch-[bcdfghjklmnpqrstvwxz2456789]{5}$`, ncName, "the API server names a claim from <pool>- as the watch expects")
+	labels := m{"karpenter.sh/nodepool": "watch", "node.kubernetes.io/instance-type": "c6g.large",
+		"karpenter.sh/capacity-type": "on-demand", "topology.kubernetes.io/zone": "eu-west-1a"}
+	s.must(t, "PATCH", "/apis/karpenter.sh/v1/nodeclaims/"+ncName, "application/merge-patch+json", m{"metadata": m{"labels": labels}})
+	s.setStatus(t, ours, m{"providerID": "aws:///eu-west-1a/i-0abc1234def567890", "conditions": []m{
+		condition("Launched", "True", "", "", now),
+		condition("Registered", "Unknown", "NodeNotFound", "Node not registered with cluster", now)}})
+	theirs := s.create(t, nodeClaim("watch-gpu"))
+	s.create(t, pod("coredns-6d4b75cb6d-x2x8z", "kube-system", "", "", m{"k8s-app": "kube-dns"}))
+	// Karpenter's warnings come while the watch runs (it reads those
+	// since it started, and since the pools were Ready), 2 s in: events
+	// carry whole seconds. Events about NodeClaims, cluster-scoped, are
+	// recorded in default.
+	warnedc := make(chan []error, 1) // from the timer's goroutine, where a test may not fail
+	warnings := func() {
+		var warned []error
+		at := time.Now()
+		for _, e := range []m{
+			event("default", "NodeClaim", ncName, "Warning", "InsufficientCapacityError", "no capacity in eu-west-1a", "karpenter", at),
+			event("default", "NodeClaim", name(theirs), "Warning", "InsufficientCapacityError", "not ours", "karpenter", at),
+			event("kube-system", "Pod", "coredns-6d4b75cb6d-x2x8z", "Warning", "FailedScheduling",
+				"Failed to schedule pod, incompatible with nodepool \"watch\", no instance type satisfied resources", "karpenter", at),
+		} {
+			status, out, err := s.do(ctxT(), "POST", collection(e), "", e)
+			if err == nil && status != 201 {
+				err = fmt.Errorf("creating an event: %d: %s", status, out)
+			}
+			warned = append(warned, err)
+		}
+		warnedc <- warned
+	}
+
+	s.create(t, namespace("karpenter"))
+	controllerPod := pod("karpenter-7d9c8b-abcde", "karpenter", "fargate-ip-10-0-1-1", "", m{"app.kubernetes.io/name": "karpenter"})
+	controllerPod["spec"].(m)["containers"].([]m)[0]["name"] = "controller"
+	controller := s.create(t, controllerPod)
+	s.setStatus(t, controller, m{"phase": "Pending", "containerStatuses": []m{{"name": "controller", "ready": false, "restartCount": 0,
+		"image": "public.ecr.aws/karpenter/controller:1.14.3", "imageID": "",
+		"state": m{"waiting": m{"reason": "ImagePullBackOff", "message": "Back-off pulling image \"public.ecr.aws/karpenter/controller:1.14.3\""}}}}})
+
+	api, err := kubeapi.New(s.Kubeconfig(""))
+	require.NoError(t, err)
+	o := bootwatch.Options{Namespace: "karpenter", Selector: "app.kubernetes.io/name=karpenter", Container: "controller", OwnLabel: own,
+		Interval: 250 * time.Millisecond, StuckAfter: 3 * time.Second}
+
+	var watched lines
+	bootwatch.Controller(context.Background(), api, &watched, o, 2*time.Second)
+	time.AfterFunc(2*time.Second, warnings)
+	bootwatch.Nodes(context.Background(), api, &watched, o, 7*time.Second)
+	said := watched.String()
+	t.Log(said)
+	warned := <-warnedc
+	require.Len(t, warned, 3)
+	for _, err := range warned {
+		require.NoError(t, err)
+	}
+
+	assert.Contains(t, said, "warn Controller/karpenter-7d9c8b-abcde: pod karpenter-7d9c8b-abcde: container controller cannot start: ImagePullBackOff")
+	assert.Contains(t, said, "info EC2NodeClass/watch-class: EC2NodeClass watch-class Ready")
+	assert.Contains(t, said, "info NodePool/watch: NodePool watch Ready")
+	assert.Contains(t, said, fmt.Sprintf("info NodeClaim/%s: NodeClaim %s of NodePool watch launched c6g.large (on-demand, eu-west-1a)", ncName, ncName))
+	assert.Contains(t, said, fmt.Sprintf("warn NodeClaim/%s: NodeClaim %s of NodePool watch launched", ncName, ncName))
+	assert.Contains(t, said, "but its node has not joined the cluster: Registered=Unknown (NodeNotFound: Node not registered with cluster)")
+	assert.Contains(t, said, "aws ec2 get-console-output --instance-id i-0abc1234def567890")
+	assert.Contains(t, said, fmt.Sprintf("NodeClaim %s of NodePool watch: InsufficientCapacityError: no capacity in eu-west-1a", ncName),
+		"Karpenter's warning, found by the field selector involvedObject.kind=NodeClaim,type=Warning")
+	assert.NotContains(t, said, "not ours", "a claim of pool watch-gpu is not one of watch")
+	assert.NotContains(t, said, "NodePool watch-gpu")
+	assert.Contains(t, said, "CoreDNS pod coredns-6d4b75cb6d-x2x8z has no node: FailedScheduling: Failed to schedule pod, incompatible with nodepool")
+}

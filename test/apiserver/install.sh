@@ -15,7 +15,9 @@ if ! command -v etcd >/dev/null; then
   $sudo env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get update -qq
   $sudo env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq --no-install-recommends etcd-server >/dev/null
 fi
-etcd --version | head -1
+# Not `| head -1`: under pipefail, etcd's SIGPIPE would fail the script.
+etcd_version="$(etcd --version)"
+echo "${etcd_version%%$'\n'*}"
 
 if [[ ! -x "${cache}/kube-apiserver" ]]; then
   mkdir -p "${cache}"

@@ -65,7 +65,7 @@ func TestBootstrapWatchAgainstARealServer(t *testing.T) {
 	s.setStatus(t, pool, m{"conditions": []m{condition("Ready", "True", "", "", now)}})
 	s.create(t, nodePool("watch-gpu", nil)) // another stack's
 
-	ours := s.create(t, nodeClaim("watch"))
+	ours := s.create(t, nodeClaim("watch", "watch-class"))
 	ncName := name(ours)
 	require.Regexp(t, `^watch-[bcdfghjklmnpqrstvwxz2456789]{5}$`, ncName, "the API server names a claim from <pool>- as the watch expects")
 	labels := m{"karpenter.sh/nodepool": "watch", "node.kubernetes.io/instance-type": "c6g.large",
@@ -74,7 +74,7 @@ func TestBootstrapWatchAgainstARealServer(t *testing.T) {
 	s.setStatus(t, ours, m{"providerID": "aws:///eu-west-1a/i-0abc1234def567890", "conditions": []m{
 		condition("Launched", "True", "", "", now),
 		condition("Registered", "Unknown", "NodeNotFound", "Node not registered with cluster", now)}})
-	theirs := s.create(t, nodeClaim("watch-gpu"))
+	theirs := s.create(t, nodeClaim("watch-gpu", "watch-class"))
 	s.create(t, pod("coredns-6d4b75cb6d-x2x8z", "kube-system", "", "", m{"k8s-app": "kube-dns"}))
 	// Karpenter's warnings come while the watch runs (it reads those
 	// since it started, and since the pools were Ready), 2 s in: events
@@ -113,7 +113,8 @@ func TestBootstrapWatchAgainstARealServer(t *testing.T) {
 		Interval: 250 * time.Millisecond, StuckAfter: 3 * time.Second}
 
 	var watched lines
-	bootwatch.Controller(context.Background(), api, &watched, o, 2*time.Second)
+	// The controller's pod is never Ready: the watch runs to its bound.
+	bootwatch.Controller(context.Background(), api, &watched, o, 5*time.Second)
 	time.AfterFunc(2*time.Second, warnings)
 	bootwatch.Nodes(context.Background(), api, &watched, o, 7*time.Second)
 	said := watched.String()
@@ -136,4 +137,66 @@ func TestBootstrapWatchAgainstARealServer(t *testing.T) {
 	assert.NotContains(t, said, "not ours", "a claim of pool watch-gpu is not one of watch")
 	assert.NotContains(t, said, "NodePool watch-gpu")
 	assert.Contains(t, said, "CoreDNS pod coredns-6d4b75cb6d-x2x8z has no node: FailedScheduling: Failed to schedule pod, incompatible with nodepool")
+}
+
+// TestBootstrapWatchFailuresAgainstARealServer: the conditions Karpenter
+// sets when it cannot go on, written through the status subresources the
+// CRDs validate, as the watch says them; a controller pod that turns
+// Ready; and an API server that refuses the watch's token.
+func TestBootstrapWatchFailuresAgainstARealServer(t *testing.T) {
+	s := need(t)
+	installCRDs(t, s)
+	const own = "nodeless-eks/stack=nodeless-eks.fail"
+	ownLabels := m{"nodeless-eks/stack": "nodeless-eks.fail"}
+	now := time.Now()
+	class := s.create(t, nodeClass("fail-class", ownLabels))
+	s.setStatus(t, class, m{"conditions": []m{condition("Ready", "False", "NotReady", "SubnetsReady=False", now),
+		condition("SubnetsReady", "False", "SubnetsNotFound", "SubnetSelector did not match any Subnets", now)}})
+	pool := s.create(t, nodePool("fail", ownLabels))
+	s.setStatus(t, pool, m{"conditions": []m{condition("Ready", "True", "", "", now),
+		condition("NodeRegistrationHealthy", "False", "RegistrationFailed", "Failed to register node", now)}})
+	nc := s.create(t, nodeClaim("fail", "fail-class"))
+	s.setStatus(t, nc, m{"conditions": []m{condition("Launched", "Unknown", "LaunchFailed", "InsufficientInstanceCapacity: no c6g.large in eu-west-1a", now)}})
+	s.create(t, namespace("karpenter-ok"))
+	controller := pod("karpenter-5f6d7c-fghij", "karpenter-ok", "fargate-ip-10-0-1-2", "", m{"app.kubernetes.io/name": "karpenter"})
+	controller["spec"].(m)["containers"].([]m)[0]["name"] = "controller"
+	stored := s.create(t, controller)
+	t.Cleanup(func() {
+		for _, path := range []string{"/apis/karpenter.sh/v1/nodeclaims/" + name(nc), "/apis/karpenter.sh/v1/nodepools/fail",
+			"/apis/karpenter.k8s.aws/v1/ec2nodeclasses/fail-class", "/api/v1/namespaces/karpenter-ok/pods/karpenter-5f6d7c-fghij?gracePeriodSeconds=0"} {
+			s.do(ctxT(), "DELETE", path, "", nil)
+		}
+	})
+
+	api, err := kubeapi.New(s.Kubeconfig(""))
+	require.NoError(t, err)
+	o := bootwatch.Options{Namespace: "karpenter-ok", Selector: "app.kubernetes.io/name=karpenter", Container: "controller", OwnLabel: own,
+		Interval: 250 * time.Millisecond, StuckAfter: time.Minute}
+	var watched lines
+	ready := make(chan error, 1)
+	time.AfterFunc(time.Second, func() { // the pod turns Ready after the watch's first read
+		status, out, err := s.do(ctxT(), "PATCH", "/api/v1/namespaces/karpenter-ok/pods/"+name(stored)+"/status", "application/merge-patch+json",
+			m{"status": m{"phase": "Running", "conditions": []m{{"type": "Ready", "status": "True"}}}})
+		if err == nil && status != 200 {
+			err = fmt.Errorf("%d: %s", status, out)
+		}
+		ready <- err
+	})
+	bootwatch.Controller(context.Background(), api, &watched, o, 10*time.Second)
+	require.NoError(t, <-ready)
+	bootwatch.Nodes(context.Background(), api, &watched, o, 2*time.Second)
+
+	refused, err := kubeapi.New(strings.Replace(s.Kubeconfig(""), s.Token, "expired-token", 1))
+	require.NoError(t, err)
+	bootwatch.Controller(context.Background(), refused, &watched, o, time.Second)
+	said := watched.String()
+	t.Log(said)
+
+	assert.Contains(t, said, "info Controller/karpenter-ok: Karpenter controller: 1 of 1 pods Ready on Fargate")
+	assert.Contains(t, said, "warn EC2NodeClass/fail-class: EC2NodeClass fail-class is not Ready: "+
+		"SubnetsReady=False (SubnetsNotFound: SubnetSelector did not match any Subnets)")
+	assert.Contains(t, said, "warn NodePool/fail: NodePool fail: its nodes do not launch or join: RegistrationFailed: Failed to register node")
+	assert.Contains(t, said, fmt.Sprintf("NodeClaim %s of NodePool fail cannot launch: LaunchFailed: InsufficientInstanceCapacity: no c6g.large in eu-west-1a", name(nc)))
+	assert.Contains(t, said, "warn Controller/karpenter-ok: cannot read the Karpenter controller's pods")
+	assert.Contains(t, said, "401")
 }

@@ -15,21 +15,31 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"nodeless-eks/internal/cleanup"
+	"nodeless-eks/internal/kubeapi"
 )
 
 // controllers plays, against the real API server, what the cleanup relies
 // on and no process here runs: the LB controller (it removes its finalizer
 // from an Ingress, Gateway or LoadBalancer Service being deleted once the
-// load balancer is gone), kube-controller-manager's claim and volume
-// protection (a claim's finalizer goes once no pod uses it; a volume's once
-// its claim is gone), the EBS CSI driver's provisioner (it deletes a
-// Delete volume whose claim is gone, and the EBS volume) and Karpenter (it
-// drains a deleted pool's claims, then lets the pool and, once no claim
-// uses it, the class go). What it did is in done, in order.
+// load balancer is gone), kube-controller-manager's claim protection (a
+// claim's finalizer goes once no pod uses it), the volume provisioners of
+// EBS (the EBS CSI driver, and for in-tree volumes under CSI migration the
+// same): a Delete volume whose claim is gone is deleted, and with it its
+// protection finalizer, and Karpenter (it drains the claims of a pool
+// deleted or gone, then lets the pool go, and a deleted class once no
+// claim uses it). lbController false stops the LB controller; recreate
+// names a Service ("namespace/name") that an operator recreates once after
+// it is gone. What they did is in done, in order; what failed, in errs.
 type controllers struct {
-	s    *server
-	mu   sync.Mutex
-	done []string
+	s            *server
+	lbController bool
+	recreate     string
+
+	mu         sync.Mutex
+	done, errs []string
+	recreated  bool
 }
 
 func (c *controllers) did(format string, args ...any) {
@@ -44,17 +54,33 @@ func (c *controllers) Done() []string {
 	return slices.Clone(c.done)
 }
 
-// run acts every 300 ms until ctx ends.
-func (c *controllers) run(ctx context.Context, t *testing.T) {
-	for ctx.Err() == nil {
-		if err := c.tick(ctx); err != nil && ctx.Err() == nil {
-			t.Errorf("the controllers' stand-in: %v", err)
-			return
+// start acts every 300 ms until the returned stop is called, which waits
+// for the last tick and returns what failed: a controller that errs keeps
+// trying, as a real one does.
+func (c *controllers) start() (stop func() []string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			if err := c.tick(ctx); err != nil && ctx.Err() == nil {
+				c.mu.Lock()
+				c.errs = append(c.errs, err.Error())
+				c.mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(300 * time.Millisecond):
+			}
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(300 * time.Millisecond):
-		}
+	}()
+	return func() []string {
+		cancel()
+		wg.Wait()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return slices.Clone(c.errs)
 	}
 }
 
@@ -65,8 +91,23 @@ func (c *controllers) tick(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if kind == "Service" && c.recreate != "" && !c.recreated {
+			gone := true
+			for _, o := range objs {
+				gone = gone && ns(o)+"/"+name(o) != c.recreate
+			}
+			if gone {
+				namespace, svc, _ := strings.Cut(c.recreate, "/")
+				obj := service(svc, namespace, "LoadBalancer", "service.k8s.aws/resources")
+				if status, out, err := s.do(ctx, http.MethodPost, collection(obj), "", obj); err != nil || status != http.StatusCreated {
+					return fmt.Errorf("recreating Service %s: %v %d %s", c.recreate, err, status, out)
+				}
+				c.recreated = true
+				c.did("operator: recreated Service %s", c.recreate)
+			}
+		}
 		for _, o := range objs {
-			if deleting(o) && len(finalizers(o)) > 0 {
+			if c.lbController && deleting(o) && len(finalizers(o)) > 0 {
 				if err := s.release(ctx, o); err != nil {
 					return err
 				}
@@ -107,7 +148,10 @@ func (c *controllers) tick(ctx context.Context) error {
 	for _, pv := range volumes {
 		spec := pv["spec"].(m)
 		ref, _ := spec["claimRef"].(m)
-		if ref == nil || present[fmt.Sprint(ref["namespace"], "/", ref["name"])] || spec["persistentVolumeReclaimPolicy"] != "Delete" {
+		csi, _ := spec["csi"].(m)
+		_, inTree := spec["awsElasticBlockStore"]
+		if ref == nil || present[fmt.Sprint(ref["namespace"], "/", ref["name"])] || spec["persistentVolumeReclaimPolicy"] != "Delete" ||
+			(!inTree && (csi == nil || csi["driver"] != "ebs.csi.aws.com")) {
 			continue
 		}
 		if err := s.release(ctx, pv); err != nil {
@@ -160,8 +204,14 @@ func (c *controllers) tick(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	usedClass := map[string]bool{}
+	for _, nc := range nodeClaims {
+		if ref, ok := nc["spec"].(m)["nodeClassRef"].(m); ok {
+			usedClass[fmt.Sprint(ref["name"])] = true
+		}
+	}
 	for _, cl := range classes {
-		if deleting(cl) && len(finalizers(cl)) > 0 {
+		if deleting(cl) && len(finalizers(cl)) > 0 && !usedClass[name(cl)] {
 			if err := s.release(ctx, cl); err != nil {
 				return err
 			}
@@ -181,15 +231,16 @@ const (
 // TestDestroyCleanupAgainstARealServer runs cmd/destroy-cleanup, built,
 // with the environment the program gives it and a kubeconfig that
 // authenticates as pulumi-eks's does (an exec credential plugin), against
-// what workloads leave in a cluster: an Ingress, a Gateway and a
-// LoadBalancer Service with the LB controller's finalizers (one of them on
-// the second page of a list), a StatefulSet whose pod, on a node whose
-// kubelet is gone, holds the claim of a Delete volume of the EBS CSI
-// driver, a claim of EKS's in-tree gp2 class, a Retain volume and a volume
-// of another driver, and a NodePool and EC2NodeClass of an ArgoCD
-// application with a NodeClaim, beside the stack's own. The real server
-// adds the claim and volume protection finalizers itself, keeps a pod
-// deleted on a node without kubelet terminating, and pages the lists.
+// what workloads leave in a cluster: an Ingress, a Gateway and
+// LoadBalancer Services with the LB controller's finalizers (one of them
+// on the second page of a list, one that an operator recreates), a
+// StatefulSet whose pod, on a node whose kubelet is gone, holds the claim
+// of a Delete volume of the EBS CSI driver, a claim of EKS's in-tree gp2
+// class, Retain volumes of both, a volume of another driver, a pod without
+// a claim, and a NodePool and EC2NodeClass of an ArgoCD application with a
+// NodeClaim, beside the stack's own with theirs. The real server adds the
+// claim and volume protection finalizers itself, keeps a pod deleted on a
+// node without kubelet terminating, assigns the UIDs and pages the lists.
 func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 	s := need(t)
 	installCRDs(t, s)
@@ -203,19 +254,32 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 	}
 	s.create(t, service("public", "shop", "LoadBalancer", "service.k8s.aws/resources"))
 	s.create(t, service("internal", "shop", "ClusterIP"))
+	s.create(t, service("operator-lb", "shop", "LoadBalancer", "service.k8s.aws/resources"))
 	s.create(t, service("late", "zz", "LoadBalancer", "service.k8s.aws/resources"))
 	s.create(t, ingress("web", "shop", "ingress.k8s.aws/resources"))
 	s.create(t, gateway("web-gw", "shop", "gateway.k8s.aws/resources"))
 	ebs := func(handle string) m {
 		return m{"csi": m{"driver": "ebs.csi.aws.com", "volumeHandle": handle}}
 	}
-	s.create(t, volume("pvc-data", "shop", "data-db-0", "Delete", ebs("vol-0data")))
-	s.create(t, volume("pvc-keep", "shop", "archive", "Retain", ebs("vol-0keep")))
-	s.create(t, volume("pvc-efs", "shop", "shared", "Delete", m{"csi": m{"driver": "efs.csi.aws.com", "volumeHandle": "fs-1"}}))
-	s.create(t, volume("pvc-gp2", "legacy", "logs", "Delete", m{"awsElasticBlockStore": m{"volumeID": "aws://eu-west-1a/vol-0gp2", "fsType": "ext4"}}))
-	for _, c := range [][3]string{{"data-db-0", "shop", "pvc-data"}, {"archive", "shop", "pvc-keep"}, {"shared", "shop", "pvc-efs"}, {"logs", "legacy", "pvc-gp2"}} {
+	gp2 := func(id string) m { return m{"awsElasticBlockStore": m{"volumeID": id, "fsType": "ext4"}} }
+	for _, v := range []m{
+		volume("pvc-data", "shop", "data-db-0", "Delete", ebs("vol-0data")),
+		volume("pvc-keep", "shop", "archive", "Retain", ebs("vol-0keep")),
+		volume("pvc-efs", "shop", "shared", "Delete", m{"csi": m{"driver": "efs.csi.aws.com", "volumeHandle": "fs-1"}}),
+		volume("pvc-gp2", "legacy", "logs", "Delete", gp2("aws://eu-west-1a/vol-0gp2")),
+		volume("pvc-gp2-keep", "legacy", "audit", "Retain", gp2("vol-0gp2keep")),
+	} {
+		stored := s.create(t, v)
+		require.Contains(t, finalizers(stored), "kubernetes.io/pv-protection", "the API server protects volumes itself")
+	}
+	for _, c := range [][3]string{{"data-db-0", "shop", "pvc-data"}, {"archive", "shop", "pvc-keep"}, {"shared", "shop", "pvc-efs"},
+		{"logs", "legacy", "pvc-gp2"}, {"audit", "legacy", "pvc-gp2-keep"}} {
 		stored := s.create(t, claim(c[0], c[1], c[2]))
 		require.Contains(t, finalizers(stored), "kubernetes.io/pvc-protection", "the API server protects claims itself")
+		// The volume names its claim by UID, as the binder writes it: the
+		// cleanup tells a claim from one recreated under its name by it.
+		s.must(t, http.MethodPatch, "/api/v1/persistentvolumes/"+c[2], "application/merge-patch+json",
+			m{"spec": m{"claimRef": m{"uid": stored["metadata"].(m)["uid"]}}})
 	}
 	s.create(t, m{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta("db", "shop", nil), "spec": m{
 		"serviceName": "db", "selector": m{"matchLabels": m{"app": "db"}},
@@ -223,34 +287,51 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		"volumeClaimTemplates": []m{{"metadata": m{"name": "data"}, "spec": m{"accessModes": []string{"ReadWriteOnce"}, "resources": m{"requests": m{"storage": "1Gi"}}}}}}})
 	s.create(t, pod("db-0", "shop", "ip-10-0-1-1", "data-db-0", m{"app": "db"}))
 	s.create(t, pod("logger", "legacy", "ip-10-0-1-1", "logs", nil))
-	s.create(t, nodeClass("default", m{ownKey: ownValue}))
-	s.create(t, nodePool("general", m{ownKey: ownValue}))
+	s.create(t, pod("web-1", "shop", "ip-10-0-1-1", "", nil))
+	s.create(t, nodeClass("realapi-own", m{ownKey: ownValue}))
+	s.create(t, nodePool("realapi-own", m{ownKey: ownValue}))
+	ownClaim := s.create(t, nodeClaim("realapi-own", "realapi-own", "karpenter.sh/termination"))
 	s.create(t, nodeClass("argo-class", nil, "karpenter.k8s.aws/termination"))
 	s.create(t, nodePool("argo-pool", nil, "karpenter.sh/termination"))
-	argoClaim := s.create(t, nodeClaim("argo-pool", "karpenter.sh/termination"))
+	argoClaim := s.create(t, nodeClaim("argo-pool", "argo-class", "karpenter.sh/termination"))
 	s.setStatus(t, argoClaim, m{"nodeName": "ip-10-0-9-9", "conditions": []m{condition("Launched", "True", "", "", time.Now())}})
+	t.Cleanup(func() {
+		for _, o := range []m{ownClaim, {"kind": "NodePool", "metadata": m{"name": "realapi-own"}}, {"kind": "EC2NodeClass", "metadata": m{"name": "realapi-own"}},
+			{"kind": "Service", "metadata": m{"name": "operator-lb", "namespace": "shop"}}} {
+			_ = s.release(ctxT(), o)
+			s.do(ctxT(), http.MethodDelete, collection(o)+"/"+name(o), "", nil)
+		}
+	})
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ctl := &controllers{s: s}
-	go ctl.run(ctx, t)
-
+	ctl := &controllers{s: s, lbController: true, recreate: "shop/operator-lb"}
+	stop := ctl.start()
 	bin := filepath.Join(t.TempDir(), "destroy-cleanup")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/destroy-cleanup")
 	build.Dir = "../.." // the root module
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building cmd/destroy-cleanup: %s", out)
 	report := filepath.Join(t.TempDir(), "destroy-cleanup.log")
-	cmd := exec.Command(bin)
+	// Bounds that the one-minute wait for a pod whose kubelet never
+	// confirms fits in, and a deadline within go test's.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
 	cmd.Env = append(os.Environ(), "NODELESS_EKS_KUBECONFIG="+s.Kubeconfig(execPlugin(t)), "NODELESS_EKS_OWN_LABEL="+ownKey+"="+ownValue,
-		"NODELESS_EKS_LB_TIMEOUT=3m", "NODELESS_EKS_VOLUME_TIMEOUT=4m", "NODELESS_EKS_NODE_TIMEOUT=3m", "NODELESS_EKS_CLEANUP_REPORT="+report)
+		"NODELESS_EKS_LB_TIMEOUT=1m", "NODELESS_EKS_VOLUME_TIMEOUT=2m30s", "NODELESS_EKS_NODE_TIMEOUT=1m", "NODELESS_EKS_CLEANUP_REPORT="+report)
 	start := time.Now()
 	out, err = cmd.CombinedOutput()
+	errs := stop()
 	t.Logf("destroy-cleanup took %s:\n%s\ncontrollers:\n%s", time.Since(start).Round(time.Second), out, strings.Join(ctl.Done(), "\n"))
+	require.Empty(t, errs, "the controllers' stand-in failed")
 	require.NoError(t, err)
 	log := string(out)
+	before := func(a, b string) {
+		t.Helper()
+		i, j := strings.Index(log, a), strings.Index(log, b)
+		assert.True(t, i >= 0 && j >= 0 && i < j, "%q comes before %q", a, b)
+	}
 
-	t.Run("load balancers, the one on the second page included", func(t *testing.T) {
+	t.Run("load balancers, the one on the second page included, and the recreated one reported", func(t *testing.T) {
 		for _, path := range []string{"/api/v1/namespaces/shop/services/public", "/api/v1/namespaces/zz/services/late",
 			"/apis/networking.k8s.io/v1/namespaces/shop/ingresses/web", "/apis/gateway.networking.k8s.io/v1/namespaces/shop/gateways/web-gw"} {
 			status, _, err := s.do(ctxT(), http.MethodGet, path, "", nil)
@@ -263,31 +344,49 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, bulk, 520)
 		assert.Contains(t, ctl.Done(), "LB controller: deleted the load balancer of Service zz/late")
+		assert.Contains(t, log, "recreated since the cleanup deleted them, by a controller that still runs: Service shop/operator-lb",
+			"told by the UID the server gave it, and not waited for")
 	})
 	t.Run("volumes: CSI and in-tree Delete ones go, Retain and other drivers' stay", func(t *testing.T) {
 		for vol, want := range map[string]int{"pvc-data": http.StatusNotFound, "pvc-gp2": http.StatusNotFound,
-			"pvc-keep": http.StatusOK, "pvc-efs": http.StatusOK} {
+			"pvc-keep": http.StatusOK, "pvc-gp2-keep": http.StatusOK, "pvc-efs": http.StatusOK} {
 			status, _, err := s.do(ctxT(), http.MethodGet, "/api/v1/persistentvolumes/"+vol, "", nil)
 			require.NoError(t, err)
 			assert.Equal(t, want, status, vol)
 		}
-		assert.Contains(t, log, "keeping EBS volume vol-0keep (PersistentVolume pvc-keep, claim shop/archive): its reclaim policy is Retain")
-		status, _, _ := s.do(ctxT(), http.MethodGet, "/apis/apps/v1/namespaces/shop/statefulsets/db", "", nil)
-		assert.Equal(t, http.StatusNotFound, status, "the StatefulSet goes first, or it would recreate its claim")
-		// No kubelet confirms the pod's deletion: it stays terminating
-		// until the cleanup deletes it at once.
+		for _, kept := range []string{"shop/persistentvolumeclaims/archive", "shop/persistentvolumeclaims/shared", "legacy/persistentvolumeclaims/audit",
+			"shop/pods/web-1"} {
+			status, _, err := s.do(ctxT(), http.MethodGet, "/api/v1/namespaces/"+kept, "", nil)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, status, "%s stays", kept)
+		}
+		assert.Contains(t, log, "keeping EBS volume vol-0keep (PersistentVolume pvc-keep, claim shop/archive): its reclaim policy is Retain. "+
+			"It is billed until you delete it: aws ec2 delete-volume --volume-id vol-0keep")
+		assert.Contains(t, log, "keeping EBS volume vol-0gp2keep (PersistentVolume pvc-gp2-keep, claim legacy/audit)")
+		before("deleting StatefulSet shop/db", "deleting PersistentVolumeClaim shop/data-db-0")
+		// No kubelet confirms the pods' deletion: they stay terminating
+		// until the cleanup deletes them at once, a minute past their
+		// grace period; meanwhile it says what it waits for.
+		assert.Contains(t, log, "deleting Pod shop/db-0 at once")
 		assert.Contains(t, log, "kubelet has not confirmed: it holds a claim of a volume to delete")
+		assert.Contains(t, log, "2 left (PersistentVolume pvc-data (vol-0data), PersistentVolume pvc-gp2 (vol-0gp2)), 30s of 2m30s")
 	})
-	t.Run("node pools: the foreign ones go, after their claims; the stack's stay", func(t *testing.T) {
+	t.Run("node pools: the foreign ones go, after their claims; the stack's stay, with theirs", func(t *testing.T) {
 		for path, want := range map[string]int{"/apis/karpenter.sh/v1/nodepools/argo-pool": http.StatusNotFound,
 			"/apis/karpenter.k8s.aws/v1/ec2nodeclasses/argo-class": http.StatusNotFound,
-			"/apis/karpenter.sh/v1/nodepools/general":              http.StatusOK, "/apis/karpenter.k8s.aws/v1/ec2nodeclasses/default": http.StatusOK} {
+			"/apis/karpenter.sh/v1/nodepools/realapi-own":          http.StatusOK, "/apis/karpenter.k8s.aws/v1/ec2nodeclasses/realapi-own": http.StatusOK,
+			"/apis/karpenter.sh/v1/nodeclaims/" + name(ownClaim): http.StatusOK} {
 			status, _, err := s.do(ctxT(), http.MethodGet, path, "", nil)
 			require.NoError(t, err)
 			assert.Equal(t, want, status, path)
 		}
-		assert.Contains(t, log, "keeping NodePool general: the stack created it")
+		assert.Contains(t, log, "keeping NodePool realapi-own: the stack created it")
+		before("deleting NodePool argo-pool", "deleting EC2NodeClass argo-class")
 		assert.Contains(t, strings.Join(ctl.Done(), "\n"), "Karpenter: drained and terminated NodeClaim argo-pool-")
+	})
+	t.Run("the steps run in order: load balancers, volumes, node pools", func(t *testing.T) {
+		before("deleting Service shop/public", "deleting StatefulSet shop/db")
+		before("deleting Pod shop/db-0 at once", "deleting NodePool argo-pool")
 	})
 	t.Run("the report file holds what the output said", func(t *testing.T) {
 		raw, err := os.ReadFile(report)
@@ -295,4 +394,35 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		assert.Contains(t, string(raw), "keeping EBS volume vol-0keep")
 		assert.Contains(t, string(raw), "destroy cleanup done")
 	})
+}
+
+// TestDestroyCleanupFailsAtTheStepThatDoesNotFinish: with the LB
+// controller gone, a load balancer's finalizer stays, and the cleanup
+// fails at that step within its bound, naming what is left and the way
+// out, instead of going on to delete volumes and nodes.
+func TestDestroyCleanupFailsAtTheStepThatDoesNotFinish(t *testing.T) {
+	s := need(t)
+	installCRDs(t, s)
+	s.create(t, namespace("stuck"))
+	s.create(t, service("stuck-lb", "stuck", "LoadBalancer", "service.k8s.aws/resources"))
+	t.Cleanup(func() {
+		_ = s.release(ctxT(), m{"kind": "Service", "metadata": m{"name": "stuck-lb", "namespace": "stuck"}})
+	})
+	ctl := &controllers{s: s} // no LB controller
+	stop := ctl.start()
+	api, err := kubeapi.New(s.Kubeconfig(""))
+	require.NoError(t, err)
+	var log strings.Builder
+	start := time.Now()
+	err = cleanup.Run(context.Background(), api, cleanup.Options{OwnLabelKey: ownKey, OwnLabelValue: ownValue,
+		ReachTimeout: 10 * time.Second, LoadBalancerTimeout: 3 * time.Second, VolumeTimeout: time.Minute, NodeTimeout: time.Minute,
+		Interval: 200 * time.Millisecond, ReportEvery: time.Second, Log: &log})
+	require.Empty(t, stop())
+	t.Log(log.String())
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 30*time.Second, "within its bound")
+	assert.Contains(t, err.Error(), "removing load balancers: timed out after 3s")
+	assert.Contains(t, err.Error(), "Service stuck/stuck-lb")
+	assert.Contains(t, err.Error(), "NODELESS_EKS_SKIP_DESTROY_CLEANUP=true")
+	assert.NotContains(t, log.String(), "EBS volume", "no later step runs")
 }

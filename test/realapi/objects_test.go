@@ -91,14 +91,14 @@ func nodeClass(name string, labels m, finalizers ...string) m {
 			"subnetSelectorTerms": []m{{"id": "subnet-0a1b2c3d"}}, "securityGroupSelectorTerms": []m{{"id": "sg-0a1b2c3d"}}}}
 }
 
-// nodeClaim is a claim of pool, named by the API server from
+// nodeClaim is a claim of pool and class, named by the API server from
 // "<pool>-" as Karpenter names them (generateName).
-func nodeClaim(pool string, finalizers ...string) m {
+func nodeClaim(pool, class string, finalizers ...string) m {
 	md := meta("", "", m{"karpenter.sh/nodepool": pool}, finalizers...)
 	delete(md, "name")
 	md["generateName"] = pool + "-"
 	return m{"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": md,
-		"spec": m{"nodeClassRef": m{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+		"spec": m{"nodeClassRef": m{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": class},
 			"requirements": []m{{"key": "kubernetes.io/arch", "operator": "In", "values": []string{"arm64"}}}}}
 }
 

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,24 +40,14 @@ const (
 	apiServerVersion = "v1.36.3"
 )
 
-// srv is the package's API server, nil when the tier is skipped; skipped
-// says why.
+// The package's API server, started by the first test that needs it.
 var (
-	srv     *server
-	skipped string
+	startOnce sync.Once
+	srv       *server
+	startErr  error
 )
 
 func TestMain(m *testing.M) {
-	s, err := start()
-	switch {
-	case errors.Is(err, errMissing) && os.Getenv(envRequired) != "required":
-		skipped = err.Error()
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "realapi:", err)
-		os.Exit(1)
-	default:
-		srv = s
-	}
 	code := m.Run()
 	if srv != nil {
 		srv.stop()
@@ -67,11 +58,26 @@ func TestMain(m *testing.M) {
 // ctxT is the context of the tests' requests, which the client bounds.
 func ctxT() context.Context { return context.Background() }
 
-// need skips a test when the tier has no server.
+// need starts the server once; it skips the test when etcd or
+// kube-apiserver is missing, unless the tier is required, and fails it
+// when they do not start.
 func need(t *testing.T) *server {
 	t.Helper()
-	if srv == nil {
-		t.Skip(skipped)
+	startOnce.Do(func() {
+		// A port taken between choosing it and binding it (other test
+		// binaries run beside this one) fails a start; another try takes
+		// other ports.
+		for try := 0; try < 3; try++ {
+			if srv, startErr = start(); startErr == nil || errors.Is(startErr, errMissing) {
+				return
+			}
+		}
+	})
+	switch {
+	case errors.Is(startErr, errMissing) && os.Getenv(envRequired) != "required":
+		t.Skip(startErr.Error())
+	case startErr != nil:
+		t.Fatal(startErr)
 	}
 	return srv
 }
@@ -90,13 +96,19 @@ type server struct {
 	http *http.Client
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// freePorts are n ports of 127.0.0.1 that were free: all are held until
+// all are chosen, so that none is chosen twice.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports, nil
 }
 
 func apiServerBinary() string {
@@ -132,18 +144,11 @@ func start() (*server, error) {
 			s.stop()
 		}
 	}()
-	clientPort, err := freePort()
+	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
-	peerPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	apiPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+	clientPort, peerPort, apiPort := ports[0], ports[1], ports[2]
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
 	s.etcd, err = launch(filepath.Join(dir, "etcd.log"), etcdBin, "--name", "realapi", "--data-dir", filepath.Join(dir, "etcd"),
@@ -213,6 +218,9 @@ func launch(logFile, bin string, args ...string) (*proc, error) {
 	}
 	p := &proc{cmd: exec.Command(bin, args...), done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = f, f
+	// Its own process group, and on Linux killed with the test binary: a
+	// panic or go test's timeout skips stop().
+	p.cmd.SysProcAttr = serverProcAttr()
 	if err := p.cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("starting %s: %w", bin, err)

@@ -1,10 +1,12 @@
 // Command kube-apiserver is Kubernetes' API server, v1.36.3, built from the
-// Go module proxy for test/realapi: the same main as
-// k8s.io/kubernetes/cmd/kube-apiserver/apiserver.go at that version.
+// Go module proxy for test/realapi: the main of
+// k8s.io/kubernetes/cmd/kube-apiserver/apiserver.go at that version, with
+// its imports.
 package main
 
 import (
 	"os"
+	_ "time/tzdata" // for timeZone support in CronJob
 
 	"k8s.io/component-base/cli"
 	_ "k8s.io/component-base/logs/json/register" // for JSON log format registration

@@ -200,3 +200,144 @@ func TestBootstrapWatchFailuresAgainstARealServer(t *testing.T) {
 	assert.Contains(t, said, "warn Controller/karpenter-ok: cannot read the Karpenter controller's pods")
 	assert.Contains(t, said, "401")
 }
+
+// TestBootstrapWatchQuietOrStuckAgainstARealServer: an update that
+// changes nothing gets no line from either watch and neither waits; and
+// what is said only once a wait has lasted StuckAfter (2 s here, 2 min in
+// the program) is said of objects the real server stores: controller pods
+// not scheduled (with and without the scheduler's event) or running and
+// never Ready (their log unreadable: no kubelet), a namespace without the
+// controller's pods, a class and a pool the controller never reconciled,
+// and CoreDNS pods without a node after the pools were Ready.
+func TestBootstrapWatchQuietOrStuckAgainstARealServer(t *testing.T) {
+	s := need(t)
+	installCRDs(t, s)
+	now := time.Now()
+	var created []string // paths to delete, so that the other tests see only theirs
+	t.Cleanup(func() {
+		for _, path := range created {
+			s.do(ctxT(), "DELETE", path, "", nil)
+		}
+	})
+	keep := func(obj m) m {
+		stored := s.create(t, obj)
+		path := collection(stored) + "/" + name(stored)
+		if stored["kind"] == "Pod" {
+			path += "?gracePeriodSeconds=0" // on a node without a kubelet: gone only when told at once
+		}
+		created = append(created, path)
+		return stored
+	}
+	readyPod := func(p m) {
+		s.setStatus(t, p, m{"phase": "Running", "conditions": []m{{"type": "Ready", "status": "True"}}})
+	}
+	const ec2Node = "ip-10-0-1-10.eu-west-1.compute.internal"
+
+	t.Run("an up that changes nothing", func(t *testing.T) {
+		labels := m{"nodeless-eks/stack": "nodeless-eks.quiet"}
+		for _, o := range []m{nodeClass("quiet-class", labels), nodePool("quiet", labels)} {
+			s.setStatus(t, keep(o), m{"conditions": []m{condition("Ready", "True", "", "", now)}})
+		}
+		nc := keep(nodeClaim("quiet", "quiet-class"))
+		s.setStatus(t, nc, m{"conditions": []m{condition("Launched", "True", "", "", now), condition("Registered", "True", "", "", now)}})
+		keep(namespace("karpenter-quiet"))
+		readyPod(keep(pod("karpenter-quiet-abcde", "karpenter-quiet", "fargate-ip-10-0-1-4", "", m{"app.kubernetes.io/name": "karpenter"})))
+		dns := keep(pod("coredns-quiet-x1", "kube-system", ec2Node, "", m{"k8s-app": "kube-dns"}))
+		readyPod(dns)
+
+		api, err := kubeapi.New(s.Kubeconfig(""))
+		require.NoError(t, err)
+		// The server stamps what it creates with the time now; the watch's
+		// clock runs 2 minutes ahead, so that the objects are as old as
+		// they are on a cluster that was already up.
+		o := bootwatch.Options{Namespace: "karpenter-quiet", Selector: "app.kubernetes.io/name=karpenter", Container: "controller",
+			OwnLabel: "nodeless-eks/stack=nodeless-eks.quiet", Interval: 5 * time.Second, StuckAfter: 2 * time.Second,
+			Now: func() time.Time { return time.Now().Add(2 * time.Minute) }}
+		var watched lines
+		began := time.Now()
+		bootwatch.Controller(context.Background(), api, &watched, o, 10*time.Second)
+		bootwatch.Nodes(context.Background(), api, &watched, o, 10*time.Second)
+		took := time.Since(began)
+		assert.Empty(t, watched.String())
+		assert.Less(t, took, o.Interval, "both done at the first read, without a second")
+
+		// CoreDNS's pods of the next part must be the only ones.
+		status, out, err := s.do(ctxT(), "DELETE", "/api/v1/namespaces/kube-system/pods/coredns-quiet-x1?gracePeriodSeconds=0", "", nil)
+		require.NoError(t, err)
+		require.Equal(t, 200, status, "%s", out)
+	})
+
+	t.Run("waits past StuckAfter", func(t *testing.T) {
+		o := bootwatch.Options{Namespace: "karpenter-stuck", Selector: "app.kubernetes.io/name=karpenter", Container: "controller",
+			Interval: 250 * time.Millisecond, StuckAfter: 2 * time.Second}
+		controller := m{"app.kubernetes.io/name": "karpenter"}
+		keep(namespace("karpenter-stuck"))
+		keep(pod("karpenter-stuck-unsch", "karpenter-stuck", "", "", controller))
+		keep(pod("karpenter-stuck-quiet", "karpenter-stuck", "", "", controller))
+		readyLess := keep(pod("karpenter-stuck-runng", "karpenter-stuck", "fargate-ip-10-0-1-5", "", controller))
+		s.setStatus(t, readyLess, m{"phase": "Running", "conditions": []m{{"type": "Ready", "status": "False"}}})
+		keep(event("karpenter-stuck", "Pod", "karpenter-stuck-unsch", "Warning", "FailedScheduling",
+			"0/0 nodes are available: no nodes available to schedule pods.", "default-scheduler", now))
+
+		unreconciled := m{"nodeless-eks/stack": "nodeless-eks.unreconciled"}
+		keep(nodeClass("unreconciled-class", unreconciled))
+		keep(nodePool("unreconciled", unreconciled))
+
+		nodns := m{"nodeless-eks/stack": "nodeless-eks.nodns"}
+		for _, obj := range []m{nodeClass("nodns-class", nodns), nodePool("nodns", nodns)} {
+			s.setStatus(t, keep(obj), m{"conditions": []m{condition("Ready", "True", "", "", now)}})
+		}
+		keep(pod("coredns-nodns-x1", "kube-system", "", "", m{"k8s-app": "kube-dns"}))
+		keep(pod("coredns-nodns-x2", "kube-system", "", "", m{"k8s-app": "kube-dns"}))
+
+		api, err := kubeapi.New(s.Kubeconfig(""))
+		require.NoError(t, err)
+		var watched lines
+		bootwatch.Controller(context.Background(), api, &watched, o, 3*time.Second)
+		none := o
+		none.Namespace = "karpenter-none"
+		bootwatch.Controller(context.Background(), api, &watched, none, 3*time.Second)
+		o.OwnLabel = "nodeless-eks/stack=nodeless-eks.unreconciled"
+		bootwatch.Nodes(context.Background(), api, &watched, o, 3*time.Second)
+		// The scheduler's word on a CoreDNS pod comes after the pools are
+		// Ready (the watch reads events since then); events carry whole
+		// seconds, so this one is stamped a second ahead.
+		posted := make(chan error, 1)
+		time.AfterFunc(time.Second, func() {
+			e := event("kube-system", "Pod", "coredns-nodns-x1", "Warning", "FailedScheduling",
+				"0/2 nodes are available: 2 node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}.", "default-scheduler",
+				time.Now().Add(time.Second))
+			status, out, err := s.do(ctxT(), "POST", collection(e), "", e)
+			if err == nil && status != 201 {
+				err = fmt.Errorf("creating an event: %d: %s", status, out)
+			}
+			posted <- err
+		})
+		o.OwnLabel = "nodeless-eks/stack=nodeless-eks.nodns"
+		bootwatch.Nodes(context.Background(), api, &watched, o, 4*time.Second)
+		require.NoError(t, <-posted)
+		said := watched.String()
+		t.Log(said)
+
+		for _, want := range []string{
+			"warn Controller/karpenter-stuck-unsch: pod karpenter-stuck-unsch is not scheduled after 2s: FailedScheduling: 0/0 nodes are available",
+			"warn Controller/karpenter-stuck-quiet: pod karpenter-stuck-quiet is not scheduled after 2s, and no event says why: Fargate schedules",
+			"warn Controller/karpenter-stuck-runng: pod karpenter-stuck-runng runs on fargate-ip-10-0-1-5 but is not Ready after 2s; its last log lines:\n    (no log lines)",
+			"warn Controller/karpenter-none: no Karpenter controller pod in namespace karpenter-none after 2s",
+			"warn EC2NodeClass/unreconciled-class: EC2NodeClass unreconciled-class has no status after 2s: the Karpenter controller has not reconciled it",
+			"warn NodePool/unreconciled: NodePool unreconciled has no status after 2s: the Karpenter controller has not reconciled it",
+			"info NodePool/nodns: NodePool nodns Ready",
+			"warn CoreDNS/coredns-nodns-x1: CoreDNS pod coredns-nodns-x1 has no node 2s after the node pools were Ready: FailedScheduling: 0/2 nodes are available: 2 node(s) had untolerated taint",
+			"warn CoreDNS/coredns-nodns-x2: CoreDNS pod coredns-nodns-x2 has no node 2s after the node pools were Ready: no event explains it",
+		} {
+			assert.Contains(t, said, want)
+		}
+		warned := 0
+		for _, line := range strings.Split(said, "\n") {
+			if strings.HasPrefix(line, "warn ") {
+				warned++
+			}
+		}
+		assert.Equal(t, 8, warned, "each cause said once, and nothing else warned")
+	})
+}

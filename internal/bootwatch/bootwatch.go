@@ -156,7 +156,7 @@ func (s *said) mark(subj Subject, topic, state string) {
 // minute's allowance for the cluster's clock): on a `pulumi up` that
 // changes nothing, what already existed is not reported again.
 func fresh(o kubeapi.Object, start time.Time) bool {
-	created := timestamp(o, "metadata", "creationTimestamp")
+	created := o.Time("metadata", "creationTimestamp")
 	return created.IsZero() || !created.Before(start.Add(-time.Minute))
 }
 
@@ -225,7 +225,7 @@ func whyControllerNotReady(ctx context.Context, api API, p kubeapi.Object, o Opt
 
 // since is when a pod began to wait: its creation, or the watch's start.
 func since(p kubeapi.Object, start time.Time) time.Time {
-	if created := timestamp(p, "metadata", "creationTimestamp"); !created.IsZero() {
+	if created := p.Time("metadata", "creationTimestamp"); !created.IsZero() {
 		return created
 	}
 	return start
@@ -285,7 +285,7 @@ func newEvents(ctx context.Context, api API, namespace, fieldSelector string, si
 
 func eventTime(e kubeapi.Object) time.Time {
 	for _, k := range []string{"lastTimestamp", "eventTime", "firstTimestamp"} {
-		if t := timestamp(e, k); !t.IsZero() {
+		if t := e.Time(k); !t.IsZero() {
 			return t
 		}
 	}
@@ -293,8 +293,10 @@ func eventTime(e kubeapi.Object) time.Time {
 }
 
 // Nodes watches the stack's node classes and pools, their NodeClaims, and
-// CoreDNS's pods until CoreDNS runs Ready, ctx ends, or bound passes. A
-// CoreDNS already Ready at the first read gets no line.
+// CoreDNS's pods until ctx ends (the caller cancels it once the CoreDNS
+// add-on is created) or bound passes; it ends by itself only when all is
+// Ready at the first read (an update that changes nothing), which gets no
+// line.
 func Nodes(ctx context.Context, api API, sink Sink, o Options, bound time.Duration) {
 	start := o.now()
 	seen := newSaid()
@@ -320,7 +322,7 @@ func Nodes(ctx context.Context, api API, sink Sink, o Options, bound time.Durati
 		allReady := len(pools) > 0
 		for _, p := range pools {
 			allReady = conditions(sink, seen, o, start, Subject{Kind: KindNodePool, Name: p.Name()}, p) && allReady
-			appeared[p.Name()] = timestamp(p, "metadata", "creationTimestamp")
+			appeared[p.Name()] = p.Time("metadata", "creationTimestamp")
 		}
 		if allReady && poolsReady.IsZero() {
 			poolsReady = o.now()
@@ -511,14 +513,14 @@ func claim(sink Sink, seen *said, o Options, nc kubeapi.Object, appeared map[str
 		seen.info(sink, subj, "registered", "registered", fmt.Sprintf("NodeClaim %s of NodePool %s registered as node %s", nc.Name(), pool, nc.Str("status", "nodeName")))
 		// Its pods are scheduled on it within moments; until StuckAfter
 		// later it still explains a pending CoreDNS.
-		at := timestamp(c, "lastTransitionTime")
+		at := c.Time("lastTransitionTime")
 		return at.IsZero() || o.now().Sub(at) < o.StuckAfter
 	}
 	launched := cond["Launched"]
 	switch {
 	case launched == nil:
 	case launched.Str("status") == "True":
-		at := timestamp(launched, "lastTransitionTime")
+		at := launched.Time("lastTransitionTime")
 		after := ""
 		if p := appeared[pool]; !at.IsZero() && !p.IsZero() {
 			after = fmt.Sprintf(", %s after the pool appeared", at.Sub(p).Round(time.Second))
@@ -559,11 +561,6 @@ func podReady(p kubeapi.Object) bool {
 		}
 	}
 	return false
-}
-
-func timestamp(o kubeapi.Object, path ...string) time.Time {
-	t, _ := time.Parse(time.RFC3339, o.Str(path...))
-	return t
 }
 
 func elapsed(o Options, start time.Time) string {

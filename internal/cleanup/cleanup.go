@@ -164,19 +164,25 @@ func (c *cleaner) reach(ctx context.Context) error {
 // gone decides a name that no longer resolves: EKS removes a cluster's
 // DNS name with the cluster, but a resolver can say "no such host" of a
 // name it cannot reach (a VPN's split DNS, an offline machine), so EKS is
-// asked when it can be; its "it exists" fails the step.
+// asked when it can be (an EKS kubeconfig); its "it exists", or no answer,
+// fails the step. Without an EKS kubeconfig the name is the only proof.
 func (c *cleaner) gone(ctx context.Context, cause error) error {
 	if c.o.ClusterExists != nil {
 		askCtx, cancel := context.WithTimeout(ctx, pingTimeout)
 		defer cancel()
 		exists, status, err := c.o.ClusterExists(askCtx)
 		switch {
-		case err == nil && exists:
+		case err != nil:
+			return fmt.Errorf("the API server's name does not resolve here (%v), and asking EKS whether the cluster still exists "+
+				"failed (%v), so nothing proves it is gone (a resolver can say no such host of a name it cannot see): %s",
+				cause, err, unreachableWayOut)
+		case exists:
 			return fmt.Errorf("the API server's name does not resolve here (%v), but EKS says the cluster exists (status %s): "+
 				"this machine's resolver cannot see it; %s", cause, status, unreachableWayOut)
-		case err != nil:
-			c.logf("asking EKS whether the cluster still exists failed (%v); its name no longer resolving is proof enough", err)
 		}
+		c.logf("the cluster's API server name no longer resolves and EKS says the cluster does not exist: "+
+			"the cluster is gone, so nothing is left to clean (%v)", cause)
+		return errNothingToClean
 	}
 	c.logf("the cluster's API server name no longer resolves: the cluster is gone, so nothing is left to clean (%v)", cause)
 	return errNothingToClean
@@ -235,28 +241,24 @@ func (c *cleaner) list(ctx context.Context, r kubeapi.Resource) ([]kubeapi.Objec
 // remove deletes an object, retrying transient errors until ctx ends.
 func (c *cleaner) remove(ctx context.Context, r kubeapi.Resource, namespace, name, why string) error {
 	c.logf("deleting %s %s%s", r.Kind, qualified(namespace, name), why)
-	for {
-		err := c.api.Delete(ctx, r, namespace, name)
-		if err == nil || !kubeapi.IsTransient(err) || ctx.Err() != nil {
-			return err
-		}
-		c.logf("deleting %s %s failed for now (%v); retrying", r.Kind, qualified(namespace, name), err)
-		if err := poll.Sleep(ctx, c.o.Interval); err != nil {
-			return err
-		}
-	}
+	return c.retry(ctx, "deleting "+r.Kind+" "+qualified(namespace, name), func() error { return c.api.Delete(ctx, r, namespace, name) })
 }
 
 // removeNow deletes a pod without a grace period, retrying transient
 // errors until ctx ends.
 func (c *cleaner) removeNow(ctx context.Context, namespace, name, why string) error {
 	c.logf("deleting Pod %s at once%s", qualified(namespace, name), why)
+	return c.retry(ctx, "deleting Pod "+qualified(namespace, name), func() error { return c.api.DeleteNow(ctx, kubeapi.Pods, namespace, name) })
+}
+
+// retry runs call until it succeeds, fails for good, or ctx ends.
+func (c *cleaner) retry(ctx context.Context, what string, call func() error) error {
 	for {
-		err := c.api.DeleteNow(ctx, kubeapi.Pods, namespace, name)
+		err := call()
 		if err == nil || !kubeapi.IsTransient(err) || ctx.Err() != nil {
 			return err
 		}
-		c.logf("deleting Pod %s failed for now (%v); retrying", qualified(namespace, name), err)
+		c.logf("%s failed for now (%v); retrying", what, err)
 		if err := poll.Sleep(ctx, c.o.Interval); err != nil {
 			return err
 		}
@@ -507,7 +509,7 @@ func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]string) e
 			}
 			continue
 		}
-		if ends := timestamp(pod, "metadata", "deletionTimestamp"); !ends.IsZero() && time.Since(ends) > stuckTerminating && !c.forced[identity(pod)] {
+		if ends := pod.Time("metadata", "deletionTimestamp"); !ends.IsZero() && time.Since(ends) > stuckTerminating && !c.forced[identity(pod)] {
 			why := fmt.Sprintf(" (its grace period ended at %s and its kubelet has not confirmed: it holds a claim of a volume to delete)", ends.Format(time.RFC3339))
 			if err := c.removeNow(ctx, pod.Namespace(), pod.Name(), why); err != nil {
 				return err
@@ -540,11 +542,6 @@ func holdsOneOf(pod kubeapi.Object, claims map[string]string) bool {
 		}
 	}
 	return false
-}
-
-func timestamp(o kubeapi.Object, path ...string) time.Time {
-	t, _ := time.Parse(time.RFC3339, o.Str(path...))
-	return t
 }
 
 // nodes deletes the NodePools the stack did not create and waits for

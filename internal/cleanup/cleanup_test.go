@@ -423,6 +423,18 @@ func TestRunCleansOnlyWhatIsProvenGone(t *testing.T) {
 	}{
 		{name: "a cluster deleted out of band: its name no longer resolves", setup: func(f *fakeCluster, o *Options) { f.pingErr = dnsGone },
 			wantLog: "the cluster's API server name no longer resolves: the cluster is gone, so nothing is left to clean"},
+		{name: "a name that no longer resolves, and EKS says the cluster is gone", setup: func(f *fakeCluster, o *Options) {
+			f.pingErr = dnsGone
+			o.ClusterExists = eks(false, "", nil)
+		}, wantLog: "the cluster's API server name no longer resolves and EKS says the cluster does not exist: the cluster is gone"},
+		{name: "a name that no longer resolves here, and EKS says the cluster is there", setup: func(f *fakeCluster, o *Options) {
+			f.pingErr = dnsGone
+			o.ClusterExists = eks(true, "ACTIVE", nil)
+		}, wantErr: "but EKS says the cluster exists (status ACTIVE): this machine's resolver cannot see it; run `pulumi destroy` again"},
+		{name: "a name that no longer resolves, and EKS cannot be asked", setup: func(f *fakeCluster, o *Options) {
+			f.pingErr = dnsGone
+			o.ClusterExists = eks(false, "", errors.New("Unable to locate credentials"))
+		}, wantErr: "asking EKS whether the cluster still exists failed (Unable to locate credentials), so nothing proves it is gone"},
 		{name: "an API server that does not answer, and EKS says the cluster is gone", setup: func(f *fakeCluster, o *Options) {
 			f.pingErr = refused
 			o.ClusterExists = eks(false, "", nil)
@@ -672,6 +684,16 @@ func TestMain_(t *testing.T) {
 		assert.Contains(t, string(raw), "skipping the destroy cleanup")
 		assert.Contains(t, string(raw), "failed: NODELESS_EKS_LB_TIMEOUT")
 		assert.Contains(t, log.String(), "this report is also in "+report)
+	})
+	t.Run("a report that cannot be written does not stop the cleanup", func(t *testing.T) {
+		report := filepath.Join(t.TempDir(), "no-such-dir", "destroy-cleanup-nodeless-eks.dev.log")
+		var log bytes.Buffer
+		require.NoError(t, Main(context.Background(), env(map[string]string{EnvSkip: "true", EnvReport: report, EnvOwnLabel: "k=nodeless-eks.dev"}), &log))
+		assert.Contains(t, log.String(), "cannot write the cleanup's report to "+report)
+		assert.Contains(t, log.String(), "skipping the destroy cleanup", "the cleanup ran")
+		err := Main(context.Background(), env(map[string]string{EnvReport: report, EnvOwnLabel: "k=nodeless-eks.dev"}), &log)
+		require.Error(t, err)
+		assert.Contains(t, log.String(), "failed: NODELESS_EKS_LB_TIMEOUT", "its failure is said too")
 	})
 	t.Run("a targeted destroy, or an update, that reaches the cleanup is refused unless told", func(t *testing.T) {
 		for _, args := range [][]string{

@@ -57,16 +57,25 @@ const (
 // program names (EnvReport).
 func Main(ctx context.Context, getenv func(string) string, log io.Writer) error {
 	if report := getenv(EnvReport); report != "" {
+		// A report that cannot be written (a read-only checkout) is no
+		// reason to leave what workloads created: the cleanup runs, and its
+		// lines stay in Pulumi's output.
 		f, err := os.OpenFile(report, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
-			return fmt.Errorf("opening the cleanup's report %s: %w", report, err)
+			fmt.Fprintf(log, "cannot write the cleanup's report to %s (%v): its lines are only in this output; "+
+				"copy them before the display ends\n", report, err)
+			return finish(run(ctx, getenv, log), log)
 		}
 		defer f.Close()
 		fmt.Fprintf(f, "\n=== destroy cleanup of %s, %s ===\n", getenv(EnvOwnLabel), time.Now().UTC().Format(time.RFC3339))
 		defer fmt.Fprintf(log, "this report is also in %s\n", report)
 		log = io.MultiWriter(log, f)
 	}
-	err := run(ctx, getenv, log)
+	return finish(run(ctx, getenv, log), log)
+}
+
+// finish says a failure on the log as well as returning it.
+func finish(err error, log io.Writer) error {
 	if err != nil {
 		fmt.Fprintf(log, "failed: %v\n", err)
 	}

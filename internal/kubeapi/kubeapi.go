@@ -106,6 +106,13 @@ func (o Object) Str(path ...string) string {
 	return s
 }
 
+// Time is Get as an RFC 3339 time (how the API server writes
+// timestamps), the zero time when absent or not one.
+func (o Object) Time(path ...string) time.Time {
+	t, _ := time.Parse(time.RFC3339, o.Str(path...))
+	return t
+}
+
 // Items is the list at path as objects (a status's conditions, a pod's
 // volumes); an element that is not an object is an empty one.
 func (o Object) Items(path ...string) []Object {
@@ -430,13 +437,18 @@ func (c *Client) ListIn(ctx context.Context, r Resource, namespace string, query
 	}
 }
 
-// Get returns one object; a 404 is a *StatusError IsNotFound tells.
-func (c *Client) Get(ctx context.Context, r Resource, namespace, name string) (Object, error) {
+// objectPath is the API path of one object of r.
+func (r Resource) objectPath(namespace, name string) string {
 	path := r.base() + "/"
 	if r.Namespaced {
 		path += "namespaces/" + url.PathEscape(namespace) + "/"
 	}
-	body, err := c.do(ctx, http.MethodGet, path+r.Plural+"/"+url.PathEscape(name))
+	return path + r.Plural + "/" + url.PathEscape(name)
+}
+
+// Get returns one object; a 404 is a *StatusError IsNotFound tells.
+func (c *Client) Get(ctx context.Context, r Resource, namespace, name string) (Object, error) {
+	body, err := c.do(ctx, http.MethodGet, r.objectPath(namespace, name))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s %s: %w", r, Qualified(namespace, name), err)
 	}
@@ -475,12 +487,7 @@ func (c *Client) DeleteNow(ctx context.Context, r Resource, namespace, name stri
 }
 
 func (c *Client) delete(ctx context.Context, r Resource, namespace, name string, query url.Values) error {
-	path := r.base() + "/"
-	if r.Namespaced {
-		path += "namespaces/" + url.PathEscape(namespace) + "/"
-	}
-	path += r.Plural + "/" + url.PathEscape(name) + "?" + query.Encode()
-	_, err := c.do(ctx, http.MethodDelete, path)
+	_, err := c.do(ctx, http.MethodDelete, r.objectPath(namespace, name)+"?"+query.Encode())
 	if err != nil && !IsNotFound(err) {
 		return fmt.Errorf("deleting %s %s: %w", r, Qualified(namespace, name), err)
 	}

@@ -57,15 +57,16 @@ func RenderChart(chartDir, releaseName, namespace, kubeVersion string, values ma
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart %s %s: %w", chrt.Metadata.Name, chrt.Metadata.Version, err)
 	}
-	objects, err := decodeManifests(rel.Manifest)
+	objects, err := DecodeManifests(rel.Manifest)
 	if err != nil {
 		return nil, err
 	}
 	return &Rendered{Chart: chrt.Metadata, Objects: objects}, nil
 }
 
-// decodeManifests splits a multi-document YAML stream into objects.
-func decodeManifests(manifest string) ([]*unstructured.Unstructured, error) {
+// DecodeManifests splits a multi-document YAML stream into objects,
+// leaving out empty documents.
+func DecodeManifests(manifest string) ([]*unstructured.Unstructured, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewBufferString(manifest)))
 	var out []*unstructured.Unstructured
 	for {

@@ -149,6 +149,7 @@ func TestTheValidatorAgreesWithARealServerOnBadPools(t *testing.T) {
 	for _, row := range rows {
 		_, _, objects, err := kubecheck.ObjectsFor(row)
 		require.NoError(t, err)
+		require.NotEmpty(t, objects, "%s: a configuration with no object to check checks nothing", row.Name)
 		for i, obj := range objects {
 			name := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(row.Name), "-"), "-")
 			if len(name) > 56 {

@@ -57,7 +57,9 @@ func (c *controllers) Done() []string {
 // start acts every 300 ms until the returned stop is called, which waits
 // for the last tick and returns what failed: a controller that errs keeps
 // trying, as a real one does.
-func (c *controllers) start() (stop func() []string) {
+// start runs the controllers until stop is called, or the test ends
+// (when it fails before it calls stop); stop returns their errors.
+func (c *controllers) start(t *testing.T) (stop func() []string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -75,19 +77,21 @@ func (c *controllers) start() (stop func() []string) {
 			}
 		}
 	}()
-	return func() []string {
+	stop = func() []string {
 		cancel()
 		wg.Wait()
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return slices.Clone(c.errs)
 	}
+	t.Cleanup(func() { stop() })
+	return stop
 }
 
 func (c *controllers) tick(ctx context.Context) error {
 	s := c.s
 	for _, kind := range []string{"Service", "Ingress", "Gateway"} {
-		objs, err := s.list(ctx, kind, "", nil)
+		objs, err := s.list(ctx, kind, "")
 		if err != nil {
 			return err
 		}
@@ -115,7 +119,7 @@ func (c *controllers) tick(ctx context.Context) error {
 			}
 		}
 	}
-	pods, err := s.list(ctx, "Pod", "", nil)
+	pods, err := s.list(ctx, "Pod", "")
 	if err != nil {
 		return err
 	}
@@ -127,7 +131,7 @@ func (c *controllers) tick(ctx context.Context) error {
 			}
 		}
 	}
-	claims, err := s.list(ctx, "PersistentVolumeClaim", "", nil)
+	claims, err := s.list(ctx, "PersistentVolumeClaim", "")
 	if err != nil {
 		return err
 	}
@@ -141,7 +145,7 @@ func (c *controllers) tick(ctx context.Context) error {
 			c.did("claim protection: released claim %s/%s", ns(cl), name(cl))
 		}
 	}
-	volumes, err := s.list(ctx, "PersistentVolume", "", nil)
+	volumes, err := s.list(ctx, "PersistentVolume", "")
 	if err != nil {
 		return err
 	}
@@ -162,11 +166,11 @@ func (c *controllers) tick(ctx context.Context) error {
 		}
 		c.did("volume provisioner: deleted volume %s, its claim gone", name(pv))
 	}
-	nodeClaims, err := s.list(ctx, "NodeClaim", "", nil)
+	nodeClaims, err := s.list(ctx, "NodeClaim", "")
 	if err != nil {
 		return err
 	}
-	pools, err := s.list(ctx, "NodePool", "", nil)
+	pools, err := s.list(ctx, "NodePool", "")
 	if err != nil {
 		return err
 	}
@@ -200,7 +204,7 @@ func (c *controllers) tick(ctx context.Context) error {
 			c.did("Karpenter: let NodePool %s go", name(p))
 		}
 	}
-	classes, err := s.list(ctx, "EC2NodeClass", "", nil)
+	classes, err := s.list(ctx, "EC2NodeClass", "")
 	if err != nil {
 		return err
 	}
@@ -303,13 +307,15 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		}
 	})
 
-	ctl := &controllers{s: s, lbController: true, recreate: "shop/operator-lb"}
-	stop := ctl.start()
 	bin := filepath.Join(t.TempDir(), "destroy-cleanup")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/destroy-cleanup")
+	buildCtx, cancelBuild := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancelBuild()
+	build := exec.CommandContext(buildCtx, "go", "build", "-o", bin, "./cmd/destroy-cleanup")
 	build.Dir = "../.." // the root module
 	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building cmd/destroy-cleanup: %s", out)
+	require.NoError(t, err, "building cmd/destroy-cleanup (within 5 minutes): %s", out)
+	ctl := &controllers{s: s, lbController: true, recreate: "shop/operator-lb"}
+	stop := ctl.start(t)
 	report := filepath.Join(t.TempDir(), "destroy-cleanup.log")
 	// Bounds that the one-minute wait for a pod whose kubelet never
 	// confirms fits in, and a deadline within go test's.
@@ -340,7 +346,7 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		}
 		status, _, _ := s.do(ctxT(), http.MethodGet, "/api/v1/namespaces/shop/services/internal", "", nil)
 		assert.Equal(t, http.StatusOK, status, "a ClusterIP Service stays")
-		bulk, err := s.list(ctxT(), "Service", "bulk", nil)
+		bulk, err := s.list(ctxT(), "Service", "bulk")
 		require.NoError(t, err)
 		assert.Len(t, bulk, 520)
 		assert.Contains(t, ctl.Done(), "LB controller: deleted the load balancer of Service zz/late")
@@ -408,10 +414,10 @@ func TestDestroyCleanupFailsAtTheStepThatDoesNotFinish(t *testing.T) {
 	t.Cleanup(func() {
 		_ = s.release(ctxT(), m{"kind": "Service", "metadata": m{"name": "stuck-lb", "namespace": "stuck"}})
 	})
-	ctl := &controllers{s: s} // no LB controller
-	stop := ctl.start()
 	api, err := kubeapi.New(s.Kubeconfig(""))
 	require.NoError(t, err)
+	ctl := &controllers{s: s} // no LB controller
+	stop := ctl.start(t)
 	var log strings.Builder
 	start := time.Now()
 	err = cleanup.Run(context.Background(), api, cleanup.Options{OwnLabelKey: ownKey, OwnLabelValue: ownValue,

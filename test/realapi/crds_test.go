@@ -1,7 +1,6 @@
 package realapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,7 +14,8 @@ import (
 	"time"
 
 	karpenterapis "github.com/aws/karpenter-provider-aws/pkg/apis"
-	"sigs.k8s.io/yaml"
+
+	"nodeless-eks/test/kubecheck"
 )
 
 // The CRDs the tier installs come from pinned modules: Karpenter's from
@@ -71,14 +71,16 @@ func (s *server) installCRDs() error {
 		if err != nil {
 			return err
 		}
-		for _, doc := range bytes.Split(raw, []byte("\n---")) {
-			js, err := yaml.YAMLToJSON(doc)
+		objs, err := kubecheck.DecodeManifests(string(raw))
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		for _, obj := range objs {
+			js, err := obj.MarshalJSON()
 			if err != nil {
 				return fmt.Errorf("%s: %w", file, err)
 			}
-			if len(bytes.TrimSpace(js)) > 4 { // not an empty document
-				docs = append(docs, js)
-			}
+			docs = append(docs, js)
 		}
 	}
 	var names []string
@@ -118,7 +120,10 @@ func moduleDir(path, version string) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	cmd := exec.Command("go", "mod", "download", "-json", path+"@"+version)
+	// The proxy answers within seconds; a minute bounds one that hangs.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", path+"@"+version)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=")
 	out, err := cmd.Output()
@@ -127,7 +132,8 @@ func moduleDir(path, version string) (string, error) {
 		if ee, ok := err.(*exec.ExitError); ok {
 			stderr = ee.Stderr
 		}
-		return "", fmt.Errorf("go mod download %s@%s: %w: %s%s", path, version, err, stderr, out)
+		return "", fmt.Errorf("go mod download %s@%s: %w: %s%s (test/apiserver/install.sh fetches it into the module cache "+
+			"while the Go module proxy can be reached)", path, version, err, stderr, out)
 	}
 	var m struct{ Dir, Error string }
 	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {

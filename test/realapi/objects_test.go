@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"testing"
 	"time"
+
+	"nodeless-eks/internal/kubeapi"
 )
 
 // The objects a test writes, in the shapes the API server takes. m is a
@@ -158,35 +158,28 @@ func (s *server) setStatus(t *testing.T, stored m, status m) m {
 	return s.must(t, http.MethodPatch, collection(stored)+"/"+name+"/status", "application/merge-patch+json", m{"status": status})
 }
 
+// resources are the kinds the controllers' stand-in lists.
+var resources = map[string]kubeapi.Resource{
+	"Service": kubeapi.Services, "Ingress": kubeapi.Ingresses, "Gateway": kubeapi.Gateways, "Pod": kubeapi.Pods,
+	"PersistentVolumeClaim": kubeapi.Claims, "PersistentVolume": kubeapi.Volumes,
+	"NodePool": kubeapi.NodePools, "NodeClaim": kubeapi.NodeClaims, "EC2NodeClass": kubeapi.EC2NodeClasses,
+}
+
 // list lists the objects of kind in namespace ns ("" for all namespaces
-// or a cluster-wide kind), up to 1000; the API leaves kind out of list
-// items, list puts it back.
-func (s *server) list(ctx context.Context, kind, ns string, query url.Values) ([]m, error) {
-	path := paths[kind]
-	if strings.Contains(path, "%s") {
-		if ns == "" {
-			path = strings.Replace(path, "/namespaces/%s", "", 1)
-		} else {
-			path = fmt.Sprintf(path, ns)
-		}
+// or a cluster-wide kind), every page, with the client the cleanup uses;
+// the API leaves kind out of list items, list puts it back.
+func (s *server) list(ctx context.Context, kind, ns string) ([]m, error) {
+	r, ok := resources[kind]
+	if !ok {
+		return nil, fmt.Errorf("listing %s: not a kind of the stand-in", kind)
 	}
-	if query == nil {
-		query = url.Values{}
-	}
-	query.Set("limit", "1000")
-	status, out, err := s.do(ctx, http.MethodGet, path+"?"+query.Encode(), "", nil)
-	if err != nil {
-		return nil, err
-	}
-	if status != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %d: %s", path, status, out)
-	}
-	var l struct{ Items []m }
-	err = json.Unmarshal(out, &l)
-	for _, o := range l.Items {
+	objs, err := s.client.ListIn(ctx, r, ns, nil)
+	out := make([]m, len(objs))
+	for i, o := range objs {
 		o["kind"] = kind
+		out[i] = o
 	}
-	return l.Items, err
+	return out, err
 }
 
 func name(o m) string      { s, _ := o["metadata"].(m)["name"].(string); return s }
@@ -212,7 +205,7 @@ func norm(v any) any {
 // release removes an object's finalizers, as the controller that owns
 // them does once its work is done.
 func (s *server) release(ctx context.Context, o m) error {
-	kind := o["kind"].(string)
+	kind, _ := o["kind"].(string)
 	if kind == "" {
 		return fmt.Errorf("object %s has no kind", name(o))
 	}

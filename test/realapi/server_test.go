@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"nodeless-eks/internal/kubeapi"
 )
 
 // Where the tier finds its servers: etcd on PATH (Debian's etcd-server),
@@ -68,7 +70,7 @@ func need(t *testing.T) *server {
 		// binaries run beside this one) fails a start; another try takes
 		// other ports.
 		for try := 0; try < 3; try++ {
-			if srv, startErr = start(); startErr == nil || errors.Is(startErr, errMissing) {
+			if srv, startErr = start(); !errors.Is(startErr, errPortTaken) {
 				return
 			}
 		}
@@ -80,6 +82,20 @@ func need(t *testing.T) *server {
 		t.Fatal(startErr)
 	}
 	return srv
+}
+
+// errPortTaken is a start that failed because another process bound a
+// port between its choice and the server's bind.
+var errPortTaken = errors.New("a port the tier chose was taken before its server bound it")
+
+// startFailed is the error of a start whose servers did not come up; one
+// that names a port in use can be tried again on other ports.
+func startFailed(dir, what string) error {
+	logs := fmt.Sprintf("etcd: %s; kube-apiserver: %s", tail(filepath.Join(dir, "etcd.log")), tail(filepath.Join(dir, "kube-apiserver.log")))
+	if strings.Contains(logs, "address already in use") {
+		return fmt.Errorf("%w: %s; %s", errPortTaken, what, logs)
+	}
+	return fmt.Errorf("%s; %s", what, logs)
 }
 
 var errMissing = errors.New("the real API server tier needs etcd and kube-apiserver; run test/apiserver/install.sh (README, Tests)")
@@ -94,6 +110,8 @@ type server struct {
 	// certificate.
 	CA   []byte
 	http *http.Client
+	// client is the cleanup's and the watch's client, with the static token.
+	client *kubeapi.Client
 }
 
 // freePorts are n ports of 127.0.0.1 that were free: all are held until
@@ -115,9 +133,14 @@ func apiServerBinary() string {
 	if p := os.Getenv(envAPIServer); p != "" {
 		return p
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return ""
+	// As install.sh chooses it (os.UserCacheDir differs on macOS).
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		cache = filepath.Join(home, ".cache")
 	}
 	return filepath.Join(cache, "nodeless-eks", "kube-apiserver-"+apiServerVersion, "kube-apiserver")
 }
@@ -177,6 +200,9 @@ func start() (*server, error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(s.CA)
 	s.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	if s.client, err = kubeapi.New(s.Kubeconfig("")); err != nil {
+		return nil, err
+	}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		status, _, err := s.do(context.Background(), http.MethodGet, "/readyz", "", nil)
@@ -184,10 +210,10 @@ func start() (*server, error) {
 			break
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("kube-apiserver not ready within a minute (%v, %d); its log: %s", err, status, tail(filepath.Join(dir, "kube-apiserver.log")))
+			return nil, startFailed(dir, fmt.Sprintf("kube-apiserver not ready within a minute (%v, %d)", err, status))
 		}
 		if s.api.exited() || s.etcd.exited() {
-			return nil, fmt.Errorf("a server exited; etcd: %s; kube-apiserver: %s", tail(filepath.Join(dir, "etcd.log")), tail(filepath.Join(dir, "kube-apiserver.log")))
+			return nil, startFailed(dir, "a server exited")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -398,4 +424,33 @@ func (s *server) must(t *testing.T, method, path, contentType string, body any) 
 		}
 	}
 	return obj
+}
+
+// TestTheTierPinsOneVersionOfEach: the server install.sh builds and the
+// module it prefetches are the ones the tier looks for; otherwise the tier
+// would call a freshly installed server missing, or read CRDs the proxy
+// was never asked for.
+func TestTheTierPinsOneVersionOfEach(t *testing.T) {
+	goMod, err := os.ReadFile("../apiserver/server/go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	install, err := os.ReadFile("../apiserver/install.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	minor := strings.Split(apiServerVersion, ".")[1]
+	for _, c := range []struct {
+		file       []byte
+		what, want string
+	}{
+		{goMod, "server/go.mod requires k8s.io/kubernetes at " + apiServerVersion, "\tk8s.io/kubernetes " + apiServerVersion + "\n"},
+		{install, "install.sh builds " + apiServerVersion, "\nversion=" + apiServerVersion + "\n"},
+		{install, "install.sh stamps minor " + minor, "gitMinor=" + minor + " "},
+		{install, "install.sh prefetches the Gateway API CRDs' module", gatewayModule + "@" + gatewayAPI + ")"},
+	} {
+		if !strings.Contains(string(c.file), c.want) {
+			t.Errorf("%s: it does not hold %q", c.what, c.want)
+		}
+	}
 }

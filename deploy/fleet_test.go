@@ -221,6 +221,10 @@ func fleetConfig(t *testing.T, set map[string]string) *Config {
 	return configOf(t, fleetFile, set)
 }
 
+// limits lists every limit the fleet is checked against, for the README's
+// table.
+var limits = []limit{limitRoleName, limitPolicyName, limitTrustPolicy, limitManagedPolicy, limitPoliciesOnRole, limitRoles, limitPolicies, limitOIDCProviders}
+
 // fleetTable is the README's fleet section: a row per stack, then the
 // usage of each limit.
 func fleetTable(c *Config) string {
@@ -242,7 +246,7 @@ func fleetTable(c *Config) string {
 		switch {
 		case r.Stack == "":
 			stack = "review stacks"
-		case r.Production:
+		case c.Stacks[r.Stack].Production:
 			prod, team = "yes", c.ProductionTeam
 		default:
 			team = c.NonProductionTeam

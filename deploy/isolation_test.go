@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +15,7 @@ import (
 	"testing"
 
 	"nodeless-eks/internal/iampolicy"
+	"nodeless-eks/internal/pulumicloud"
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/fakecloud"
 	"nodeless-eks/testkit/iamtest"
@@ -19,6 +24,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// allOperations are every operation a Deployments run may present
+// (https://www.pulumi.com/docs/deployments/deployments/oidc/: update,
+// preview, refresh, destroy, detect-drift, remediate-drift).
+var allOperations = append([]string{"preview"}, updateOperations...)
 
 // obtainable are the OIDC tokens (audience, subject) a run that is not a
 // production run can present: a Deployments token for every operation of
@@ -77,7 +87,7 @@ func TestNoRunObtainsAProductionRole(t *testing.T) {
 			require.NotEmpty(t, tokens)
 			checked := 0
 			for _, r := range Roles(c) {
-				if !r.Production {
+				if r.Stack == "" || !c.Stacks[r.Stack].Production {
 					continue
 				}
 				trust := trustOf(t, rec, deployRoleName+r.Key)
@@ -108,6 +118,43 @@ func TestNoRunObtainsAProductionRole(t *testing.T) {
 	}
 }
 
+// TestNoAWSPrincipalGetsAPulumiCloudToken holds what the program registers
+// to giving no AWS principal (a role a run creates among them) a way to a
+// Pulumi Cloud token: Pulumi Cloud accepts only its own tokens, and the
+// program creates none, no OIDC issuer that would trade another identity
+// for one (pulumiservice's AccessToken, OrgAccessToken, TeamAccessToken,
+// OidcIssuer), no Pulumi Cloud role, and nothing in AWS that could hold
+// one; no run is handed one either (no environment variables in the
+// settings, and environments that yield AWS credentials alone).
+func TestNoAWSPrincipalGetsAPulumiCloudToken(t *testing.T) {
+	registered := map[string]bool{
+		"pulumiservice:index:Stack": true, "pulumiservice:index:DeploymentSettings": true, "pulumiservice:index:Environment": true,
+		"pulumiservice:index:TeamStackPermission": true, "pulumiservice:index:TeamEnvironmentPermission": true,
+		"pulumiservice:index:DriftSchedule": true, "pulumi:providers:aws": true,
+		"aws:iam/openIdConnectProvider:OpenIdConnectProvider": true, "aws:iam/role:Role": true, "aws:iam/policy:Policy": true,
+		"aws:iam/rolePolicyAttachment:RolePolicyAttachment": true,
+	}
+	for _, file := range []string{"Pulumi.example.yaml", fleetFile} {
+		t.Run(file, func(t *testing.T) {
+			rec, res := runFile(t, file, nil)
+			require.NoError(t, res.Err)
+			for _, reg := range rec.All() {
+				assert.Truef(t, registered[reg.Type], "%s %s: a type this test has not shown to hand AWS no Pulumi Cloud token", reg.Type, reg.Name)
+			}
+			for _, settings := range rec.OfType("pulumiservice:index:DeploymentSettings") {
+				opctx := settings.Inputs["operationContext"].ObjectValue()
+				assert.NotContains(t, opctx, "environmentVariables", "%s: no token is handed to a run", settings.Name)
+			}
+			envs := rec.OfType("pulumiservice:index:Environment")
+			require.NotEmpty(t, envs)
+			for _, env := range envs {
+				yaml := env.Inputs["yaml"].AssetValue().Text
+				assert.NotContains(t, strings.ToLower(yaml), "pulumi", "%s yields AWS credentials alone", env.Name)
+			}
+		})
+	}
+}
+
 // TestOrganizationDefaults runs the example against a fake Pulumi Cloud
 // whose organization answers with each setting: only an answer that the
 // defaults isolate production lets a fleet that mixes production with
@@ -116,9 +163,16 @@ func TestNoRunObtainsAProductionRole(t *testing.T) {
 func TestOrganizationDefaults(t *testing.T) {
 	prodEnv := `{"prod":{"account":"prod","production":true,"environment":true},"staging":{"account":"dev"}}`
 	onlyProd := `{"prod":{"account":"prod","production":true}}`
+	// A fleet of production alone: no pull-request, review or
+	// non-production run.
+	productionAlone := func(stacks string) map[string]string {
+		return map[string]string{"stacks": stacks, "reviewStacks": "false", "reviewStackTtl": "false",
+			"accounts": `{"prod": {"id": "123456789012"}}`, "reviewAccount": "", "driftDetection": "false"}
+	}
+	twoProdEnvs := `{"ledger":{"account":"prod","production":true,"environment":true},"shop":{"account":"prod","production":true,"environment":true}}`
 	for _, tt := range []struct {
 		name    string
-		org     *fakecloud.OrgMetadata
+		org     any // the metadata's answer
 		fail    int
 		noToken bool
 		set     map[string]string
@@ -151,6 +205,38 @@ func TestOrganizationDefaults(t *testing.T) {
 			warns: "could not read organization my-org's defaults (no Pulumi Cloud token was found"},
 		{name: "an edition above what Pulumi Cloud says", org: &fakecloud.OrgMetadata{DefaultEnvironmentPermission: "none", Product: "Essentials"},
 			refused: `edition is Pro, but Pulumi Cloud says the organization's product is "Essentials"`},
+
+		// An answer proves only the defaults it holds: 0 read from nothing
+		// would be None.
+		{name: "an answer of {}", org: map[string]any{},
+			refused: "holds no defaultStackPermission and defaultEnvironmentPermission, which Pulumi Cloud's API document requires of it"},
+		{name: "an answer of null", org: json.RawMessage("null"),
+			refused: "holds no defaultStackPermission and defaultEnvironmentPermission"},
+		{name: "an answer without the default stack permission", org: map[string]any{"defaultEnvironmentPermission": "none"},
+			refused: "organization my-org: the answer of http://127.0.0.1"},
+		{name: "an answer without the default stack permission, named", org: map[string]any{"defaultEnvironmentPermission": "none"},
+			refused: "/metadata holds no defaultStackPermission, which"},
+		{name: "an answer without the default environment permission", org: map[string]any{"defaultStackPermission": 0},
+			refused: "/metadata holds no defaultEnvironmentPermission, which"},
+		{name: "an answer without what the API document may leave out (no default deployment role, no product)",
+			org: map[string]any{"defaultStackPermission": 0, "defaultEnvironmentPermission": "none"}},
+		{name: "an answer of {}, production alone without an environment: nothing depends on it", org: map[string]any{}, set: productionAlone(onlyProd)},
+
+		// A production environment is guarded whatever else the fleet
+		// holds: another production stack's run, or a member outside the
+		// production team, holds the default too.
+		{name: "two production environments, default environment permission open", set: productionAlone(twoProdEnvs),
+			org:     &fakecloud.OrgMetadata{DefaultEnvironmentPermission: "open"},
+			refused: `its default environment permission is "open", so a run's token can open nodeless-eks/ledger, nodeless-eks/shop and assume that stack's role`},
+		{name: "production alone with an environment, default environment permission open",
+			set: productionAlone(`{"prod":{"account":"prod","production":true,"environment":true}}`),
+			org: &fakecloud.OrgMetadata{DefaultEnvironmentPermission: "open"}, refused: "any member outside the production team, a production one"},
+		{name: "two production environments, no token", set: productionAlone(twoProdEnvs), org: isolated, noToken: true,
+			refused: "organization my-org: no Pulumi Cloud token was found"},
+		{name: "two production environments, an answer without the default environment permission", set: productionAlone(twoProdEnvs),
+			org: map[string]any{"defaultStackPermission": 101}, refused: "holds no defaultEnvironmentPermission"},
+		{name: "two production environments, default environment permission none", set: productionAlone(twoProdEnvs),
+			org: isolated},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			api := withCloud(t, tt.org)
@@ -164,6 +250,9 @@ func TestOrganizationDefaults(t *testing.T) {
 			rec, res := fakeaws.RunStackFile(t, project, "admin", "Pulumi.example.yaml", tt.set, program)
 			if tt.refused != "" {
 				rec.RequireRefused(t, res.Err, tt.refused)
+				if strings.Contains(res.Err.Error(), "curl -X PATCH") {
+					assert.Contains(t, res.Err.Error(), api.URL+"/api/orgs/my-org`", "the hint names the API the check read")
+				}
 				return
 			}
 			require.NoError(t, res.Err)
@@ -176,6 +265,19 @@ func TestOrganizationDefaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOrganizationEmptyAnswer holds the check to an answer with no body at
+// all, which the fake cannot give: it proves nothing.
+func TestOrganizationEmptyAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer srv.Close()
+	c := configOf(t, "Pulumi.example.yaml", nil)
+	_, err := checkOrganization(context.Background(), c, &pulumicloud.Client{API: srv.URL, Token: cloudToken}, "PULUMI_ACCESS_TOKEN")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "organization my-org: the answer of "+srv.URL+" to GET /api/orgs/my-org/metadata holds no "+
+		"defaultStackPermission and defaultEnvironmentPermission")
+	assert.Contains(t, err.Error(), "set checkOrganizationDefaults: false", "and says what to do")
 }
 
 // captureWarnings records what the program warns of.

@@ -18,25 +18,19 @@ import (
 type limit struct {
 	Name  string
 	Value int
-	// PerAccount is true for a count of what deploy/ creates in one
-	// account, false for a size of one object.
-	PerAccount bool
 }
 
 // The limits the fleet is checked against.
 var (
-	limitRoleName       = limit{"IAM role name length", 64, false}
-	limitPolicyName     = limit{"IAM managed policy name length", 128, false}
-	limitTrustPolicy    = limit{"IAM role trust policy length (default quota, whitespace excluded)", 2048, false}
-	limitManagedPolicy  = limit{"IAM managed policy length (whitespace excluded)", iampolicy.MaxManagedPolicySize, false}
-	limitPoliciesOnRole = limit{"IAM managed policies attached to a role (default quota)", 10, false}
-	limitRoles          = limit{"IAM roles per account (default quota)", 1000, true}
-	limitPolicies       = limit{"IAM customer managed policies per account (default quota)", 1500, true}
-	limitOIDCProviders  = limit{"IAM OIDC identity providers per account (default quota)", 100, true}
+	limitRoleName       = limit{"IAM role name length", 64}
+	limitPolicyName     = limit{"IAM managed policy name length", 128}
+	limitTrustPolicy    = limit{"IAM role trust policy length (default quota, whitespace excluded)", 2048}
+	limitManagedPolicy  = limit{"IAM managed policy length (whitespace excluded)", iampolicy.MaxManagedPolicySize}
+	limitPoliciesOnRole = limit{"IAM managed policies attached to a role (default quota)", 10}
+	limitRoles          = limit{"IAM roles per account (default quota)", 1000}
+	limitPolicies       = limit{"IAM customer managed policies per account (default quota)", 1500}
+	limitOIDCProviders  = limit{"IAM OIDC identity providers per account (default quota)", 100}
 )
-
-// limits lists them all, for the README's table.
-var limits = []limit{limitRoleName, limitPolicyName, limitTrustPolicy, limitManagedPolicy, limitPoliciesOnRole, limitRoles, limitPolicies, limitOIDCProviders}
 
 // clusterIAM is what one stack of the root program creates in its account
 // against the per-account quotas, besides what deploy/ creates for it: its

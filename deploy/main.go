@@ -47,7 +47,10 @@ func program(ctx *pulumi.Context) error {
 	if err != nil {
 		return err
 	}
-	client, source := pulumicloud.FromEnvironment()
+	client, source, err := pulumicloud.Load()
+	if err != nil {
+		return err
+	}
 	warnings, err := checkOrganization(context.Background(), c, client, source)
 	if err != nil {
 		return err
@@ -90,7 +93,7 @@ func program(ctx *pulumi.Context) error {
 			return err
 		}
 		roleArns[r.Key] = arn
-		boundaryArns[r.BoundaryKey] = sc.boundaryArns[0]
+		boundaryArns[r.BoundaryKey] = sc.boundaryArn
 	}
 
 	for _, name := range sortedKeys(c.Stacks) {
@@ -271,6 +274,7 @@ func newStackDeployments(ctx *pulumi.Context, c *Config, name string, roleArn pu
 		team, permission = c.ProductionTeam, pulumiservice.TeamStackPermissionScopeAdmin
 	}
 	if team != "" {
+		// DependsOn: it names the stack by string; its create PATCHes the team with a grant on it, which must exist (pulumiservice pulumiapi/teams.go).
 		if _, err := pulumiservice.NewTeamStackPermission(ctx, "team-"+name, &pulumiservice.TeamStackPermissionArgs{
 			Organization: pulumi.String(c.Organization), Project: pulumi.String(c.Project), Stack: pulumi.String(name),
 			Team: pulumi.String(team), Permission: permission,
@@ -291,6 +295,7 @@ func newStackDeployments(ctx *pulumi.Context, c *Config, name string, roleArn pu
 			return fmt.Errorf("creating the ESC environment of %s: %w", name, err)
 		}
 		if team != "" {
+			// DependsOn: it names the environment by string; granted once it exists, revoked before it is deleted (environment: false).
 			if _, err := pulumiservice.NewTeamEnvironmentPermission(ctx, "team-env-"+name, &pulumiservice.TeamEnvironmentPermissionArgs{
 				Organization: pulumi.String(c.Organization), Project: pulumi.String(c.Project), Environment: pulumi.String(name),
 				Team: pulumi.String(team), Permission: pulumiservice.EnvironmentPermissionOpen,
@@ -436,10 +441,19 @@ func PreRunCommands(c *Config, boundaryArn, region string, template bool) []stri
 // neither, so `pulumi up` would fail at the first role or the first lookup
 // with an AccessDenied that does not say why. `pulumi config` reads the
 // stack file of the project in the current directory, so it runs in
-// repoDir of the checkout, as the TTL command does.
+// repoDir of the checkout, as the TTL command does. `pulumi config get`
+// fails both for a key the stack does not set ("configuration key '<key>'
+// not found for stack '<stack>'": pulumi/pulumi
+// pkg/cmd/pulumi/config/config_get.go) and when the CLI cannot read the
+// stack at all; only the first says the value is wrong, so any other
+// failure stops the run with what the command wrote.
 func StackCheckCommand(repoDir, project, boundaryArn, region string) string {
 	check := func(key, want, why string) string {
-		return fmt.Sprintf(`got="$(cd "$(git rev-parse --show-toplevel)"/%[1]q && pulumi config get %[2]s --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK" 2>/dev/null)"; `+
+		return fmt.Sprintf(`e="${TMPDIR:-/tmp}/nodeless-eks-config.$$"; `+
+			`if got="$({ cd "$(git rev-parse --show-toplevel)"/%[1]q && pulumi config get %[2]s --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK"; } 2>"$e")"; then :; `+
+			`elif grep -qF "configuration key '%[2]s' not found" "$e"; then got=""; `+
+			`else echo "nodeless-eks: could not read %[2]s of stack $PULUMI_CI_STACK, so its value is not checked; the command failed with:" >&2; `+
+			`cat "$e" >&2; rm -f "$e"; exit 1; fi; rm -f "$e"; `+
 			`[ "$got" = %[3]q ] || { echo "nodeless-eks: stack $PULUMI_CI_STACK must set %[2]s to %[3]s (it has \"$got\"): %[4]s. `+
 			`Set it in Pulumi.$PULUMI_CI_STACK.yaml, or change the stack's entry in deploy/'s configuration (see deploy/README.md)" >&2; exit 1; }`,
 			repoDir, key, want, why)

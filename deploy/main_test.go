@@ -35,14 +35,15 @@ const (
 const cloudToken = "pul-admin-token"
 
 // withCloud points the program's Pulumi Cloud client at a fake whose
-// organizations (my-org, the example's, and acme, the fleet's) have the
-// given defaults, with a token it accepts.
-func withCloud(t *testing.T, org *fakecloud.OrgMetadata) *fakecloud.API {
+// organizations (my-org, the example's, and acme, the fleet's) answer org
+// as their metadata (a *fakecloud.OrgMetadata, or any other JSON), with a
+// token it accepts.
+func withCloud(t *testing.T, org any) *fakecloud.API {
 	t.Helper()
 	api := fakecloud.New(cloudToken, "my-org/nodeless-eks/none")
 	t.Cleanup(api.Close)
-	api.SetOrg("my-org", org)
-	api.SetOrg("acme", org)
+	api.Put("/api/orgs/my-org/metadata", org)
+	api.Put("/api/orgs/acme/metadata", org)
 	t.Setenv("PULUMI_API", api.URL)
 	t.Setenv("PULUMI_ACCESS_TOKEN", cloudToken)
 	t.Setenv("PULUMI_HOME", t.TempDir())
@@ -398,8 +399,8 @@ func TestDeployerPolicyCoversWhatTheRootProgramCreates(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &registered))
 	require.NotEmpty(t, registered.Resources)
 
-	doc, err := DeployerPolicy(scope{partition: "aws", region: "eu-west-1", account: account, clusters: []string{"nodeless-eks-prod"},
-		boundaryArns: []string{"arn:aws:iam::" + account + ":policy/deploy-nodeless-eks-prod-boundary"}}).JSON()
+	doc, err := DeployerPolicy(scope{partition: "aws", region: "eu-west-1", account: account, cluster: "nodeless-eks-prod",
+		boundaryArn: "arn:aws:iam::" + account + ":policy/deploy-nodeless-eks-prod-boundary"}).JSON()
 	require.NoError(t, err)
 	var granted []string
 	for _, st := range iamtest.Parse(t, doc) {
@@ -644,7 +645,7 @@ func TestNoEscalation(t *testing.T) {
 // IAMTrail). For each statement, a witness request: each '*' of its
 // resources made concrete, each condition met.
 func TestBoundaryCoversTheProgramsPolicies(t *testing.T) {
-	boundary := WorkloadBoundary(scope{partition: "aws", region: "eu-west-1", account: account, clusters: []string{"eks-demo"}})
+	boundary := WorkloadBoundary(scope{partition: "aws", region: "eu-west-1", account: account, cluster: "eks-demo"})
 	allowAll := iampolicy.New(iampolicy.Statement{Effect: "Allow", Action: "*", Resource: "*"})
 	docs := map[string]iampolicy.Document{}
 	for _, golden := range []string{"../testdata/karpenter-controller-policy.golden.json", "../testdata/lb-controller-policy.golden.json"} {
@@ -750,14 +751,22 @@ func TestStackCheckCommand(t *testing.T) {
 	}
 	bin := t.TempDir()
 	where := filepath.Join(t.TempDir(), "pwd")
-	fake := "#!/bin/sh\npwd > " + where + "\ncase \"$3\" in\n*:iamPermissionsBoundary) echo \"$FAKE_BOUNDARY\";;\naws:region) echo \"$FAKE_REGION\";;\nesac\n"
+	// Like the real CLI, it fails for a key the stack does not set, and
+	// with FAKE_FAIL as it would for a stack it cannot read.
+	fake := "#!/bin/sh\npwd > " + where + "\n" +
+		"[ -n \"$FAKE_FAIL\" ] && { echo \"$FAKE_FAIL\" >&2; exit 255; }\n" +
+		"case \"$3\" in\n*:iamPermissionsBoundary) v=\"$FAKE_BOUNDARY\";;\naws:region) v=\"$FAKE_REGION\";;\nesac\n" +
+		"[ -n \"$v\" ] || { echo \"error: configuration key '$3' not found for stack '$5'\" >&2; exit 255; }\n" +
+		"echo \"$v\"\n"
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "pulumi"), []byte(fake), 0o755))
 	const arn = "arn:aws:iam::111122223333:policy/deploy-nodeless-eks-prod-boundary"
-	run := func(boundary, region string) (string, error) {
+	tmp := t.TempDir()
+	run := func(boundary, region string, env ...string) (string, error) {
 		cmd := exec.Command("sh", "-c", StackCheckCommand(".", "nodeless-eks", arn, "eu-west-1"))
 		cmd.Dir = "." // deploy/, not the project's directory
 		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_BOUNDARY="+boundary, "FAKE_REGION="+region,
-			"PULUMI_CI_ORGANIZATION=my-org", "PULUMI_CI_PROJECT=nodeless-eks", "PULUMI_CI_STACK=prod")
+			"PULUMI_CI_ORGANIZATION=my-org", "PULUMI_CI_PROJECT=nodeless-eks", "PULUMI_CI_STACK=prod", "TMPDIR="+tmp)
+		cmd.Env = append(cmd.Env, env...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -776,6 +785,20 @@ func TestStackCheckCommand(t *testing.T) {
 	out, err = run(arn, "us-east-1")
 	require.Error(t, err, "a stack in another region than its role reaches stops the run")
 	assert.Contains(t, out, `stack prod must set aws:region to eu-west-1 (it has "us-east-1"): its deploy role reaches that region only`)
+
+	out, err = run(arn, "")
+	require.Error(t, err, "a stack that sets no region stops the run")
+	assert.Contains(t, out, `stack prod must set aws:region to eu-west-1 (it has ""): its deploy role reaches that region only`)
+	assert.NotContains(t, out, "not found for stack", "the CLI's message for a missing key is the check's, not a failure")
+
+	out, err = run(arn, "eu-west-1", "FAKE_FAIL=error: failed to load stack: [401] Unauthorized")
+	require.Error(t, err, "a CLI that cannot read the stack stops the run")
+	assert.Contains(t, out, "could not read nodeless-eks:iamPermissionsBoundary of stack prod, so its value is not checked; the command failed with:")
+	assert.Contains(t, out, "error: failed to load stack: [401] Unauthorized", "with what the CLI said")
+	assert.NotContains(t, out, "must set", "not reported as a wrong value")
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left, "the captured output is removed")
 }
 
 // TestReviewTTLCommand runs the exact pre-run command of review stacks

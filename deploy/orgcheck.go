@@ -16,13 +16,17 @@ import (
 // OpenAPI document, provider/pkg/cloud/spec.json of
 // pulumi/pulumi-pulumiservice): its default permission on stacks (0 none,
 // 101 read, 102 write, 103 admin, 104 creator) and on ESC environments
-// (none, read, open, write, admin), and its product.
+// (none, read, open, write, admin), and its product. The two defaults are
+// pointers: the document requires them, and an answer without one (an
+// empty body, null, {}) proves nothing, where a 0 read from it would say
+// None.
 type orgMetadata struct {
-	DefaultStackPermission       int    `json:"defaultStackPermission"`
-	DefaultEnvironmentPermission string `json:"defaultEnvironmentPermission"`
+	DefaultStackPermission       *int    `json:"defaultStackPermission"`
+	DefaultEnvironmentPermission *string `json:"defaultEnvironmentPermission"`
 	// DefaultDeploymentRoleID is "used for deployments when no specific
 	// role is configured in the stack's deployment settings" (the same
 	// document's OrganizationMetadata): every deployment deploy/ sets up.
+	// The document does not require it: absent, it is unset.
 	DefaultDeploymentRoleID string `json:"defaultDeploymentRoleId"`
 	Product                 string `json:"product"`
 }
@@ -30,12 +34,14 @@ type orgMetadata struct {
 var stackPermissionNames = map[int]string{0: "None", 101: "Read", 102: "Write", 103: "Admin", 104: "Creator"}
 
 // orgSettingHowTo says how an administrator changes a default: in the
-// organization's access settings in Pulumi Cloud, or through the API
-// (UpdateOrganizationRequest: setDefaultStackPermission,
-// setDefaultEnvironmentPermission).
-const orgSettingHowTo = "an organization admin sets it in Pulumi Cloud (the organization's Settings, Access Management), or with " +
-	"`curl -X PATCH -H \"Authorization: token $PULUMI_ACCESS_TOKEN\" -H 'Content-Type: application/json' -d '%s' " +
-	"https://api.pulumi.com/api/orgs/%s`"
+// organization's access settings in Pulumi Cloud, or through the API the
+// check read, which may be a self-hosted one (UpdateOrganizationRequest:
+// setDefaultStackPermission, setDefaultEnvironmentPermission).
+func orgSettingHowTo(api, org, body string) string {
+	return fmt.Sprintf("an organization admin sets it in Pulumi Cloud (the organization's Settings, Access Management), or with "+
+		"`curl -X PATCH -H \"Authorization: token $PULUMI_ACCESS_TOKEN\" -H 'Content-Type: application/json' -d '%s' %s/api/orgs/%s`",
+		body, strings.TrimSuffix(api, "/"), url.PathEscape(org))
+}
 
 // checkOrganization holds the organization to what production's isolation
 // needs of the settings this program cannot set: when the fleet holds
@@ -43,17 +49,20 @@ const orgSettingHowTo = "an organization admin sets it in Pulumi Cloud (the orga
 // permission must be None (a pull-request, review or non-production run's
 // stack token may otherwise read production's state and decrypt its
 // secrets: Pulumi's "Deployment Permissions" page) and there may be no
-// default deployment role; when an environment logs in as a role that a
-// run should not have (a production one, or any while pull requests' code
-// runs), the default environment permission must be none (a run's token
-// could otherwise open it, and so assume that role). Only an answer of Pulumi Cloud proves either: without one, the
-// configuration is refused unless checkOrganizationDefaults is false. It
-// returns warnings for what it could not check and nothing depended on.
+// default deployment role; when an environment logs in as a role that
+// someone holding the default should not have, the default environment
+// permission must be none (a token could otherwise open it, and so assume
+// that role). Only an answer of Pulumi Cloud that holds those defaults
+// proves them: without one, the configuration is refused unless
+// checkOrganizationDefaults is false. It returns warnings for what it
+// could not check and nothing depended on.
 func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Client, tokenSource string) (warnings []string, err error) {
 	needStack := c.HasProduction() && c.HasOthers()
-	// Who may open an environment logs in as its stack's role: no run but
-	// production's may open a production one, and no run of a pull
-	// request's code (a preview, a review stack) any.
+	// Who may open an environment logs in as its stack's role. A
+	// production one only its own runs and the production team may open:
+	// not another production stack's run, nor any member outside the team,
+	// who hold the default too, whatever else the fleet holds. No run of a
+	// pull request's code (a preview, a review stack) may open any.
 	var prodEnvs, envs []string
 	untrusted := c.ReviewStacks
 	for _, name := range sortedKeys(c.Stacks) {
@@ -67,9 +76,6 @@ func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Clien
 		}
 	}
 	guarded := prodEnvs
-	if !c.HasOthers() {
-		guarded = nil
-	}
 	if untrusted {
 		guarded = envs
 	}
@@ -86,46 +92,65 @@ func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Clien
 		if !needStack && !needEnv {
 			return append(warnings, fmt.Sprintf("could not read organization %s's defaults (%s); nothing here depends on them", c.Organization, why)), nil
 		}
-		reach := "read production's stacks"
-		if needEnv {
-			reach += " or open " + strings.Join(guarded, ", ")
+		var reach []string
+		if needStack {
+			reach = append(reach, "read production's stacks")
 		}
-		return nil, fmt.Errorf("organization %s: %s, so nothing proves that pull-request, review and non-production runs cannot %s. "+
+		if needEnv {
+			reach = append(reach, "open "+strings.Join(guarded, ", "))
+		}
+		return nil, fmt.Errorf("organization %s: %s, so nothing proves that other runs (pull-request, review, non-production, another "+
+			"production stack's) and members outside the production team cannot %s. "+
 			"Run deploy/ with a Pulumi Cloud token of the organization (PULUMI_ACCESS_TOKEN, or `pulumi login`), "+
 			"or check the defaults by hand (deploy/README.md, \"Pulumi Cloud checklist\") and set checkOrganizationDefaults: false",
-			c.Organization, why, reach)
+			c.Organization, why, strings.Join(reach, " or "))
 	}
 	if client.Token == "" {
 		return unproven("no Pulumi Cloud token was found (PULUMI_ACCESS_TOKEN, or the one `pulumi login` stored)")
 	}
 	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	path := "/api/orgs/" + url.PathEscape(c.Organization) + "/metadata"
 	var m orgMetadata
-	if err := client.Call(callCtx, http.MethodGet, "/api/orgs/"+url.PathEscape(c.Organization)+"/metadata", nil, &m); err != nil {
+	if err := client.Call(callCtx, http.MethodGet, path, nil, &m); err != nil {
 		switch pulumicloud.StatusOf(err) {
 		case http.StatusForbidden, http.StatusNotFound:
 			return unproven(fmt.Sprintf("the token from %s may not read its settings, or the organization is not there (%v)", tokenSource, err))
 		}
 		return unproven(fmt.Sprintf("reading its settings failed (%v)", err))
 	}
+	// Call leaves m as it was on an empty or null answer.
+	var missing []string
+	if needStack && m.DefaultStackPermission == nil {
+		missing = append(missing, "defaultStackPermission")
+	}
+	if needEnv && m.DefaultEnvironmentPermission == nil {
+		missing = append(missing, "defaultEnvironmentPermission")
+	}
+	if len(missing) > 0 {
+		return unproven(fmt.Sprintf("the answer of %s to GET %s holds no %s, which Pulumi Cloud's API document requires of it "+
+			"(is that Pulumi Cloud's API: PULUMI_API, or the backend `pulumi login` chose?)", client.API, path, strings.Join(missing, " and ")))
+	}
 	var errs []string
-	if needStack && m.DefaultStackPermission != 0 {
+	if needStack && *m.DefaultStackPermission != 0 {
+		perm := *m.DefaultStackPermission
 		errs = append(errs, fmt.Sprintf("its default stack permission is %s (%d), so the stack token of every pull-request, review "+
 			"and non-production run (admin on its own stack, and the organization's default on every other) can read production's "+
-			"state and decrypt its secrets; it must be None: "+orgSettingHowTo,
-			stackPermissionNames[m.DefaultStackPermission], m.DefaultStackPermission, `{"setDefaultStackPermission":0}`, c.Organization))
+			"state and decrypt its secrets; it must be None: %s", stackPermissionNames[perm], perm,
+			orgSettingHowTo(client.API, c.Organization, `{"setDefaultStackPermission":0}`)))
 	}
 	if needStack && m.DefaultDeploymentRoleID != "" {
 		errs = append(errs, fmt.Sprintf("it has a default deployment role (%s), which every deployment whose settings name no role runs "+
 			"with (Pulumi Cloud's API document, OrganizationMetadata), every one deploy/ sets up: a pull-request run would reach what "+
-			"that role reaches. Unset it: "+orgSettingHowTo+"; or, if the role reaches no production stack, check it by hand and set "+
-			"checkOrganizationDefaults: false", m.DefaultDeploymentRoleID, `{"setDefaultDeploymentRoleId":""}`, c.Organization))
+			"that role reaches. Unset it: %s; or, if the role reaches no production stack, check it by hand and set "+
+			"checkOrganizationDefaults: false", m.DefaultDeploymentRoleID, orgSettingHowTo(client.API, c.Organization, `{"setDefaultDeploymentRoleId":""}`)))
 	}
-	if needEnv && m.DefaultEnvironmentPermission != "none" {
+	if needEnv && *m.DefaultEnvironmentPermission != "none" {
 		errs = append(errs, fmt.Sprintf("its default environment permission is %q, so a run's token can open %s and assume that "+
-			"stack's role (a pull-request or review run, any of them; a non-production run, a production one); it must be none, or "+
-			"leave those stacks without an environment (environment: false): "+orgSettingHowTo,
-			m.DefaultEnvironmentPermission, strings.Join(guarded, ", "), `{"setDefaultEnvironmentPermission":"none"}`, c.Organization))
+			"stack's role (a pull-request or review run, any of them; another run, or any member outside the production team, a "+
+			"production one); it must be none, or leave those stacks without an environment (environment: false): %s",
+			*m.DefaultEnvironmentPermission, strings.Join(guarded, ", "),
+			orgSettingHowTo(client.API, c.Organization, `{"setDefaultEnvironmentPermission":"none"}`)))
 	}
 	if product, ok := editionOfProduct(m.Product); ok && product < c.Edition {
 		errs = append(errs, fmt.Sprintf("edition is %s, but Pulumi Cloud says the organization's product is %q; set edition: %s and turn "+

@@ -48,11 +48,6 @@ func DeploymentsSubject(org, project, stack, op string) string {
 // pull request needs: a preview would run a branch's code with its role.
 var updateOperations = []string{"update", "refresh", "destroy", "detect-drift", "remediate-drift"}
 
-// allOperations are every operation a Deployments run may present
-// (https://www.pulumi.com/docs/deployments/deployments/oidc/: update,
-// preview, refresh, destroy, detect-drift, remediate-drift).
-var allOperations = append([]string{"preview"}, updateOperations...)
-
 // reviewRoleKey names the review stacks' role, deploy-review.
 const reviewRoleKey = "review"
 
@@ -71,8 +66,6 @@ type deployRole struct {
 	// Previews is true when the stack previews pull requests, whose runs
 	// then assume the role too.
 	Previews bool
-	// Production is true for a production stack's role.
-	Production bool
 	// ReviewStackPrefix, for the review role, admits every stack so named.
 	ReviewStackPrefix string
 	// Cluster is the cluster name the role may manage; ClusterPrefix, for
@@ -93,7 +86,7 @@ func Roles(c *Config) []deployRole {
 	for _, name := range sortedKeys(c.Stacks) {
 		s := c.Stacks[name]
 		roles = append(roles, deployRole{Key: name, Account: s.Account, Region: s.Region, Stack: name, Environment: s.HasEnvironment(),
-			Previews: s.Previews(), Production: s.Production, Cluster: s.ClusterName, BoundaryKey: name})
+			Previews: s.Previews(), Cluster: s.ClusterName, BoundaryKey: name})
 	}
 	if c.ReviewStacks {
 		roles = append(roles, deployRole{Key: reviewRoleKey, Account: c.ReviewAccount, Region: c.ReviewRegion, Previews: true,
@@ -115,12 +108,9 @@ func RoleOf(c *Config, stack string) deployRole {
 
 // scope is the role's reach, for its deployer policy and boundary.
 func (r deployRole) scope(c *Config, partition string) scope {
-	s := scope{partition: partition, region: r.Region, account: c.Accounts[r.Account].ID, prefix: r.ClusterPrefix}
-	if r.Cluster != "" {
-		s.clusters = []string{r.Cluster}
-	}
-	s.boundaryArns = []string{BoundaryArn(c, partition, s.account, r.BoundaryKey)}
-	return s
+	account := c.Accounts[r.Account].ID
+	return scope{partition: partition, region: r.Region, account: account, cluster: r.Cluster, prefix: r.ClusterPrefix,
+		boundaryArn: BoundaryArn(c, partition, account, r.BoundaryKey)}
 }
 
 // BoundaryArn is the ARN IAM gives the boundary of key (a policy without a
@@ -182,14 +172,12 @@ func TrustPolicy(c *Config, r deployRole, providerArn string) (string, error) {
 // scope is what one deployer policy's ARNs and conditions are built from.
 type scope struct {
 	partition, region, account string
-	// clusters are exact cluster names; prefix, if set, admits every
-	// cluster name that starts with it.
-	clusters []string
-	prefix   string
-	// boundaryArns are the permissions boundaries a role a run creates
-	// must carry one of: one per cluster of the scope (or the review
-	// prefix's), each reaching only its own cluster.
-	boundaryArns []string
+	// cluster is a stack's cluster name; prefix, for the review role,
+	// admits every cluster name that starts with it.
+	cluster, prefix string
+	// boundaryArn is the permissions boundary every role a run creates
+	// must carry, reaching only the scope's clusters.
+	boundaryArn string
 }
 
 func (s scope) arn(service, resource string) string {
@@ -202,7 +190,10 @@ func (s scope) iam(resource string) string {
 
 // clusterNames are the patterns of the scope's cluster names.
 func (s scope) clusterNames() []string {
-	out := slices.Clone(s.clusters)
+	var out []string
+	if s.cluster != "" {
+		out = append(out, s.cluster)
+	}
 	if s.prefix != "" {
 		out = append(out, s.prefix+"*")
 	}
@@ -213,8 +204,8 @@ func (s scope) clusterNames() []string {
 // those clusters: every child is named "<clusterName>-<role>".
 func (s scope) childNames() []string {
 	var out []string
-	for _, c := range s.clusters {
-		out = append(out, c+"-*")
+	if s.cluster != "" {
+		out = append(out, s.cluster+"-*")
 	}
 	if s.prefix != "" {
 		out = append(out, s.prefix+"*")
@@ -240,7 +231,7 @@ var workloadManagedPolicies = []string{
 
 // DeployerPolicy allows what the root program creates, updates and deletes
 // for the scope's clusters, and nothing that would let a run escalate: every
-// role it creates or changes must carry one of its stacks' boundaries, only the
+// role it creates or changes must carry the scope's boundary, only the
 // program's AWS managed policies and policies of its own clusters may be
 // attached, the boundary can be neither removed nor rewritten, and KMS keys
 // and security groups are reached through the tags the program puts on
@@ -254,7 +245,7 @@ func DeployerPolicy(s scope) iampolicy.Document {
 	for _, p := range workloadManagedPolicies {
 		attachable = append(attachable, fmt.Sprintf("arn:%s:iam::aws:policy/%s", s.partition, p))
 	}
-	withBoundary := map[string]any{"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArns}}
+	withBoundary := map[string]any{"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArn}}
 	inRegion := map[string]any{"StringEquals": map[string]any{"aws:RequestedRegion": s.region}}
 	return iampolicy.New(
 		iampolicy.Statement{Sid: "ReadForLookupsAndPlans", Effect: "Allow", Resource: "*",
@@ -291,7 +282,7 @@ func DeployerPolicy(s scope) iampolicy.Document {
 			Action:   []string{"iam:AttachRolePolicy", "iam:DetachRolePolicy"},
 			Resource: roles,
 			Condition: map[string]any{
-				"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArns},
+				"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArn},
 				"ArnLike":      map[string]any{"iam:PolicyARN": attachable},
 			}},
 		iampolicy.Statement{Sid: "ManageRolesOfTheClusters", Effect: "Allow",
@@ -398,7 +389,7 @@ func DeployerPolicy(s scope) iampolicy.Document {
 		iampolicy.Statement{Sid: "KeepBoundaries", Effect: "Deny", Action: "iam:DeleteRolePermissionsBoundary", Resource: "*"},
 		iampolicy.Statement{Sid: "KeepTheBoundaryPolicy", Effect: "Deny",
 			Action:   []string{"iam:CreatePolicyVersion", "iam:DeletePolicy", "iam:DeletePolicyVersion", "iam:SetDefaultPolicyVersion", "iam:TagPolicy", "iam:UntagPolicy"},
-			Resource: s.boundaryArns},
+			Resource: s.boundaryArn},
 		iampolicy.Statement{Sid: "KeepTheDeployRoles", Effect: "Deny", NotAction: []string{"iam:Get*", "iam:List*"},
 			Resource: []string{s.iam("role/" + deployRoleName + "*"), s.iam("role/*/" + deployRoleName + "*"),
 				s.iam("policy/" + deployRoleName + "*"), s.iam("policy/*/" + deployRoleName + "*")}},

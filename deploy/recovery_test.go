@@ -36,8 +36,8 @@ func TestDeployerPolicyCoversTheRecovery(t *testing.T) {
 	require.NoError(t, err)
 	var registered struct{ Resources []string }
 	require.NoError(t, json.Unmarshal(raw, &registered))
-	doc, err := DeployerPolicy(scope{partition: "aws", region: "eu-west-1", account: account, clusters: []string{"nodeless-eks-prod"},
-		boundaryArns: []string{"arn:aws:iam::" + account + ":policy/deploy-nodeless-eks-prod-boundary"}}).JSON()
+	doc, err := DeployerPolicy(scope{partition: "aws", region: "eu-west-1", account: account, cluster: "nodeless-eks-prod",
+		boundaryArn: "arn:aws:iam::" + account + ":policy/deploy-nodeless-eks-prod-boundary"}).JSON()
 	require.NoError(t, err)
 	var granted []string
 	for _, st := range iamtest.Parse(t, doc) {

@@ -46,11 +46,16 @@ func run(hours int) error {
 		return fmt.Errorf("-hours %d: want at least 1", hours)
 	}
 	stack := reviewttl.Stack{Organization: os.Getenv("PULUMI_CI_ORGANIZATION"), Project: os.Getenv("PULUMI_CI_PROJECT"), Name: os.Getenv("PULUMI_CI_STACK")}
-	token := os.Getenv("PULUMI_ACCESS_TOKEN")
-	if stack.Organization == "" || stack.Project == "" || stack.Name == "" || token == "" {
-		return fmt.Errorf("PULUMI_CI_ORGANIZATION, PULUMI_CI_PROJECT, PULUMI_CI_STACK and PULUMI_ACCESS_TOKEN must be set; Pulumi Deployments sets them on every run")
+	if stack.Organization == "" || stack.Project == "" || stack.Name == "" {
+		return fmt.Errorf("PULUMI_CI_ORGANIZATION, PULUMI_CI_PROJECT and PULUMI_CI_STACK must be set; Pulumi Deployments sets them on every run")
 	}
-	c, _ := pulumicloud.FromEnvironment()
+	c, _, err := pulumicloud.Load()
+	if err != nil {
+		return err
+	}
+	if c.Token == "" {
+		return fmt.Errorf("no Pulumi Cloud token for %s: PULUMI_ACCESS_TOKEN must be set; Pulumi Deployments sets it on every run", c.API)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := reviewttl.Keep(ctx, c, stack, time.Now().Add(time.Duration(hours)*time.Hour))

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -29,8 +30,11 @@ const DefaultAPI = "https://api.pulumi.com"
 // Client calls the API with one token.
 type Client struct {
 	API, Token string
-	HTTP       *http.Client
 }
+
+// httpClient bounds every call; one for all clients, so that they share
+// connections.
+var httpClient = &http.Client{Timeout: 30 * time.Second}
 
 // Error is an answer other than success: its status and Pulumi Cloud's
 // message.
@@ -55,7 +59,8 @@ func StatusOf(err error) int {
 }
 
 // Call sends one request (in as its JSON body when not nil) and decodes
-// the answer into out when out is not nil.
+// the answer into out when out is not nil. An empty or null answer leaves
+// out as it was: a caller that needs a field must check that it came.
 func (c *Client) Call(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
@@ -73,11 +78,7 @@ func (c *Client) Call(ctx context.Context, method, path string, in, out any) err
 	req.Header.Set("Accept", "application/vnd.pulumi+8")
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "token "+c.Token)
-	hc := c.HTTP
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	resp, err := hc.Do(req)
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		return err
 	}
@@ -104,44 +105,87 @@ func (c *Client) Call(ctx context.Context, method, path string, in, out any) err
 	return nil
 }
 
-// FromEnvironment is a client with the API and token the Pulumi CLI would
-// use: the API of PULUMI_API, else of the backend `pulumi login` made
-// current (an http(s) URL: Pulumi Cloud or a self-hosted one), else
-// DefaultAPI; the token of PULUMI_ACCESS_TOKEN, else the one `pulumi login`
-// stored for that API in ~/.pulumi/credentials.json (PULUMI_HOME moves the
-// directory; the file has "current" and, by backend URL, "accessTokens":
-// pulumi/pulumi sdk/go/common/workspace/creds.go). Token is "" when
-// neither has one; source says where it came from.
+// Load is a client with the API and token the Pulumi CLI would use: the
+// API of PULUMI_API, else of the backend `pulumi login` made current (an
+// http(s) URL: Pulumi Cloud or a self-hosted one), else DefaultAPI; the
+// token of PULUMI_ACCESS_TOKEN, else the one `pulumi login` stored for that
+// API in ~/.pulumi/credentials.json (PULUMI_HOME moves the directory; the
+// file has "current" and, by backend URL, "accessTokens": pulumi/pulumi
+// sdk/go/common/workspace/creds.go). Token is "" when neither has one;
+// source says where it came from. The file is read only when the
+// environment leaves the API or the token to it; one that cannot be read
+// or parsed is an error naming it, as the CLI's GetStoredCredentials makes
+// it, not a missing token.
+func Load() (c *Client, source string, err error) {
+	c, source, err = load()
+	if err != nil {
+		return nil, "", err
+	}
+	return c, source, nil
+}
+
+// FromEnvironment is Load for callers that go on without a token: a
+// credentials file it cannot read counts as none. Load says why.
 func FromEnvironment() (c *Client, source string) {
-	var creds struct {
-		Current      string            `json:"current"`
-		AccessTokens map[string]string `json:"accessTokens"`
-	}
-	path := ""
-	home := os.Getenv("PULUMI_HOME")
-	if home == "" {
-		if dir, err := os.UserHomeDir(); err == nil {
-			home = filepath.Join(dir, ".pulumi")
-		}
-	}
-	if home != "" {
-		path = filepath.Join(home, "credentials.json")
-		if raw, err := os.ReadFile(path); err == nil {
-			_ = json.Unmarshal(raw, &creds)
-		}
-	}
+	c, source, _ = load()
+	return c, source
+}
+
+// load is Load's client even when the credentials file fails: the
+// environment's API and token, or DefaultAPI and none.
+func load() (*Client, string, error) {
 	api := strings.TrimSuffix(os.Getenv("PULUMI_API"), "/")
+	token := os.Getenv("PULUMI_ACCESS_TOKEN")
+	var creds credentials
+	var path string
+	var err error
+	if api == "" || token == "" {
+		creds, path, err = readCredentials()
+	}
 	if api == "" && (strings.HasPrefix(creds.Current, "https://") || strings.HasPrefix(creds.Current, "http://")) {
 		api = strings.TrimSuffix(creds.Current, "/")
 	}
 	if api == "" {
 		api = DefaultAPI
 	}
-	if token := os.Getenv("PULUMI_ACCESS_TOKEN"); token != "" {
-		return &Client{API: api, Token: token}, "PULUMI_ACCESS_TOKEN"
+	switch {
+	case token != "":
+		return &Client{API: api, Token: token}, "PULUMI_ACCESS_TOKEN", err
+	case creds.AccessTokens[api] != "":
+		return &Client{API: api, Token: creds.AccessTokens[api]}, path, err
 	}
-	if token := creds.AccessTokens[api]; token != "" {
-		return &Client{API: api, Token: token}, path
+	return &Client{API: api}, "", err
+}
+
+// credentials is what load reads of the Pulumi CLI's credentials file.
+type credentials struct {
+	Current      string            `json:"current"`
+	AccessTokens map[string]string `json:"accessTokens"`
+}
+
+// readCredentials reads the Pulumi CLI's credentials file, and says where
+// it is; a file that is not there holds none, and is no error.
+func readCredentials() (credentials, string, error) {
+	home := os.Getenv("PULUMI_HOME")
+	if home == "" {
+		dir, err := os.UserHomeDir()
+		if err != nil {
+			return credentials{}, "", nil
+		}
+		home = filepath.Join(dir, ".pulumi")
 	}
-	return &Client{API: api}, ""
+	path := filepath.Join(home, "credentials.json")
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return credentials{}, path, nil
+	}
+	if err != nil {
+		return credentials{}, path, fmt.Errorf("reading the Pulumi CLI's credentials: %w", err)
+	}
+	var creds credentials
+	if err := json.Unmarshal(raw, &creds); err != nil {
+		return credentials{}, path, fmt.Errorf("reading the Pulumi CLI's credentials in %s (run `pulumi login` again to rewrite it, "+
+			"or set PULUMI_ACCESS_TOKEN and PULUMI_API): %w", path, err)
+	}
+	return creds, path, nil
 }

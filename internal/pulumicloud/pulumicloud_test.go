@@ -41,3 +41,37 @@ func TestFromEnvironment(t *testing.T) {
 	assert.Equal(t, "pul-env", c.Token)
 	assert.Equal(t, "PULUMI_ACCESS_TOKEN", source)
 }
+
+func TestLoadReportsABadCredentialsFile(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("PULUMI_HOME", home)
+	t.Setenv("PULUMI_API", "")
+	t.Setenv("PULUMI_ACCESS_TOKEN", "")
+	path := filepath.Join(home, "credentials.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"current": "https://api.pulumi.com", "accessTokens": {`), 0o600))
+
+	_, _, err := Load()
+	require.Error(t, err, "a file that does not parse is not a missing token")
+	assert.Contains(t, err.Error(), path)
+	assert.Contains(t, err.Error(), "pulumi login")
+	c, source := FromEnvironment()
+	assert.Empty(t, c.Token, "FromEnvironment goes on without the file")
+	assert.Empty(t, source)
+
+	t.Setenv("PULUMI_ACCESS_TOKEN", "pul-env")
+	_, _, err = Load()
+	require.Error(t, err, "without PULUMI_API the file still names the API")
+
+	t.Setenv("PULUMI_API", "https://api.pulumi.com")
+	c, source, err = Load()
+	require.NoError(t, err, "the environment names both: the file is not read")
+	assert.Equal(t, "pul-env", c.Token)
+	assert.Equal(t, "PULUMI_ACCESS_TOKEN", source)
+
+	require.NoError(t, os.Remove(path))
+	t.Setenv("PULUMI_ACCESS_TOKEN", "")
+	c, source, err = Load()
+	require.NoError(t, err, "no file is no error")
+	assert.Empty(t, c.Token)
+	assert.Empty(t, source)
+}

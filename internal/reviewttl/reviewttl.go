@@ -26,9 +26,6 @@ type Stack struct {
 	Organization, Project, Name string
 }
 
-// Client calls the schedules API with a stack-scoped token.
-type Client = pulumicloud.Client
-
 // NotInEdition reports Pulumi Cloud's answer to an organization whose
 // edition has no TTL schedules: 402 Payment Required, the status its API
 // gives a feature the subscription lacks (the REST API's OpenAPI document,
@@ -78,8 +75,9 @@ type Result struct {
 }
 
 // Keep gives the stack one TTL schedule, expiring at expires, which
-// destroys the stack and then deletes it.
-func Keep(ctx context.Context, c *Client, s Stack, expires time.Time) (Result, error) {
+// destroys the stack and then deletes it; c calls the schedules API, with
+// the run's stack-scoped token.
+func Keep(ctx context.Context, c *pulumicloud.Client, s Stack, expires time.Time) (Result, error) {
 	res := Result{Expires: expires.UTC().Truncate(time.Second)}
 	base := fmt.Sprintf("/api/stacks/%s/%s/%s/deployments", url.PathEscape(s.Organization), url.PathEscape(s.Project), url.PathEscape(s.Name))
 	var list struct {

@@ -25,7 +25,7 @@ func ttls(schedules []fakecloud.Schedule) []string {
 	return out
 }
 
-func client(api *fakecloud.API, token string) *Client {
+func client(api *fakecloud.API, token string) *pulumicloud.Client {
 	return &pulumicloud.Client{API: api.URL, Token: token}
 }
 

@@ -5,14 +5,13 @@
 //
 //   - the schedules API that reviewttl uses: list a stack's schedules
 //     ({"schedules": [...]}, each with "paused"), create and update a TTL
-//     schedule, pause and resume a schedule, delete one;
-//   - an organization's metadata (GET /api/orgs/{org}/metadata), whose
-//     defaultStackPermission and defaultEnvironmentPermission deploy/
-//     checks;
-//   - any other GET a test puts an answer for (Put): the stacks, deployment
-//     settings, environments, teams and updates the recovery of pending
-//     operations reads. A GET of a path nothing was put for answers 404,
-//     as the API does for what does not exist.
+//     schedule, resume a schedule, delete one;
+//   - any GET a test puts an answer for (Put): an organization's metadata
+//     (GET /api/orgs/{org}/metadata, OrgMetadata), whose defaults deploy/
+//     checks, and the stacks, deployment settings, environments, teams and
+//     updates the recovery of pending operations reads. A GET of a path
+//     nothing was put for answers 404, as the API does for what does not
+//     exist.
 //
 // Any call can be made to fail with a status (Fail), as the real API
 // answers 401, 402, 403 or 404. Tests of reviewttl, of the review stacks'
@@ -57,17 +56,17 @@ func RawDestroy(id, when string) Schedule {
 	return Schedule{ID: id, ScheduleOnce: when, Kind: "deployment", Definition: map[string]any{"request": map[string]any{"operation": "destroy"}}}
 }
 
-// OrgMetadata is what GET /api/orgs/{org}/metadata answers
+// OrgMetadata is what GET /api/orgs/{org}/metadata answers, for Put
 // (GetOrganizationMetadata in the REST API's OpenAPI document):
 // defaultStackPermission is 0 (none), 101 (read), 102 (write), 103
 // (admin) or 104 (creator); defaultEnvironmentPermission is none, read,
-// open, write or admin.
+// open, write or admin. The document requires both, and neither
+// defaultDeploymentRoleId nor product.
 type OrgMetadata struct {
 	DefaultStackPermission       int    `json:"defaultStackPermission"`
 	DefaultEnvironmentPermission string `json:"defaultEnvironmentPermission"`
 	DefaultDeploymentRoleID      string `json:"defaultDeploymentRoleId,omitempty"`
 	Product                      string `json:"product,omitempty"`
-	UserRole                     string `json:"userRole,omitempty"`
 }
 
 // API is the fake service.
@@ -77,9 +76,6 @@ type API struct {
 	// "org/project/stack".
 	Token, Stack string
 	mu           sync.Mutex
-	// orgs are the organizations' metadata, by name; one not there
-	// answers 404.
-	orgs map[string]*OrgMetadata
 	// fail makes every request whose "METHOD path" ends with a key answer
 	// its status.
 	fail      map[string]int
@@ -93,21 +89,9 @@ type API struct {
 
 // New starts a fake with the given schedules on stack.
 func New(token, stack string, schedules ...Schedule) *API {
-	a := &API{Token: token, Stack: stack, schedules: schedules, fail: map[string]int{}, orgs: map[string]*OrgMetadata{}, objects: map[string]any{}}
+	a := &API{Token: token, Stack: stack, schedules: schedules, fail: map[string]int{}, objects: map[string]any{}}
 	a.Server = httptest.NewServer(http.HandlerFunc(a.serve))
 	return a
-}
-
-// SetOrg sets an organization's metadata; nil makes the endpoint answer
-// 404 for it.
-func (a *API) SetOrg(name string, m *OrgMetadata) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if m == nil {
-		delete(a.orgs, name)
-		return
-	}
-	a.orgs[name] = m
 }
 
 // Put makes GET path answer body as JSON; nil makes it answer 404 again.
@@ -176,15 +160,6 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(body)
 		return
 	}
-	if org, ok := strings.CutPrefix(r.URL.Path, "/api/orgs/"); ok && r.Method == http.MethodGet && strings.HasSuffix(org, "/metadata") {
-		m, ok := a.orgs[strings.TrimSuffix(org, "/metadata")]
-		if !ok {
-			fail(http.StatusNotFound, "Organization not found")
-			return
-		}
-		_ = json.NewEncoder(w).Encode(m)
-		return
-	}
 	base := "/api/stacks/" + a.Stack + "/deployments"
 	rest, ok := strings.CutPrefix(r.URL.Path, base)
 	if !ok {
@@ -195,7 +170,7 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 		Timestamp          string `json:"timestamp"`
 		DeleteAfterDestroy bool   `json:"deleteAfterDestroy"`
 	}
-	withBody := r.Method == http.MethodPost && !strings.HasSuffix(rest, "/pause") && !strings.HasSuffix(rest, "/resume")
+	withBody := r.Method == http.MethodPost && !strings.HasSuffix(rest, "/resume")
 	if withBody {
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Timestamp == "" {
 			fail(http.StatusBadRequest, "Timestamp needs to be set")
@@ -218,15 +193,13 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 		s := TTL(fmt.Sprintf("ttl-new-%d", a.next), body.Timestamp)
 		a.schedules = append(a.schedules, s)
 		_ = json.NewEncoder(w).Encode(s)
-	case r.Method == http.MethodPost && (strings.HasSuffix(rest, "/pause") || strings.HasSuffix(rest, "/resume")):
-		id := strings.TrimPrefix(rest, "/schedules/")
-		id = strings.TrimSuffix(strings.TrimSuffix(id, "/pause"), "/resume")
-		i := find(id)
+	case r.Method == http.MethodPost && strings.HasPrefix(rest, "/schedules/") && strings.HasSuffix(rest, "/resume"):
+		i := find(strings.TrimSuffix(strings.TrimPrefix(rest, "/schedules/"), "/resume"))
 		if i < 0 {
 			fail(http.StatusNotFound, "schedule not found")
 			return
 		}
-		a.schedules[i].Paused = strings.HasSuffix(rest, "/pause")
+		a.schedules[i].Paused = false
 		_ = json.NewEncoder(w).Encode(a.schedules[i])
 	case r.Method == http.MethodPost && strings.HasPrefix(rest, "/ttl/schedules/"):
 		// Neither the reference nor the OpenAPI document says that an

@@ -21,6 +21,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"nodeless-eks/karpenter"
 )
 
 // TestAccInterruptedUpRecovers kills `pulumi up` as a dead runner would
@@ -62,12 +64,20 @@ func TestAccInterruptedUpRecovers(t *testing.T) {
 	steps := []struct {
 		what, typ, resource string
 		after               time.Duration
+		// id is the ID the resource's provider gives it; imported, that
+		// the recovery must import it (not clear it).
+		id       string
+		imported bool
 	}{
-		// CreateCluster has been called and EKS is creating it.
-		{"the EKS cluster's create", "aws:eks/cluster:Cluster", name + "-eksCluster", 90 * time.Second},
+		// CreateCluster has been called and EKS is creating it: the
+		// recovery waits for it and imports it by its name.
+		{"the EKS cluster's create", "aws:eks/cluster:Cluster", name + "-eksCluster", 90 * time.Second, name, true},
 		// Helm has written the release's record (pending-install) and
-		// waits for the controller's Fargate pods.
-		{"a Helm release's install", "kubernetes:helm.sh/v3:Release", name + "-karpenter-controller", 20 * time.Second},
+		// waits for the controller's Fargate pods: the recovery deletes
+		// the record and clears the create, or imports a release that
+		// was deployed meanwhile (pulumi-kubernetes's ID, <namespace>/<name>).
+		{"a Helm release's install", "kubernetes:helm.sh/v3:Release", name + "-karpenter-controller", 20 * time.Second,
+			karpenter.Namespace + "/karpenter", false},
 	}
 	for _, step := range steps {
 		killUpDuring(t, ctx, name, env, step.typ, step.resource, step.after)
@@ -76,9 +86,25 @@ func TestAccInterruptedUpRecovers(t *testing.T) {
 		out, err := recoverPending(ctx, name, env)
 		require.NoError(t, err, "the recovery after %s: %s", step.what, out)
 		assert.Empty(t, pendingOperations(t, ctx, stack), "after the recovery of %s", step.what)
+		// Any recovery that reaches `pulumi stack import` leaves no
+		// pending operation; the decision is what tells a right one.
+		r := stateResource(t, ctx, stack, step.typ, step.resource)
+		switch {
+		case r != nil:
+			assert.Equal(t, step.id, r.ID.String(), "the recovery imported %s with its provider's ID", step.what)
+		case step.imported:
+			t.Errorf("the recovery of %s did not import it: %s", step.what, out)
+		}
 	}
 	up, err := stack.Up(ctx, optup.ProgressStreams(os.Stdout))
 	require.NoError(t, err, "the next pulumi up converges with no other step")
+	for _, step := range steps {
+		r := stateResource(t, ctx, stack, step.typ, step.resource)
+		if assert.NotNil(t, r, "%s, cut off, is in the state after the next up", step.resource) {
+			assert.NotEmpty(t, r.ID)
+			assert.Equal(t, step.id, r.ID.String())
+		}
+	}
 	// An import that the next run took for a changed object would show as
 	// a replacement or a delete.
 	if changes := up.Summary.ResourceChanges; changes != nil {
@@ -154,6 +180,22 @@ func pendingOperations(t *testing.T, ctx context.Context, stack auto.Stack) []ap
 	var d apitype.DeploymentV3
 	require.NoError(t, json.Unmarshal(exported.Deployment, &d))
 	return d.PendingOperations
+}
+
+// stateResource is the stack's live resource of typ named name, nil when
+// the state holds none.
+func stateResource(t *testing.T, ctx context.Context, stack auto.Stack, typ, name string) *apitype.ResourceV3 {
+	t.Helper()
+	exported, err := stack.Export(ctx)
+	require.NoError(t, err)
+	var d apitype.DeploymentV3
+	require.NoError(t, json.Unmarshal(exported.Deployment, &d))
+	for i, r := range d.Resources {
+		if string(r.Type) == typ && strings.HasSuffix(string(r.URN), "::"+name) && !r.Delete {
+			return &d.Resources[i]
+		}
+	}
+	return nil
 }
 
 // recoverPending runs the recovery as a person would at the terminal.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"nodeless-eks/internal/names"
 	"nodeless-eks/internal/recovery"
 	"nodeless-eks/testkit/iamtest"
 )
@@ -30,14 +31,19 @@ func TestDeployTypesAreInTheRecoveryInventory(t *testing.T) {
 
 // TestDeployerPolicyCoversTheRecovery: what the recovery asks of AWS for
 // the root program's types, a deploy role may ask, so that the pre-run
-// command can decide with the run's own credentials.
+// command can decide with the run's own credentials. Each action is
+// evaluated, with the policy's resources and conditions, on an object the
+// finder reads: in the stack's account and region, named as the program
+// names it.
 func TestDeployerPolicyCoversTheRecovery(t *testing.T) {
 	raw, err := os.ReadFile("../testdata/registered-types.golden.json")
 	require.NoError(t, err)
 	var registered struct{ Resources []string }
 	require.NoError(t, json.Unmarshal(raw, &registered))
-	doc, err := DeployerPolicy(scope{partition: "aws", region: "eu-west-1", account: account, cluster: "nodeless-eks-prod",
-		boundaryArn: "arn:aws:iam::" + account + ":policy/deploy-nodeless-eks-prod-boundary"}).JSON()
+	const cluster, region = "nodeless-eks-prod", "eu-west-1"
+	policy := DeployerPolicy(scope{partition: "aws", region: region, account: account, cluster: cluster,
+		boundaryArn: "arn:aws:iam::" + account + ":policy/deploy-nodeless-eks-prod-boundary"})
+	doc, err := policy.JSON()
 	require.NoError(t, err)
 	var granted []string
 	for _, st := range iamtest.Parse(t, doc) {
@@ -45,12 +51,57 @@ func TestDeployerPolicyCoversTheRecovery(t *testing.T) {
 			granted = append(granted, st.Action...)
 		}
 	}
+	arn := func(service, resource string) string {
+		return "arn:aws:" + service + ":" + region + ":" + account + ":" + resource
+	}
+	role := "arn:aws:iam::" + account + ":role/" + cluster + "-karpenter-controller-1a2b3c4"
+	key := arn("kms", "key/1234abcd-12ab-34cd-56ef-1234567890ab")
+	// IAM is global: its calls are made in us-east-1.
+	inIAM := map[string][]string{"aws:RequestedRegion": {"us-east-1"}}
+	inRegion := map[string][]string{"aws:RequestedRegion": {region}}
+	tagged := func(tag string) map[string][]string {
+		return map[string][]string{"aws:RequestedRegion": {region}, "aws:ResourceTag/" + tag: {cluster}}
+	}
+	// What each action is asked of. The recovery reads the tags of every
+	// key (an untagged one too) and describes only those tagged for the
+	// cluster; it revokes the default egress of the node security group
+	// the cut-off create made, which carries the discovery tag.
+	requests := map[string]iamtest.Request{
+		"iam:GetRole":                      {Resource: role, Context: inIAM},
+		"iam:ListAttachedRolePolicies":     {Resource: role, Context: inIAM},
+		"iam:GetPolicy":                    {Resource: "arn:aws:iam::" + account + ":policy/" + cluster + "-karpenter-controller-9f8e7d6", Context: inIAM},
+		"iam:GetOpenIDConnectProvider":     {Resource: "arn:aws:iam::" + account + ":oidc-provider/oidc.eks." + region + ".amazonaws.com/id/ABC", Context: inIAM},
+		"sqs:GetQueueUrl":                  {Resource: arn("sqs", cluster+"-karpenter-interruption-queue-5d4c3b2"), Context: inRegion},
+		"sqs:GetQueueAttributes":           {Resource: arn("sqs", cluster+"-karpenter-interruption-queue-5d4c3b2"), Context: inRegion},
+		"events:DescribeRule":              {Resource: arn("events", "rule/"+cluster+"-karpenter-spot-0a1b2c3"), Context: inRegion},
+		"events:ListTargetsByRule":         {Resource: arn("events", "rule/"+cluster+"-karpenter-spot-0a1b2c3"), Context: inRegion},
+		"logs:DescribeLogGroups":           {Resource: arn("logs", "log-group:*"), Context: inRegion},
+		"kms:ListKeys":                     {Resource: "*", Context: inRegion},
+		"kms:ListAliases":                  {Resource: "*", Context: inRegion},
+		"kms:ListResourceTags":             {Resource: key, Context: inRegion},
+		"kms:DescribeKey":                  {Resource: key, Context: tagged(names.ClusterTagKey)},
+		"ec2:DescribeSecurityGroups":       {Resource: "*", Context: inRegion},
+		"ec2:DescribeSecurityGroupRules":   {Resource: "*", Context: inRegion},
+		"ec2:RevokeSecurityGroupEgress":    {Resource: arn("ec2", "security-group/sg-0123456789abcdef0"), Context: tagged(names.DiscoveryTagKey)},
+		"eks:DescribeCluster":              {Resource: arn("eks", "cluster/"+cluster), Context: inRegion},
+		"eks:DescribeFargateProfile":       {Resource: arn("eks", "fargateprofile/"+cluster+"/"+cluster+"-karpenter-6b7c8d9/0ec7"), Context: inRegion},
+		"eks:DescribeAddon":                {Resource: arn("eks", "addon/"+cluster+"/coredns/0ec7"), Context: inRegion},
+		"eks:DescribeAccessEntry":          {Resource: arn("eks", "access-entry/"+cluster+"/role/"+account+"/"+cluster+"-karpenter-node/0ec7"), Context: inRegion},
+		"eks:ListAssociatedAccessPolicies": {Resource: arn("eks", "access-entry/"+cluster+"/role/"+account+"/ops/0ec7"), Context: inRegion},
+		"eks:ListPodIdentityAssociations":  {Resource: arn("eks", "cluster/"+cluster), Context: inRegion},
+	}
 	// pulumi-eks's children (see internal/recovery's inventory test).
 	types := append(registered.Resources, "aws:eks/cluster:Cluster", "aws:iam/openIdConnectProvider:OpenIdConnectProvider")
 	checked := 0
 	for _, typ := range types {
 		for _, a := range recovery.Inventory[typ].Actions {
 			assert.Truef(t, allows(granted, a), "the recovery of a pending %s calls %s, which the deployer policy does not allow", typ, a)
+			req, ok := requests[a]
+			if !assert.Truef(t, ok, "the recovery of a pending %s calls %s: add the object it asks it of", typ, a) {
+				continue
+			}
+			req.Action = a
+			assert.Equalf(t, iamtest.Allowed, iamtest.Evaluate(policy, nil, req), "the recovery of a pending %s calls %s on %s", typ, a, req.Resource)
 			checked++
 		}
 	}

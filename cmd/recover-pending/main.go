@@ -29,8 +29,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
+	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/pulumicloud"
 	"nodeless-eks/internal/recovery"
 )
@@ -39,13 +39,16 @@ func main() {
 	stack := flag.String("stack", defaultStack(), "the stack, as `pulumi --stack` takes it (in Deployments: <org>/<project>/<stack> of the run)")
 	dir := flag.String("cwd", ".", "the Pulumi project's directory")
 	dryRun := flag.Bool("dry-run", false, "decide and report; change nothing")
-	settle := flag.Duration("settle", recovery.DefaultSettle, "how long after the state's last write to start looking (AWS's reads are eventually consistent)")
-	timeout := flag.Duration("timeout", 45*time.Minute, "the bound of the whole recovery, waits for EKS included")
+	settle := flag.Duration("settle", bounds.RecoverySettle, "how long after the state's last write to start looking (AWS's reads are eventually consistent)")
+	timeout := flag.Duration("timeout", bounds.Recovery, "the bound of the whole recovery, waits for EKS included")
 	decisions := map[string]recovery.Decision{}
 	flag.Func("import", "`URN=ID`: import this pending create with this ID (repeatable)", func(v string) error {
 		urn, id, err := splitDecision(v)
+		if err != nil {
+			return err
+		}
 		decisions[urn] = recovery.Decision{Import: true, ID: id}
-		return err
+		return nil
 	})
 	flag.Func("clear", "`URN`: clear this pending create, whose object you know does not exist (repeatable)", func(v string) error {
 		if !strings.HasPrefix(v, "urn:pulumi:") {
@@ -75,16 +78,31 @@ func main() {
 	}
 }
 
-// splitDecision reads URN=ID. A URN holds no "=" after its last "::"
-// unless its resource's name does, so the ID begins at the first "=" after
-// the last "::".
+// splitDecision reads URN=ID. A URN is
+// urn:pulumi:<stack>::<project>::<type>::<name>, and its name is all that
+// follows the third "::" (URN.Name in pulumi/pulumi
+// sdk/go/common/resource/urn/urn.go); stack, project and type hold no
+// "::" and no "=". The ID begins at the first "=" of the name part, so an
+// ID may hold "=" and "::" (an IAM ARN) and a name may hold "::", not "=".
+// A URN cut wrong names no pending create, which Plan refuses.
 func splitDecision(v string) (urn, id string, err error) {
-	i := strings.LastIndex(v, "::")
-	j := strings.Index(v[max(i, 0):], "=")
-	if !strings.HasPrefix(v, "urn:pulumi:") || i < 0 || j < 0 || v[i+j+1:] == "" {
-		return "", "", fmt.Errorf("%q: want <URN>=<ID>", v)
+	bad := fmt.Errorf("%q: want <URN>=<ID>", v)
+	rest, ok := strings.CutPrefix(v, "urn:pulumi:")
+	if !ok {
+		return "", "", bad
 	}
-	return v[:i+j], v[i+j+1:], nil
+	for range 3 {
+		i := strings.Index(rest, "::")
+		if i < 0 || strings.Contains(rest[:i], "=") {
+			return "", "", bad
+		}
+		rest = rest[i+2:]
+	}
+	name, id, ok := strings.Cut(rest, "=")
+	if !ok || name == "" || id == "" {
+		return "", "", bad
+	}
+	return v[:len(v)-len(id)-1], id, nil
 }
 
 // defaultStack is the stack of a Pulumi Deployments run, "" elsewhere.

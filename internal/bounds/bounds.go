@@ -1,5 +1,5 @@
-// Package bounds states, in one place, how long each wait of the bootstrap
-// and of destroy may take. A create bound is the step's modelled time
+// Package bounds states, in one place, how long each wait of the bootstrap,
+// of destroy and of the recovery of an interrupted run may take. A create bound is the step's modelled time
 // (docs/design.md, "Bootstrap time") with a margin of a few minutes, so a
 // step that cannot succeed fails in minutes, at the resource that is wrong,
 // instead of at a provider default of 15 to 20 minutes further on; the
@@ -57,6 +57,25 @@ const (
 	// NodeTermination is what Karpenter needs to terminate a node after its
 	// drain, on top of the pool's terminationGracePeriod.
 	NodeTermination = 15 * time.Minute
+)
+
+// Recovery bounds: how long cmd/recover-pending (internal/recovery) waits
+// for what an interrupted run left. It waits for a Fargate profile still
+// CREATING up to FargateProfile, as long as the create it replaces would.
+const (
+	// RecoverySettle is how long after the state's last write the recovery
+	// starts to look: AWS's describe and list calls are eventually
+	// consistent (the EC2 API reference, "Eventual consistency"; IAM's user
+	// guide, "Changes that I make are not always immediately visible").
+	RecoverySettle = 2 * time.Minute
+	// RecoveryCluster: EKS creates a control plane in about 10 minutes; the
+	// recovery waits for one still CREATING as long as pulumi-aws's create
+	// would (terraform-provider-aws internal/service/eks/cluster.go, its
+	// 30-minute create timeout; the program sets none).
+	RecoveryCluster = 30 * time.Minute
+	// Recovery bounds a whole recovery: the settle, its longest wait, and
+	// minutes of reads.
+	Recovery = 45 * time.Minute
 )
 
 // Seconds is d in whole seconds, for Helm's timeout input.

@@ -135,13 +135,25 @@ func (s *Session) checkLocks(ctx context.Context, root string) error {
 	return nil
 }
 
-// pulumiAlive reports whether pid is a running pulumi process (`ps -p`,
-// on Linux and macOS alike); a pid now used by another program is not.
+// pulumiAlive reports whether pid is a running pulumi process: the system
+// says whether pid runs (processExists), then `ps -p` (on Linux and macOS
+// alike) whether it is pulumi, as a PID may now be another program's.
+// Anything that cannot tell is an error: a lock is removed only when its
+// process is known to be gone.
 func (s *Session) pulumiAlive(ctx context.Context, pid int) (bool, error) {
-	out, _, err := s.Run(ctx, nil, "ps", "-p", strconv.Itoa(pid), "-o", "comm=")
+	exists, err := processExists(pid)
+	if err != nil {
+		return false, fmt.Errorf("cannot tell whether process %d, which holds the stack's lock, still runs: %w; "+
+			"if it is gone, `pulumi cancel --stack %s --yes` removes the lock", pid, err, s.Stack)
+	}
+	if !exists {
+		return false, nil
+	}
+	out, stderr, err := s.Run(ctx, nil, "ps", "-p", strconv.Itoa(pid), "-o", "comm=")
 	command := strings.TrimSpace(string(out))
-	if err != nil && command == "" {
-		return false, nil // ps exits 1 when no such process exists
+	if err != nil || command == "" {
+		return false, fmt.Errorf("cannot tell whether process %d, which holds the stack's lock, is pulumi (`ps -p %d`: %v: %s); "+
+			"if no pulumi run of the stack is alive, `pulumi cancel --stack %s --yes` removes the lock", pid, pid, err, strings.TrimSpace(stderr), s.Stack)
 	}
 	return strings.Contains(filepath.Base(command), "pulumi"), nil
 }

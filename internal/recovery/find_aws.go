@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"nodeless-eks/internal/names"
 )
 
 // awsJSON runs an AWS CLI call and decodes its output into out; found is
@@ -56,20 +58,12 @@ func partition(region string) string {
 	return "aws"
 }
 
-// account is the provider's account, checked against its allowed ones.
-func account(ctx context.Context, l Lookups, t Target) (string, error) {
-	return l.Account(ctx, t.Access)
-}
-
 func findRole(ctx context.Context, l Lookups, t Target) (Found, error) {
 	in, err := need(t, "name")
 	if err != nil {
 		return absent, err
 	}
-	// A role is global; its provider's account must be the credentials'.
-	if _, err := account(ctx, l, t); err != nil {
-		return absent, err
-	}
+	// A role is global: checkAccess proved the credentials' account.
 	ok, err := awsJSON(ctx, l, t, nil, []string{"NoSuchEntity"}, "iam", "get-role", "--role-name", in[0])
 	if err != nil || !ok {
 		return absent, err
@@ -82,7 +76,8 @@ func findPolicy(ctx context.Context, l Lookups, t Target) (Found, error) {
 	if err != nil {
 		return absent, err
 	}
-	acct, err := account(ctx, l, t)
+	// The ARN names the account checkAccess proved (the same credentials).
+	acct, err := l.Account(ctx, t.Access)
 	if err != nil {
 		return absent, err
 	}
@@ -103,9 +98,6 @@ func findRolePolicyAttachment(ctx context.Context, l Lookups, t Target) (Found, 
 	if err != nil {
 		return absent, err
 	}
-	if _, err := account(ctx, l, t); err != nil {
-		return absent, err
-	}
 	var out struct{ AttachedPolicies []struct{ PolicyArn string } }
 	ok, err := awsJSON(ctx, l, t, &out, []string{"NoSuchEntity"}, "iam", "list-attached-role-policies", "--role-name", in[0])
 	if err != nil || !ok {
@@ -124,7 +116,7 @@ func findOIDCProvider(ctx context.Context, l Lookups, t Target) (Found, error) {
 	if err != nil {
 		return absent, err
 	}
-	acct, err := account(ctx, l, t)
+	acct, err := l.Account(ctx, t.Access)
 	if err != nil {
 		return absent, err
 	}
@@ -303,9 +295,9 @@ func filterArg(filters []ec2Filter) string {
 
 func findKey(ctx context.Context, l Lookups, t Target) (Found, error) {
 	tags, _ := decoded(t.Op.Resource.Inputs["tags"]).(map[string]any)
-	cluster, _ := tags[clusterTagKey].(string)
+	cluster, _ := tags[names.ClusterTagKey].(string)
 	if cluster == "" {
-		return absent, cannotTell("its recorded inputs have no %s tag to find it by", clusterTagKey)
+		return absent, cannotTell("its recorded inputs have no %s tag to find it by", names.ClusterTagKey)
 	}
 	var keys struct{ Keys []struct{ KeyId string } }
 	if _, err := awsJSON(ctx, l, t, &keys, nil, "kms", "list-keys"); err != nil {
@@ -324,10 +316,7 @@ func findKey(ctx context.Context, l Lookups, t Target) (Found, error) {
 			awsManaged[a.TargetKeyId] = true
 		}
 	}
-	held := map[string]bool{}
-	for _, r := range t.State.ofType(t.Op.Resource.Type) {
-		held[r.ID] = true
-	}
+	held := heldIDs(t)
 	var candidates, unreadable []string
 	for _, k := range keys.Keys {
 		if awsManaged[k.KeyId] || held[k.KeyId] {
@@ -344,7 +333,7 @@ func findKey(ctx context.Context, l Lookups, t Target) (Found, error) {
 			return absent, err
 		}
 		if !slices.ContainsFunc(out.Tags, func(tag struct{ TagKey, TagValue string }) bool {
-			return tag.TagKey == clusterTagKey && tag.TagValue == cluster
+			return tag.TagKey == names.ClusterTagKey && tag.TagValue == cluster
 		}) {
 			continue
 		}
@@ -358,15 +347,10 @@ func findKey(ctx context.Context, l Lookups, t Target) (Found, error) {
 	}
 	if len(candidates) == 0 && len(unreadable) > 0 {
 		return absent, cannotTell("no readable key is tagged %s=%s, and these keys' tags cannot be read with these credentials: %s",
-			clusterTagKey, cluster, strings.Join(unreadable, ", "))
+			names.ClusterTagKey, cluster, strings.Join(unreadable, ", "))
 	}
 	return pick(t, "KMS keys", candidates)
 }
-
-// clusterTagKey is names.ClusterTagKey: the tag the program puts on its
-// KMS key (kept here so the recovery builds from the standard library
-// and internal packages alone).
-const clusterTagKey = "nodeless-eks/cluster"
 
 func findSecurityGroup(ctx context.Context, l Lookups, t Target) (Found, error) {
 	in, err := need(t, "name", "vpcId")

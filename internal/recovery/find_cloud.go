@@ -9,21 +9,35 @@ import (
 	"nodeless-eks/internal/pulumicloud"
 )
 
-// cloudGet GETs path into out; found is false on 404, Pulumi Cloud's
-// answer for what does not exist.
-func cloudGet(ctx context.Context, l Lookups, path string, out any) (found bool, err error) {
+// cloudGet GETs path into out; found is false on a 404 that proves the
+// object absent. Pulumi Cloud answers 404 also for what the token may not
+// see, and 403 where it has some access (pulumi/pulumi#2645), so a 404
+// counts only once parent, the organization or stack that holds the
+// object, answers 200 to the same token; else it cannot tell.
+func cloudGet(ctx context.Context, l Lookups, path, parent string, out any) (found bool, err error) {
 	c, err := l.Cloud()
 	if err != nil {
 		return false, err
 	}
-	if err := c.Call(ctx, http.MethodGet, path, nil, out); err != nil {
-		if pulumicloud.StatusOf(err) == http.StatusNotFound {
-			return false, nil
-		}
+	err = c.Call(ctx, http.MethodGet, path, nil, out)
+	if err == nil {
+		return true, nil
+	}
+	if pulumicloud.StatusOf(err) != http.StatusNotFound {
 		return false, err
 	}
-	return true, nil
+	if err := c.Call(ctx, http.MethodGet, parent, nil, nil); err != nil {
+		return false, cannotTell("Pulumi Cloud answers 404 for %s, which it also answers for what the token may not see, "+
+			"and %s, which holds it, did not answer either (%v)", path, parent, err)
+	}
+	return false, nil
 }
+
+// orgPath is the organization's path (GetOrganizationMetadata, which
+// deploy/ reads too); stackPath a stack's.
+func orgPath(org string) string { return "/api/orgs/" + esc(org) + "/metadata" }
+
+func stackPath(org, project, stack string) string { return "/api/stacks/" + esc(org, project, stack) }
 
 // esc escapes path segments.
 func esc(parts ...string) string {
@@ -39,7 +53,7 @@ func findCloudStack(ctx context.Context, l Lookups, t Target) (Found, error) {
 	if err != nil {
 		return absent, err
 	}
-	ok, err := cloudGet(ctx, l, "/api/stacks/"+esc(in...), nil)
+	ok, err := cloudGet(ctx, l, stackPath(in[0], in[1], in[2]), orgPath(in[0]), nil)
 	if err != nil || !ok {
 		return absent, err
 	}
@@ -51,7 +65,7 @@ func findDeploymentSettings(ctx context.Context, l Lookups, t Target) (Found, er
 	if err != nil {
 		return absent, err
 	}
-	ok, err := cloudGet(ctx, l, "/api/stacks/"+esc(in...)+"/deployments/settings", nil)
+	ok, err := cloudGet(ctx, l, stackPath(in[0], in[1], in[2])+"/deployments/settings", stackPath(in[0], in[1], in[2]), nil)
 	if err != nil || !ok {
 		return absent, err
 	}
@@ -63,7 +77,7 @@ func findEnvironment(ctx context.Context, l Lookups, t Target) (Found, error) {
 	if err != nil {
 		return absent, err
 	}
-	ok, err := cloudGet(ctx, l, "/api/esc/environments/"+esc(in...)+"/metadata", nil)
+	ok, err := cloudGet(ctx, l, "/api/esc/environments/"+esc(in...)+"/metadata", orgPath(in[0]), nil)
 	if err != nil || !ok {
 		return absent, err
 	}
@@ -83,7 +97,7 @@ type team struct {
 
 func getTeam(ctx context.Context, l Lookups, org, name string) (*team, bool, error) {
 	var tm team
-	ok, err := cloudGet(ctx, l, "/api/orgs/"+esc(org, "teams", name), &tm)
+	ok, err := cloudGet(ctx, l, "/api/orgs/"+esc(org, "teams", name), orgPath(org), &tm)
 	return &tm, ok, err
 }
 
@@ -142,7 +156,7 @@ func findDriftSchedule(ctx context.Context, l Lookups, t Target) (Found, error) 
 			} `json:"definition"`
 		} `json:"schedules"`
 	}
-	ok, err := cloudGet(ctx, l, "/api/stacks/"+esc(in...)+"/deployments/schedules", &list)
+	ok, err := cloudGet(ctx, l, stackPath(in[0], in[1], in[2])+"/deployments/schedules", stackPath(in[0], in[1], in[2]), &list)
 	if err != nil || !ok {
 		return absent, err
 	}

@@ -5,38 +5,49 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"nodeless-eks/internal/bounds"
 )
 
-// Waits for what EKS is still creating. The import must see an ACTIVE
-// object: the cluster's endpoint and certificate, which everything after
-// it reads, exist only then, and the Fargate profile schedules nothing
-// before.
-const (
-	// ClusterCreateBound: EKS creates a control plane in about 10 minutes;
-	// pulumi-aws waits 30 (terraform-provider-aws eks/cluster.go create
-	// timeout).
-	ClusterCreateBound = 30 * time.Minute
-	// FargateCreateBound is bounds.FargateProfile.
-	FargateCreateBound = 10 * time.Minute
-)
+// The recovery waits for what EKS is still creating, up to
+// bounds.RecoveryCluster and bounds.FargateProfile. The import must see an
+// ACTIVE object: the cluster's endpoint and certificate, which everything
+// after it reads, exist only then, and the Fargate profile schedules
+// nothing before.
 
 var eksGone = []string{"ResourceNotFoundException"}
 
 // waitActive asks describe until status leaves "CREATING", up to bound;
-// gone is true when EKS no longer knows the object.
-func waitActive(ctx context.Context, l Lookups, t Target, what string, bound time.Duration, describe func(ctx context.Context) (status string, found bool, err error)) (status string, gone bool, err error) {
+// gone is true when EKS no longer knows the object. Only the bound running
+// out while it is CREATING is reported as such: a describe that fails
+// (refused, throttled, cut off) is reported with its error, and a
+// recovery that was stopped says so.
+func waitActive(ctx context.Context, l Lookups, what string, bound time.Duration, describe func(ctx context.Context) (status string, found bool, err error)) (status string, gone bool, err error) {
 	status, found, err := describe(ctx)
 	if err != nil || !found || status != "CREATING" {
 		return status, !found, err
 	}
-	err = l.Wait(ctx, bound, func(ctx context.Context) (bool, string, error) {
-		status, found, err = describe(ctx)
-		return err != nil || !found || status != "CREATING", what + " is " + status, err
+	var describeErr error
+	expired := false
+	err = l.Wait(ctx, bound, func(wctx context.Context) (bool, string, error) {
+		s, f, err := describe(wctx)
+		if describeErr = err; err != nil {
+			// A call the bound cut off is the bound running out.
+			expired = wctx.Err() != nil && ctx.Err() == nil
+			return false, "", err
+		}
+		status, found = s, f
+		return !found || status != "CREATING", what + " is " + status, nil
 	})
-	if err != nil {
-		return status, false, cannotTell("%s was still CREATING after the recovery waited %s: %v", what, bound, err)
+	switch {
+	case err == nil:
+		return status, !found, nil
+	case ctx.Err() != nil:
+		return status, false, fmt.Errorf("the recovery stopped (%w) while %s was %s", ctx.Err(), what, status)
+	case describeErr != nil && !expired:
+		return status, false, describeErr
 	}
-	return status, !found, nil
+	return status, false, cannotTell("%s was still CREATING after the recovery waited %s", what, bound)
 }
 
 func findCluster(ctx context.Context, l Lookups, t Target) (Found, error) {
@@ -45,7 +56,7 @@ func findCluster(ctx context.Context, l Lookups, t Target) (Found, error) {
 		return absent, err
 	}
 	var roleArn string
-	status, gone, err := waitActive(ctx, l, t, "the cluster", ClusterCreateBound, func(ctx context.Context) (string, bool, error) {
+	status, gone, err := waitActive(ctx, l, "the cluster", bounds.RecoveryCluster, func(ctx context.Context) (string, bool, error) {
 		var out struct {
 			Cluster struct{ Status, RoleArn string }
 		}
@@ -66,7 +77,7 @@ func findCluster(ctx context.Context, l Lookups, t Target) (Found, error) {
 		return exists(in[0])
 	case "FAILED":
 		return absent, cannotTell("EKS failed to create cluster %s; delete it (`aws eks delete-cluster --name %s --region %s`), wait until it is gone, "+
-			"then `pulumi refresh --clear-pending-creates`", in[0], in[0], t.Access.Region)
+			"then %s", in[0], in[0], t.Access.Region, thenClear)
 	}
 	return absent, cannotTell("cluster %s is %s", in[0], status)
 }
@@ -76,7 +87,7 @@ func findFargateProfile(ctx context.Context, l Lookups, t Target) (Found, error)
 	if err != nil {
 		return absent, err
 	}
-	status, gone, err := waitActive(ctx, l, t, "the Fargate profile", FargateCreateBound, func(ctx context.Context) (string, bool, error) {
+	status, gone, err := waitActive(ctx, l, "the Fargate profile", bounds.FargateProfile, func(ctx context.Context) (string, bool, error) {
 		var out struct{ FargateProfile struct{ Status string } }
 		found, err := awsJSON(ctx, l, t, &out, eksGone, "eks", "describe-fargate-profile", "--cluster-name", in[0], "--fargate-profile-name", in[1])
 		return out.FargateProfile.Status, found, err
@@ -86,7 +97,7 @@ func findFargateProfile(ctx context.Context, l Lookups, t Target) (Found, error)
 	}
 	if status != "ACTIVE" {
 		return absent, cannotTell("Fargate profile %s is %s; delete it (`aws eks delete-fargate-profile --cluster-name %s --fargate-profile-name %s`), "+
-			"then `pulumi refresh --clear-pending-creates`", in[1], status, in[0], in[1])
+			"wait until it is gone, then %s", in[1], status, in[0], in[1], thenClear)
 	}
 	return exists(in[0] + ":" + in[1])
 }
@@ -127,7 +138,7 @@ func findAddon(ctx context.Context, l Lookups, t Target) (Found, error) {
 		return f, nil
 	}
 	return absent, cannotTell("add-on %s is %s (%s); delete it (`aws eks delete-addon --cluster-name %s --addon-name %s`), "+
-		"then `pulumi refresh --clear-pending-creates`", in[1], out.Addon.Status, strings.Join(issues, "; "), in[0], in[1])
+		"wait until it is gone, then %s", in[1], out.Addon.Status, strings.Join(issues, "; "), in[0], in[1], thenClear)
 }
 
 func findAccessEntry(ctx context.Context, l Lookups, t Target) (Found, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,8 +55,8 @@ func findKubeObject(ctx context.Context, l Lookups, t Target) (Found, error) {
 	case err != nil:
 		return absent, err
 	case obj.Deleting():
-		return absent, cannotTell("%s %s exists and is being deleted (finalizers %v): wait until it is gone, then `pulumi refresh --clear-pending-creates`",
-			r.Kind, kubeapi.Qualified(namespace, name), obj.Get("metadata", "finalizers"))
+		return absent, cannotTell("%s %s exists and is being deleted (finalizers %v): wait until it is gone, then %s",
+			r.Kind, kubeapi.Qualified(namespace, name), obj.Get("metadata", "finalizers"), thenClear)
 	}
 	f := Found{Exists: true, ID: kubeapi.Qualified(namespace, name)}
 	// pulumi-kubernetes applies server-side with a field manager it names
@@ -95,8 +96,52 @@ type releaseRecord struct {
 	status  string
 }
 
+// secretsDriver checks that the release's records are Secrets, which is
+// all the recovery reads: pulumi-kubernetes v4.32.0 gives Helm its
+// provider's helmReleaseSettings.driver, else PULUMI_K8S_HELM_DRIVER, else
+// "secret" (provider/pkg/provider/provider.go, Configure), and Helm keeps
+// the records of "secret", "secrets" and "" as Secrets (helm.sh/helm/v3
+// v3.20.2 pkg/action/action.go, Configuration.Init). Elsewhere no Secret
+// is no proof that Helm wrote no record. The variable is the interrupted
+// run's, which the state does not hold; the recovery reads its own (a
+// Deployments pre-run has the run's).
+func secretsDriver(t Target) error {
+	driver, _ := os.LookupEnv("PULUMI_K8S_HELM_DRIVER")
+	p := t.State.providerOf(t.Op.Resource.Provider)
+	if p == nil {
+		return cannotTell("the state holds no provider of it, so the recovery cannot tell where Helm keeps the release's records")
+	}
+	switch settings := decoded(p.Inputs["helmReleaseSettings"]).(type) {
+	case nil:
+	case map[string]any:
+		if _, secret := settings[secretSig]; secret {
+			return cannotTell("its provider's helmReleaseSettings are a secret in the state, so the recovery cannot tell where Helm keeps the release's records")
+		}
+		if v, ok := settings["driver"]; ok && v != nil {
+			if driver, ok = v.(string); !ok {
+				return cannotTell("its provider's helmReleaseSettings.driver is not readable in the state, so the recovery cannot tell where Helm keeps the release's records")
+			}
+		}
+	default:
+		return cannotTell("its provider's helmReleaseSettings are not readable in the state, so the recovery cannot tell where Helm keeps the release's records")
+	}
+	switch driver {
+	case "", "secret", "secrets":
+		return nil
+	}
+	return cannotTell("Helm keeps the release's records with the %q driver (helmReleaseSettings.driver or PULUMI_K8S_HELM_DRIVER), "+
+		"and the recovery reads only Secrets", driver)
+}
+
+// secretSig marks a secret value in a state (sig.Key in pulumi/pulumi
+// sdk/go/common/resource/sig/sig.go; apitype.SecretV1).
+const secretSig = "4dabf18193072939515e22adb298388d"
+
 // releaseRecords are a release's revisions, newest first.
-func releaseRecords(ctx context.Context, k KubeAPI, namespace, name string) ([]releaseRecord, error) {
+func releaseRecords(ctx context.Context, k KubeAPI, t Target, namespace, name string) ([]releaseRecord, error) {
+	if err := secretsDriver(t); err != nil {
+		return nil, err
+	}
 	secrets, err := k.ListIn(ctx, kubeapi.Secrets, namespace, url.Values{"labelSelector": {"owner=helm,name=" + name}})
 	if err != nil {
 		return nil, err
@@ -160,7 +205,7 @@ func findRelease(ctx context.Context, l Lookups, t Target) (Found, error) {
 	if err != nil {
 		return absent, err
 	}
-	records, err := releaseRecords(ctx, k, namespace, name)
+	records, err := releaseRecords(ctx, k, t, namespace, name)
 	if err != nil {
 		return absent, err
 	}
@@ -196,7 +241,7 @@ func releaseUpdateFix(ctx context.Context, l Lookups, t Target) (*Fix, string, e
 	if err != nil {
 		return nil, "", err
 	}
-	records, err := releaseRecords(ctx, k, namespace, name)
+	records, err := releaseRecords(ctx, k, t, namespace, name)
 	if err != nil {
 		return nil, "", err
 	}

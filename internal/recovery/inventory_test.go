@@ -308,21 +308,25 @@ var scenarios = map[string]scenario{
 		exists: func(f *fixture) {
 			f.cloud.Put("/api/stacks/my-org/nodeless-eks/prod", map[string]any{"stackName": "prod"})
 		},
-		absent: func(*fixture) {},
+		// A 404 proves absence once the organization answers.
+		absent: func(f *fixture) { f.cloud.Put("/api/orgs/my-org/metadata", fakecloud.OrgMetadata{}) },
 	},
 	"pulumiservice:index:DeploymentSettings": {
 		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "stack": "prod"}, id: "my-org/nodeless-eks/prod",
 		exists: func(f *fixture) {
 			f.cloud.Put("/api/stacks/my-org/nodeless-eks/prod/deployments/settings", map[string]any{"version": 3})
 		},
-		absent: func(*fixture) {},
+		// A 404 proves absence once the stack answers.
+		absent: func(f *fixture) {
+			f.cloud.Put("/api/stacks/my-org/nodeless-eks/prod", map[string]any{"stackName": "prod"})
+		},
 	},
 	"pulumiservice:index:Environment": {
 		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "name": "staging"}, id: "my-org/nodeless-eks/staging",
 		exists: func(f *fixture) {
 			f.cloud.Put("/api/esc/environments/my-org/nodeless-eks/staging/metadata", map[string]any{"id": "e-1"})
 		},
-		absent: func(*fixture) {},
+		absent: func(f *fixture) { f.cloud.Put("/api/orgs/my-org/metadata", fakecloud.OrgMetadata{}) },
 	},
 	"pulumiservice:index:TeamStackPermission": {
 		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "stack": "prod", "team": "platform", "permission": 103.0},
@@ -471,6 +475,7 @@ func TestEveryKindIsImportedClearedOrReported(t *testing.T) {
 				assert.Contains(t, report.String(), "go run ./cmd/recover-pending -stack dev -import '"+op.Resource.URN+"=<ID>'",
 					"and the command a person runs")
 				assert.Contains(t, report.String(), "-clear '"+op.Resource.URN+"'")
+				assert.NotContains(t, report.String(), "--clear-pending-creates", "which clears every pending create")
 			})
 		})
 	}
@@ -541,4 +546,27 @@ func TestReportNamesWhatToRun(t *testing.T) {
 	assert.Contains(t, b.String(), "`go run ./cmd/recover-pending -stack prod -import '"+testStack+"aws:iam/role:Role::r=<ID>'`")
 	assert.Contains(t, b.String(), "`go run ./cmd/recover-pending -stack prod -clear '"+testStack+"aws:iam/role:Role::r'`")
 	assert.NotContains(t, b.String(), "--import-pending-creates", "Pulumi's flag drops the object from the state (docs/recovery.md)")
+	assert.NotContains(t, b.String(), "--clear-pending-creates", "Pulumi's flag clears every pending create")
+}
+
+// TestCloudNotFoundIsNoProofAlone: Pulumi Cloud answers 404 also for what
+// the token may not see, so a 404 whose organization or stack does not
+// answer either decides nothing.
+func TestCloudNotFoundIsNoProofAlone(t *testing.T) {
+	for _, typ := range []string{"pulumiservice:index:Stack", "pulumiservice:index:DeploymentSettings", "pulumiservice:index:Environment",
+		"pulumiservice:index:DriftSchedule"} {
+		t.Run(typ, func(t *testing.T) {
+			f := newFixture(t)
+			// A fake of another stack: every path of this one answers 404.
+			f.cloud.Close()
+			f.cloud = fakecloud.New("token", "other-org/p/s")
+			d, op := scenarioOp(t, typ, scenarios[typ])
+			v := verdictOf(t, f, d)
+			assert.Equal(t, Undecided, v.Outcome, v.Why)
+			assert.Contains(t, v.Why, "which it also answers for what the token may not see")
+			var report bytes.Buffer
+			Report(&report, "dev", []Verdict{v})
+			assert.Contains(t, report.String(), "-clear '"+op.Resource.URN+"'")
+		})
+	}
 }

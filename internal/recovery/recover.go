@@ -102,19 +102,13 @@ type Options struct {
 	// Decisions, by URN, take the place of the inventory's.
 	Decisions map[string]Decision
 	// Settle is how long after the state's last write the recovery starts
-	// to look: AWS's describe and list calls are eventually consistent
-	// (the EC2 API reference, "Eventual consistency"; IAM's user guide,
-	// "Changes that I make are not always immediately visible").
+	// to look (bounds.RecoverySettle says why).
 	Settle time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Sleep waits (tests replace it).
 	Sleep func(ctx context.Context, d time.Duration) error
 }
-
-// DefaultSettle is the time the recovery lets AWS's reads catch up with a
-// create that was cut off.
-const DefaultSettle = 2 * time.Minute
 
 // Plan decides every pending operation of d. It changes nothing.
 func Plan(ctx context.Context, d *Deployment, l Lookups, o Options) ([]Verdict, error) {
@@ -163,22 +157,32 @@ func hasCreates(d *Deployment) bool {
 	return false
 }
 
+// operationNoun names the operations that are not creates.
+var operationNoun = map[string]string{Updating: "update", Deleting: "delete", Reading: "read", Importing: "import"}
+
 func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict {
 	v := Verdict{Op: op}
 	urn, typ := op.Resource.URN, op.Resource.Type
 	t := Target{Op: op, Access: accessOf(d, op.Resource.Provider), State: d}
 	if op.Type != Creating {
 		v.Outcome = Retry
-		v.Why = "an interrupted " + strings.TrimSuffix(op.Type, "ing")
+		noun, ok := operationNoun[op.Type]
+		if !ok {
+			noun = op.Type
+		}
+		v.Why = "an interrupted " + noun
 		v.Next = "the next `pulumi up` performs it again (`pulumi stack import` and `pulumi refresh` drop the pending operation)"
 		if typ == helmRelease && op.Type == Updating {
 			fix, note, err := releaseUpdateFix(ctx, l, t)
 			switch {
 			case err != nil:
-				v.Outcome = Undecided
-				v.Why += ", and " + err.Error()
-				v.Next = "when the release is not mid-operation (`helm history " + t.Input("name") + " -n " + namespaceOf(t) +
-					"`), run `pulumi up` again"
+				// Still a retry: the state holds the release, so nothing is
+				// made twice, and -import and -clear answer creates only. A
+				// stop here would stop every Deployments run at its pre-run
+				// with nothing a person could answer; the next upgrade
+				// instead fails with Helm's own message, if at all.
+				v.Why += "; the recovery could not ready the release for it: " + err.Error()
+				v.Next = releaseUpdateAdvice(t)
 			case fix != nil:
 				v.Fix = fix
 				v.Why += "; " + note
@@ -240,6 +244,22 @@ func importOrClear(urn string) string {
 		"(docs/recovery.md gives each type's ID); if it does not, `go run ./cmd/recover-pending -stack <stack> -clear '%s'`", urn, urn)
 }
 
+// thenClear ends a finder's advice on what must go before its pending
+// create is cleared: importOrClear's -clear, which Report prints below.
+const thenClear = "clear its pending create with the -clear command below"
+
+// releaseUpdateAdvice is what a person does if the next upgrade of a
+// release whose upgrade was cut off is refused: Helm refuses to upgrade a
+// release whose newest revision is pending (pkg/action/upgrade.go,
+// errPending), and `helm rollback` does not refuse it
+// (pkg/action/rollback.go, helm.sh/helm/v3 v3.20.2).
+func releaseUpdateAdvice(t Target) string {
+	name, namespace := t.Input("name"), namespaceOf(t)
+	return fmt.Sprintf("the next `pulumi up` upgrades it again; if Helm refuses (\"another operation (install/upgrade/rollback) is in progress\"), "+
+		"`helm history %s -n %s` shows the pending revision, and `helm rollback %s <last deployed revision> -n %s` ends it "+
+		"(or run this recovery where it reaches the cluster: it deletes that revision's record)", name, namespace, name, namespace)
+}
+
 // checkAccess proves, before a finder asks AWS, that the recovery's
 // credentials reach the account the resource's provider reaches: a "not
 // found" from another account would clear an object that exists. The
@@ -292,11 +312,7 @@ func accountsOf(d *Deployment, provider string) []string {
 // in strings (provider inputs are strings on the wire).
 func accessOf(d *Deployment, ref string) AWSAccess {
 	var a AWSAccess
-	i := strings.LastIndex(ref, "::")
-	if i < 0 {
-		return a
-	}
-	p := d.byURN(ref[:i])
+	p := d.providerOf(ref)
 	if p == nil {
 		return a
 	}
@@ -324,6 +340,16 @@ func accessOf(d *Deployment, ref string) AWSAccess {
 		}
 	}
 	return a
+}
+
+// providerOf is the provider resource a reference ("<urn>::<id>") names,
+// nil when the state holds none.
+func (d *Deployment) providerOf(ref string) *Resource {
+	i := strings.LastIndex(ref, "::")
+	if i < 0 {
+		return nil
+	}
+	return d.byURN(ref[:i])
 }
 
 // decoded is v, or what the JSON in it holds when v is a string of a JSON

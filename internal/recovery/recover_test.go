@@ -1,7 +1,9 @@
 package recovery
 
 import (
+	"bytes"
 	"context"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/kubeapi"
+	"nodeless-eks/internal/poll"
 )
 
 func clusterOp() Operation {
@@ -223,14 +227,14 @@ func TestLooksOnlyAfterAWSSettles(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	d.Manifest.Time = now.Add(-30 * time.Second)
 	var slept time.Duration
-	_, err := Plan(context.Background(), d, f.lookups(), Options{Settle: DefaultSettle, Now: func() time.Time { return now },
+	_, err := Plan(context.Background(), d, f.lookups(), Options{Settle: bounds.RecoverySettle, Now: func() time.Time { return now },
 		Sleep: func(_ context.Context, d time.Duration) error { slept = d; return nil }})
 	require.NoError(t, err)
 	assert.Equal(t, 90*time.Second, slept, "two minutes after the state's last write")
 
 	slept = 0
 	d.Manifest.Time = now.Add(-time.Hour)
-	_, err = Plan(context.Background(), d, f.lookups(), Options{Settle: DefaultSettle, Now: func() time.Time { return now },
+	_, err = Plan(context.Background(), d, f.lookups(), Options{Settle: bounds.RecoverySettle, Now: func() time.Time { return now },
 		Sleep: func(_ context.Context, d time.Duration) error { slept = d; return nil }})
 	require.NoError(t, err)
 	assert.Zero(t, slept, "an interruption long ago needs no wait")
@@ -341,4 +345,142 @@ func TestClusterOfAnotherAccountIsNotRead(t *testing.T) {
 	l.ClusterAccount = ""
 	_, err = l.Kube(context.Background())
 	assert.ErrorContains(t, err, "names no account of the cluster")
+}
+
+// TestNoReportAdvisesClearingEveryPendingCreate: what a finder says to do
+// before a create is cleared ends with the recovery's own -clear of that
+// URN, never Pulumi's flag that clears every pending create, those whose
+// object exists too.
+func TestNoReportAdvisesClearingEveryPendingCreate(t *testing.T) {
+	fargate := pendingCreate("aws:eks/fargateProfile:FargateProfile", "eks-demo-karpenter",
+		map[string]any{"clusterName": "eks-demo", "fargateProfileName": "eks-demo-karpenter-6b7c8d9"})
+	addon := pendingCreate("aws:eks/addon:Addon", "eks-demo-addons-coredns", map[string]any{"clusterName": "eks-demo", "addonName": "coredns"})
+	pool := pendingCreate("kubernetes:karpenter.sh/v1:NodePool", "pool", map[string]any{"metadata": map[string]any{"name": "general"}})
+	f := newFixture(t)
+	f.aws.answer("eks describe-cluster", map[string]any{"cluster": map[string]any{"status": "FAILED",
+		"roleArn": "arn:aws:iam::123456789012:role/eks-demo-cluster"}})
+	f.aws.answer("eks describe-fargate-profile", map[string]any{"fargateProfile": map[string]any{"status": "CREATE_FAILED"}})
+	f.aws.answer("eks describe-addon", map[string]any{"addon": map[string]any{"status": "CREATE_FAILED"}})
+	f.kube.put(kubeapi.NodePools, "", "general", nil, map[string]any{"deletionTimestamp": "2026-12-01T10:00:00Z"})
+	verdicts, err := Plan(context.Background(), state(clusterOp(), fargate, addon, pool), f.lookups(), Options{})
+	require.NoError(t, err)
+	require.Len(t, verdicts, 4)
+	var report bytes.Buffer
+	Report(&report, "dev", verdicts)
+	for _, v := range verdicts {
+		assert.Equal(t, Undecided, v.Outcome, v.Why)
+		assert.Contains(t, v.Why, "then clear its pending create with the -clear command below")
+		assert.Contains(t, report.String(), "go run ./cmd/recover-pending -stack dev -clear '"+v.Op.Resource.URN+"'")
+	}
+	assert.NotContains(t, report.String(), "--clear-pending-creates")
+}
+
+// quickWaits bounds every wait to milliseconds.
+type quickWaits struct{ *CLILookups }
+
+func (quickWaits) Wait(ctx context.Context, _ time.Duration, cond func(context.Context) (bool, string, error)) error {
+	return poll.Until(ctx, 20*time.Millisecond, time.Millisecond, cond)
+}
+
+// TestClusterWaitSaysWhyItStopped: only a cluster still CREATING when the
+// bound runs out is reported as such; a describe that fails says its
+// error, and a recovery that is stopped says so.
+func TestClusterWaitSaysWhyItStopped(t *testing.T) {
+	creating := map[string]any{"cluster": map[string]any{"status": "CREATING", "roleArn": "arn:aws:iam::123456789012:role/eks-demo-cluster"}}
+	plan := func(ctx context.Context, f *fixture) Verdict {
+		t.Helper()
+		verdicts, err := Plan(ctx, state(clusterOp()), quickWaits{f.lookups()}, Options{})
+		require.NoError(t, err)
+		require.Len(t, verdicts, 1)
+		assert.Equal(t, Undecided, verdicts[0].Outcome)
+		return verdicts[0]
+	}
+
+	f := newFixture(t)
+	f.aws.answer("eks describe-cluster", creating)
+	v := plan(context.Background(), f)
+	assert.Contains(t, v.Why, "the cluster was still CREATING after the recovery waited "+bounds.RecoveryCluster.String())
+
+	f = newFixture(t)
+	asked := 0
+	f.aws.on("eks describe-cluster", func([]string) awsAnswer {
+		if asked++; asked > 2 {
+			return awsAnswer{code: "AccessDeniedException"}
+		}
+		return awsAnswer{out: creating}
+	})
+	v = plan(context.Background(), f)
+	assert.Contains(t, v.Why, "AccessDeniedException")
+	assert.NotContains(t, v.Why, "still CREATING")
+
+	f = newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	asked = 0
+	f.aws.on("eks describe-cluster", func([]string) awsAnswer {
+		if asked++; asked > 1 {
+			cancel() // the recovery is stopped while it waits
+		}
+		return awsAnswer{out: creating}
+	})
+	v = plan(ctx, f)
+	assert.Contains(t, v.Why, "the recovery stopped (context canceled) while the cluster was CREATING")
+	assert.NotContains(t, v.Why, "still CREATING")
+}
+
+// TestReleaseUpdateTheRecoveryCannotReady: a cut-off upgrade whose records
+// cannot be read is no decision to make: it is left to the next run, with
+// what to do if Helm refuses it, and does not stop the recovery (nor every
+// Deployments run's pre-run after it).
+func TestReleaseUpdateTheRecoveryCannotReady(t *testing.T) {
+	f := newFixture(t)
+	f.kube.err = &kubeapi.StatusError{Code: http.StatusForbidden, Message: "forbidden"}
+	v := verdictOf(t, f, state(releaseOp(Updating)))
+	assert.Equal(t, Retry, v.Outcome, v.Why)
+	assert.Nil(t, v.Fix)
+	assert.Contains(t, v.Why, "the recovery could not ready the release for it")
+	assert.Contains(t, v.Next, "`helm rollback karpenter <last deployed revision> -n karpenter`")
+	assert.NotContains(t, v.Next, "run `pulumi up` again")
+	assert.True(t, Decided([]Verdict{v}))
+
+	f = newFixture(t)
+	f.kube.helmRecord("karpenter", "karpenter", 1, "pending-upgrade")
+	v = verdictOf(t, f, state(releaseOp(Updating)))
+	assert.Equal(t, Retry, v.Outcome, "no deployed revision to return to: still the next run's")
+	assert.Contains(t, v.Why, "no deployed revision before it")
+}
+
+// TestReleaseRecordsElsewhereThanSecrets: with another Helm storage driver
+// no Secret is no proof that Helm wrote no record.
+func TestReleaseRecordsElsewhereThanSecrets(t *testing.T) {
+	withSettings := func(settings any) *Deployment {
+		d := state(releaseOp(Creating))
+		d.Resources[0].Inputs["helmReleaseSettings"] = settings
+		return d
+	}
+	for name, d := range map[string]*Deployment{
+		"the provider's driver":             withSettings(`{"driver":"configmap"}`),
+		"the provider's driver, as objects": withSettings(map[string]any{"driver": "memory"}),
+		"a secret setting":                  withSettings(map[string]any{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "ciphertext": "x"}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			v := verdictOf(t, f, d)
+			assert.Equal(t, Undecided, v.Outcome, v.Why)
+			assert.Contains(t, v.Why, "Helm keeps the release's records")
+		})
+	}
+	t.Run("the environment's driver", func(t *testing.T) {
+		t.Setenv("PULUMI_K8S_HELM_DRIVER", "configmap")
+		f := newFixture(t)
+		v := verdictOf(t, f, state(releaseOp(Creating)))
+		assert.Equal(t, Undecided, v.Outcome, v.Why)
+		assert.Contains(t, v.Why, `with the "configmap" driver`)
+	})
+	t.Run("the provider's secret driver", func(t *testing.T) {
+		t.Setenv("PULUMI_K8S_HELM_DRIVER", "configmap") // the provider's setting comes first
+		f := newFixture(t)
+		v := verdictOf(t, f, withSettings(`{"driver":"secret"}`))
+		assert.Equal(t, Clear, v.Outcome, v.Why)
+	})
 }

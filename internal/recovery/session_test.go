@@ -285,6 +285,7 @@ func TestNoPendingOperationsIsLeftAloneQuickly(t *testing.T) {
 // never reached IAM, and leaves the queue's interrupted update to the
 // next run.
 func TestUpInterruptedDuringTheClusterCreate(t *testing.T) {
+	requireProcessChecks(t)
 	f := newFixture(t)
 	polls := 0
 	f.aws.on("eks describe-cluster", func([]string) awsAnswer {
@@ -395,13 +396,28 @@ func TestUndecidedChangesNothing(t *testing.T) {
 	assert.Contains(t, out.String(), "go run ./cmd/recover-pending -stack dev -import '"+karpRole+"=<ID>'")
 }
 
+// requireProcessChecks skips where the recovery cannot tell whether a
+// process runs (processExists), and so removes no lock.
+func requireProcessChecks(t *testing.T) {
+	t.Helper()
+	if _, err := processExists(os.Getpid()); err != nil {
+		t.Skipf("no process checks here: %v", err)
+	}
+}
+
 func TestLocksThatAreNotStale(t *testing.T) {
+	requireProcessChecks(t)
+	// The lock's process is this test's, which the system sees running;
+	// the fake ps names it.
+	pid := os.Getpid()
 	for name, tc := range map[string]struct {
 		hostname, comm, want string
 	}{
 		"a live pulumi":         {"runner-1", "pulumi", "a pulumi process that is still running"},
 		"another machine's":     {"laptop", "", "on another machine, which the recovery cannot check: if that run is gone, `pulumi cancel --stack dev --yes`"},
 		"a live pulumi by path": {"runner-1", "/usr/local/bin/pulumi", "still running"},
+		// ps fails (missing, or the process just ended): no proof it is gone.
+		"a live process ps cannot name": {"runner-1", "", fmt.Sprintf("cannot tell whether process %d, which holds the stack's lock, is pulumi", pid)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t)
@@ -409,14 +425,14 @@ func TestLocksThatAreNotStale(t *testing.T) {
 			before := exportOf(t, time.Now().Add(-time.Hour), baseResources(), []map[string]any{pending(Creating, role)})
 			p := &fakePulumi{export: before, processes: map[int]string{}}
 			if tc.comm != "" {
-				p.processes[99] = tc.comm
+				p.processes[pid] = tc.comm
 			}
 			var out bytes.Buffer
 			s := newSession(t, p, f, &out)
 			dir := filepath.Join(strings.TrimPrefix(p.backend, "file://"), ".pulumi", "locks", "dev") // the legacy layout
 			require.NoError(t, os.MkdirAll(dir, 0o755))
 			lock := filepath.Join(dir, "l.json")
-			require.NoError(t, os.WriteFile(lock, []byte(`{"pid":99,"username":"u","hostname":"`+tc.hostname+`","timestamp":"2026-12-01T10:00:00Z"}`), 0o600))
+			require.NoError(t, os.WriteFile(lock, []byte(fmt.Sprintf(`{"pid":%d,"username":"u","hostname":"%s","timestamp":"2026-12-01T10:00:00Z"}`, pid, tc.hostname)), 0o600))
 			_, err := s.Recover(context.Background())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
@@ -538,8 +554,13 @@ func TestEditKeepsTheStateWhole(t *testing.T) {
 	require.Len(t, d.PendingOperations, 1, "the pending delete is left; `pulumi stack import` drops it")
 	assert.Equal(t, Deleting, d.PendingOperations[0].Type)
 
-	_, err = Edit(raw, map[string]Imported{karpQueue: {ID: "q"}}, nil)
+	_, err = Edit(raw, map[string]Imported{eksCluster: {ID: "eks-demo"}, karpQueue: {ID: "q"}}, map[string]bool{karpRole: true})
 	assert.ErrorContains(t, err, "has no pending create to import")
+
+	// `pulumi stack import` would drop a create left pending: a clear no
+	// one decided.
+	_, err = Edit(raw, map[string]Imported{eksCluster: {ID: "eks-demo"}}, nil)
+	assert.ErrorContains(t, err, karpRole+" is a pending create with no decision")
 }
 
 func TestLookupsReachTheStatesCluster(t *testing.T) {
@@ -636,4 +657,26 @@ func TestImportedObjectsAreReadWithTheirSeed(t *testing.T) {
 	require.NotNil(t, imported)
 	assert.Equal(t, "general", imported.ID)
 	assert.Equal(t, map[string]any{"__fieldManager": "pulumi-kubernetes-1f2e3d4c"}, imported.Outputs["seed"], "the read got the seed")
+}
+
+// TestAnUpgradeTheRecoveryCannotReadDoesNotStop: a Deployments pre-run
+// that cannot reach the cluster lets the run go on to retry a cut-off
+// Helm upgrade, instead of stopping every run on it with no decision to
+// make (-import and -clear answer creates only).
+func TestAnUpgradeTheRecoveryCannotReadDoesNotStop(t *testing.T) {
+	f := newFixture(t)
+	f.kube.err = errors.New("dial tcp: i/o timeout")
+	resources := append(baseResources(), res(karpComp, "nodeless-eks:karpenter:Karpenter", false, "", stackURN, "", nil),
+		res(karpRelease, helmRelease, true, "karpenter/karpenter", karpComp, awsProviderURN+"::prov-id", map[string]any{"name": "karpenter", "namespace": "karpenter"}))
+	before := exportOf(t, time.Now().Add(-time.Hour), resources, []map[string]any{pending(Updating, resources[len(resources)-1])})
+	p := &fakePulumi{export: before}
+	var out bytes.Buffer
+	s := newSession(t, p, f, &out)
+	res, err := s.Recover(context.Background())
+	require.NoError(t, err, out.String())
+	assert.Equal(t, 1, res.Pending)
+	assert.Equal(t, before, p.export, "nothing to write: the next run performs the upgrade again")
+	assert.Contains(t, out.String(), "retry     eks-demo-karpenter-controller (kubernetes:helm.sh/v3:Release, updating)")
+	assert.Contains(t, out.String(), "(kubernetes:helm.sh/v3:Release, updating): an interrupted update; the recovery could not ready the release for it: dial tcp: i/o timeout")
+	assert.Contains(t, out.String(), "`helm rollback karpenter <last deployed revision> -n karpenter`")
 }

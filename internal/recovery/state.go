@@ -183,7 +183,8 @@ type Imported struct {
 // create goes. Every other field of the export is kept as it was. `pulumi
 // stack import` drops the pending operations that are left
 // (pkg/cmd/pulumi/stack/io.go), which a refresh would drop too: only
-// creates need a decision.
+// creates need a decision, and every one must have one (Recover edits
+// only once all are decided), as the import would clear one left pending.
 func Edit(raw []byte, imports map[string]Imported, clears map[string]bool) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -223,11 +224,10 @@ func Edit(raw []byte, imports map[string]Imported, clears map[string]bool) ([]by
 			done[urn] = true
 			continue
 		}
-		if clears[urn] {
-			done[urn] = true
-			continue
+		if !clears[urn] {
+			return nil, fmt.Errorf("%s is a pending create with no decision", urn)
 		}
-		kept = append(kept, raw)
+		done[urn] = true
 	}
 	for urn := range imports {
 		if !done[urn] {

@@ -67,6 +67,7 @@ func program(ctx *pulumi.Context, today time.Time) error {
 		KmsKeyArn:             cfg.KmsKeyArn,
 		AccessEntries:         cfg.AccessEntries,
 		IAM:                   cfg.IAM,
+		KeepPulumiEKSRole:     cfg.KeepPulumiEKSServiceRole,
 		Protect:               cfg.Production,
 		SupportType:           cfg.SupportType,
 	})

@@ -15,8 +15,10 @@ package main
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -345,15 +347,134 @@ func TestIAMPathAndBoundary(t *testing.T) {
 		require.Len(t, trust, 1)
 		assert.Equal(t, map[string]any{"Service": "eks.amazonaws.com"}, trust[0].Principal)
 	})
-	t.Run("without them pulumi-eks keeps its own service role", func(t *testing.T) {
+	t.Run("without them the service role is still ours, without a path or boundary", func(t *testing.T) {
 		dev := runDevStack(t).rec
-		assert.NotContains(t, dev.Get(t, tokens.EKSCluster, "eks-demo").Inputs, resource.PropertyKey("serviceRole"))
+		assert.True(t, dev.Get(t, tokens.EKSCluster, "eks-demo").Inputs["serviceRole"].IsResourceReference(), "pulumi-eks must use our role")
+		dev.Get(t, tokens.Role, "eks-demo-service")
 		for _, role := range dev.OfType(tokens.Role) {
-			assert.NotEqual(t, "eks-demo-service", role.Name)
 			assert.NotContainsf(t, role.Inputs, resource.PropertyKey("permissionsBoundary"), "role %s", role.Name)
 			assert.NotContainsf(t, role.Inputs, resource.PropertyKey("path"), "role %s", role.Name)
 		}
 	})
+}
+
+// TestABoundaryIsAnInPlaceUpdate registers the dev stack without and with
+// a permissions boundary, as a quick-start cluster handed to deploy/'s
+// pipeline is, and compares the two: the same resources (URNs), and no
+// input changed but the roles' permissionsBoundary, which IAM sets in place
+// (PutRolePermissionsBoundary; pulumi-aws's aws_iam_role updates it without
+// replacement). The cluster, whose service role EKS cannot change, keeps
+// every input.
+func TestABoundaryIsAnInPlaceUpdate(t *testing.T) {
+	const boundary = "arn:aws:iam::123456789012:policy/deploy-nodeless-eks-dev-boundary"
+	before := programRegistrations(runDevStack(t).rec)
+	after := programRegistrations(devStackWith(t, map[string]string{"iamPermissionsBoundary": boundary}).rec)
+	byURN := func(regs []*mock.Registration) map[string]*mock.Registration {
+		m := map[string]*mock.Registration{}
+		for _, r := range regs {
+			m[r.URN] = r
+		}
+		return m
+	}
+	was, now := byURN(before), byURN(after)
+	require.Equal(t, slices.Sorted(maps.Keys(was)), slices.Sorted(maps.Keys(now)), "the same resources, by URN")
+	bounded := 0
+	for urn, b := range was {
+		a := now[urn]
+		for _, key := range slices.Sorted(maps.Keys(a.Inputs)) {
+			if b.Type == tokens.Role && key == "permissionsBoundary" {
+				assert.Equal(t, boundary, a.Inputs[key].StringValue(), urn)
+				assert.NotContains(t, b.Inputs, key, "%s had no boundary before", urn)
+				bounded++
+				continue
+			}
+			assert.Truef(t, b.Inputs[key].DeepEquals(a.Inputs[key]), "%s: input %s changed: %v -> %v", urn, key, b.Inputs[key], a.Inputs[key])
+		}
+		for key := range b.Inputs {
+			assert.Containsf(t, a.Inputs, key, "%s lost input %s", urn, key)
+		}
+	}
+	assert.Equal(t, len(now[urnOf(t, after, tokens.Role, "eks-demo-service")].Inputs), len(was[urnOf(t, before, tokens.Role, "eks-demo-service")].Inputs)+1)
+	assert.Equal(t, len(programRolesOf(after)), bounded, "every role gets the boundary, the cluster's service role included")
+}
+
+// urnOf is the URN of the registration of typ named name.
+func urnOf(t *testing.T, regs []*mock.Registration, typ, name string) string {
+	t.Helper()
+	for _, r := range regs {
+		if r.Type == typ && r.Name == name {
+			return r.URN
+		}
+	}
+	require.Failf(t, "not registered", "%s %s", typ, name)
+	return ""
+}
+
+// programRolesOf are the IAM roles among regs.
+func programRolesOf(regs []*mock.Registration) []*mock.Registration {
+	var roles []*mock.Registration
+	for _, r := range regs {
+		if r.Type == tokens.Role {
+			roles = append(roles, r)
+		}
+	}
+	return roles
+}
+
+// TestAClusterOfAnEarlierVersionKeepsItsServiceRole runs the dev stack
+// against a running cluster whose service role pulumi-eks created (what
+// earlier versions did without an IAM path or boundary): the program keeps
+// that role, since EKS would replace the cluster for another, and gives it
+// a boundary through a transform, in place; an iamPath, which would replace
+// the role, is refused, as is a cluster whose role this stack does not
+// create, or whose role's path differs from iamPath.
+func TestAClusterOfAnEarlierVersionKeepsItsServiceRole(t *testing.T) {
+	const boundary = "arn:aws:iam::123456789012:policy/deploy-nodeless-eks-dev-boundary"
+	on := func(t *testing.T, role string, set map[string]string) stackRun {
+		t.Helper()
+		cfg := stackConfig(t, "Pulumi.dev.yaml")
+		for k, v := range set {
+			cfg[testProject+":"+k] = v
+		}
+		acct := &fakeaws.Account{Vpc: fakeaws.DevVpc(), ClusterName: "eks-demo", RunningVersion: "1.36", RunningServiceRoleArn: role}
+		return runStack(t, cfg, newRecorder(acct), true)
+	}
+	const pulumiEKSRole = "arn:aws:iam::123456789012:role/eks-demo-eksRole-role-4d5e6f7"
+	t.Run("pulumi-eks's role is kept, and bounded in place", func(t *testing.T) {
+		run := on(t, pulumiEKSRole, map[string]string{"iamPermissionsBoundary": boundary})
+		require.NoError(t, run.err)
+		eks := run.rec.Get(t, tokens.EKSCluster, "eks-demo")
+		assert.NotContains(t, eks.Inputs, resource.PropertyKey("serviceRole"), "pulumi-eks keeps its role")
+		_, ours := run.rec.Find(tokens.Role, "eks-demo-service")
+		assert.False(t, ours, "no second service role")
+		role := eks.Transformed[tokens.Role]
+		require.False(t, role.Unchanged, "the transform reaches pulumi-eks's eksRole-role")
+		assert.Equal(t, boundary, role.Props["permissionsBoundary"].StringValue())
+	})
+	t.Run("without a boundary it is left as it is", func(t *testing.T) {
+		run := on(t, pulumiEKSRole, nil)
+		require.NoError(t, run.err)
+		assert.True(t, run.rec.Get(t, tokens.EKSCluster, "eks-demo").Transformed[tokens.Role].Unchanged)
+	})
+	for _, tt := range []struct {
+		name, role string
+		set        map[string]string
+		want       string
+	}{
+		{"an iamPath on pulumi-eks's role", pulumiEKSRole, map[string]string{"iamPath": "/eks/"},
+			`iamPath "/eks/": cluster eks-demo was created with pulumi-eks's service role ` + pulumiEKSRole + `, at path "/"`},
+		{"another iamPath than the program's role has", "arn:aws:iam::123456789012:role/eks/eks-demo-service-1a2b3c4", nil,
+			`iamPath "/": cluster eks-demo's service role arn:aws:iam::123456789012:role/eks/eks-demo-service-1a2b3c4 is at path "/eks/"`},
+		{"a role this stack does not create", "arn:aws:iam::123456789012:role/hand-made-eks-role", nil,
+			`clusterName "eks-demo": a cluster of that name exists in the account and region with service role arn:aws:iam::123456789012:role/hand-made-eks-role, which this stack does not create`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := on(t, tt.role, tt.set)
+			require.Error(t, run.err)
+			assert.Contains(t, run.err.Error(), tt.want)
+			assert.Empty(t, programRegistrations(run.rec), "nothing is registered")
+		})
+	}
 }
 
 const (
@@ -548,8 +669,8 @@ func TestEveryNameFits(t *testing.T) {
 		name, stackFile string
 		set             map[string]string
 	}{
-		{"the dev stack, pulumi-eks's own service role", "Pulumi.dev.yaml", map[string]string{"clusterName": longest}},
-		{"with an IAM path, the program's own service role", "Pulumi.dev.yaml", map[string]string{"clusterName": longest, "iamPath": "/platform/eks/"}},
+		{"the dev stack", "Pulumi.dev.yaml", map[string]string{"clusterName": longest}},
+		{"with an IAM path", "Pulumi.dev.yaml", map[string]string{"clusterName": longest, "iamPath": "/platform/eks/"}},
 		{"the production stack with two pools", "testdata/stack-multipool.yaml", map[string]string{"clusterName": longest}},
 		{"the default name of a stack named after a region", "Pulumi.dev.yaml", map[string]string{"clusterName": names.DefaultClusterName(testProject, "staging-eu-west-1")}},
 		{"the default name of a very long stack name", "Pulumi.dev.yaml", map[string]string{"clusterName": names.DefaultClusterName(testProject, strings.Repeat("review-", 9))}},

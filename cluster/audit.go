@@ -21,8 +21,8 @@ type auditPrerequisites struct {
 	secretsKeyArn pulumi.StringOutput
 	// logGroupName is the control-plane log group, "" without logging.
 	logGroupName pulumi.StringOutput
-	// serviceRole is the cluster's service role when this package creates
-	// it (IAM options set), nil when pulumi-eks does.
+	// serviceRole is the cluster's service role, nil when pulumi-eks's is
+	// kept (Args.KeepPulumiEKSRole).
 	serviceRole *iam.Role
 	// prerequisites must exist before the cluster is created.
 	prerequisites []pulumi.Resource
@@ -31,8 +31,13 @@ type auditPrerequisites struct {
 }
 
 // newAuditPrerequisites creates what a security review asks of the control
-// plane: a log group with a retention, a KMS key for Secrets, and, when the
-// organisation sets an IAM path or boundary, the service role carrying them.
+// plane: a log group with a retention, a KMS key for Secrets, and the
+// service role, carrying the organisation's IAM path and boundary when it
+// sets them. The role exists whether or not they are set, so that adding a
+// boundary to a running stack (a quick-start cluster handed to a pipeline
+// whose runs may only create bounded roles) updates the role in place: a
+// role created by pulumi-eks instead would have to give way to a new one,
+// and EKS replaces a cluster whose service role changes.
 func newAuditPrerequisites(ctx *pulumi.Context, name string, args *Args, account awsaccount.Account,
 	parent pulumi.ResourceOption) (*auditPrerequisites, error) {
 	out := &auditPrerequisites{logGroupName: pulumi.String("").ToStringOutput()}
@@ -79,7 +84,7 @@ func newAuditPrerequisites(ctx *pulumi.Context, name string, args *Args, account
 		out.created = append(out.created, key)
 	}
 
-	if !args.IAM.IsDefault() {
+	if !args.KeepPulumiEKSRole {
 		trust, err := ServiceRoleTrustPolicy()
 		if err != nil {
 			return nil, err

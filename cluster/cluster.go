@@ -68,10 +68,16 @@ type Args struct {
 	// AccessEntries grant IAM principals access to the cluster, by entry
 	// name. The identity that creates the cluster stays its admin.
 	AccessEntries map[string]AccessEntry
-	// IAM is the path and permissions boundary of every role and policy.
-	// When either is set, the cluster's service role is created here
-	// instead of by pulumi-eks, so that it carries them too.
+	// IAM is the path and permissions boundary of every role and policy,
+	// the cluster's service role included.
 	IAM iamopts.Options
+	// KeepPulumiEKSRole keeps the service role pulumi-eks created for a
+	// cluster of an earlier version of the program, which EKS cannot
+	// swap for another; IAM's boundary reaches it through a transform.
+	// Default false: the service role is created here, with IAM, from the
+	// first `pulumi up`, so that setting a boundary later is an in-place
+	// update of the role, not a new role and with it a new cluster.
+	KeepPulumiEKSRole bool
 	// Protect keeps `pulumi destroy` from deleting the EKS cluster and the
 	// key this component creates.
 	Protect bool
@@ -165,9 +171,11 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	// (pulumi/pulumi sdk/go/pulumi/context.go registerTransform), sets both
 	// on its aws:eks/cluster:Cluster child, so that the cluster's protection
 	// does not rest on the provider.
-	clusterOpts = append(clusterOpts, pulumi.Transforms([]pulumi.ResourceTransform{
-		EKSClusterTransform(args.Protect, args.SupportType),
-	}))
+	transforms := []pulumi.ResourceTransform{EKSClusterTransform(args.Protect, args.SupportType)}
+	if args.KeepPulumiEKSRole && args.IAM.PermissionsBoundary != "" {
+		transforms = append(transforms, PulumiEKSServiceRoleTransform(name, args.IAM.PermissionsBoundary))
+	}
+	clusterOpts = append(clusterOpts, pulumi.Transforms(transforms))
 	clusterArgs := &eks.ClusterArgs{
 		Name:                  pulumi.String(args.ClusterName),
 		Version:               pulumi.String(args.KubernetesVersion),
@@ -306,6 +314,26 @@ func EKSClusterTransform(protect bool, supportType string) pulumi.ResourceTransf
 			opts.Protect = true
 		}
 		return &pulumi.ResourceTransformResult{Props: props, Opts: opts}
+	}
+}
+
+// PulumiEKSServiceRoleTransform gives the service role that pulumi-eks
+// creates ("<name>-eksRole-role", under its "<name>-eksRole" ServiceRole:
+// pulumi-eks nodejs/eks/cluster.ts and servicerole.ts) the permissions
+// boundary, which IAM sets in place (PutRolePermissionsBoundary). Only
+// clusters of earlier versions have that role; its other children pass
+// unchanged.
+func PulumiEKSServiceRoleTransform(name, boundary string) pulumi.ResourceTransform {
+	return func(_ context.Context, args *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
+		if args.Type != "aws:iam/role:Role" || args.Name != name+"-eksRole-role" {
+			return nil
+		}
+		props := pulumi.Map{}
+		for k, v := range args.Props {
+			props[k] = v
+		}
+		props["permissionsBoundary"] = pulumi.String(boundary)
+		return &pulumi.ResourceTransformResult{Props: props, Opts: args.Opts}
 	}
 }
 

@@ -111,6 +111,11 @@ type Config struct {
 	AllowPublicEndpointFromInternet bool
 	// IAM is the path and permissions boundary of every role and policy.
 	IAM iamopts.Options
+	// KeepPulumiEKSServiceRole is set by the preflight, not by a key: the
+	// running cluster was created by an earlier version of the program with
+	// pulumi-eks's service role, which it keeps (EKS cannot change a
+	// cluster's role). Every cluster created now has the program's own.
+	KeepPulumiEKSServiceRole bool
 	// MetricsServer installs the metrics-server add-on. Default true.
 	MetricsServer bool
 	// NodeRepair lets Karpenter replace unhealthy nodes and installs the

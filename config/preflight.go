@@ -30,13 +30,16 @@ const supportWarningDays = 90
 // pinned AMI is published. It adds what is valid but costly or soon to
 // change to c.Warnings.
 func preflight(ctx *pulumi.Context, c *Config, day time.Time) error {
-	running, exists, err := runningVersion(ctx, c.ClusterName)
+	running, exists, err := runningCluster(ctx, c.ClusterName)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	if exists {
-		if err := checkUpgradeStep(c, running); err != nil {
+		if err := checkUpgradeStep(c, running.Version); err != nil {
+			errs = append(errs, err)
+		}
+		if err := c.checkServiceRole(running.RoleArn); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -89,22 +92,23 @@ func checkSpotRole(ctx *pulumi.Context, c *Config) (string, error) {
 		strings.Join(spotPools, ", ")), nil
 }
 
-// runningVersion returns the Kubernetes version the cluster runs, and
-// whether it exists at all. It lists the account's clusters first, so that
-// "no cluster yet" is an answer, not an error to recognise by its text.
-func runningVersion(ctx *pulumi.Context, clusterName string) (string, bool, error) {
+// runningCluster returns the cluster as EKS describes it (the Kubernetes
+// version it runs, its service role), and whether it exists at all. It
+// lists the account's clusters first, so that "no cluster yet" is an
+// answer, not an error to recognise by its text.
+func runningCluster(ctx *pulumi.Context, clusterName string) (*eks.LookupClusterResult, bool, error) {
 	clusters, err := eks.GetClusters(ctx)
 	if err != nil {
-		return "", false, fmt.Errorf("listing the EKS clusters of the account (eks:ListClusters), to tell a new cluster %s from an upgrade: %w", clusterName, err)
+		return nil, false, fmt.Errorf("listing the EKS clusters of the account (eks:ListClusters), to tell a new cluster %s from an upgrade: %w", clusterName, err)
 	}
 	if !slices.Contains(clusters.Names, clusterName) {
-		return "", false, nil
+		return nil, false, nil
 	}
 	cl, err := eks.LookupCluster(ctx, &eks.LookupClusterArgs{Name: clusterName})
 	if err != nil {
-		return "", false, fmt.Errorf("reading the version cluster %s runs: %w", clusterName, err)
+		return nil, false, fmt.Errorf("reading the version and service role of cluster %s: %w", clusterName, err)
 	}
-	return cl.Version, true, nil
+	return cl, true, nil
 }
 
 // checkUpgradeStep rejects a kubernetesVersion that EKS cannot reach in one

@@ -19,11 +19,6 @@ type Options struct {
 	PermissionsBoundary string
 }
 
-// IsDefault reports whether neither setting departs from IAM's defaults.
-func (o Options) IsDefault() bool {
-	return (o.Path == "" || o.Path == "/") && o.PermissionsBoundary == ""
-}
-
 // Role sets the path and boundary on args and returns it.
 func (o Options) Role(args *iam.RoleArgs) *iam.RoleArgs {
 	if o.Path != "" && o.Path != "/" {

@@ -88,6 +88,9 @@ type Account struct {
 	// RunningVersion is the Kubernetes version of the cluster that already
 	// exists, "" when there is none yet.
 	RunningVersion string
+	// RunningServiceRoleArn is that cluster's service role; "" gives it
+	// the role the program creates ("<ClusterName>-service-..." at "/").
+	RunningServiceRoleArn string
 	// NoSpotRole leaves the account without the EC2 Spot service-linked role.
 	NoSpotRole bool
 
@@ -102,6 +105,9 @@ type Account struct {
 func (a *Account) Recorder(project, stack string) *mock.Recorder {
 	rec := mock.New(project, stack)
 	rec.Children = remoteChildren
+	// pulumi-eks names its service role after the component
+	// (nodejs/eks/servicerole.ts: "<name>-eksRole" and its "-role").
+	rec.ChildNames = map[string]string{"aws:iam/role:Role": "%s-eksRole-role"}
 	rec.State = func(reg *mock.Registration) (string, resource.PropertyMap, error) { return a.state(rec, reg) }
 	rec.Invoke = func(args pulumi.MockCallArgs) (resource.PropertyMap, error) { return a.invoke(rec, args) }
 	return rec
@@ -278,7 +284,12 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 		if a.RunningVersion == "" || args.Args["name"].StringValue() != a.ClusterName {
 			return nil, fmt.Errorf("the program read cluster %v, which getClusters did not list", args.Args["name"])
 		}
-		return resource.PropertyMap{"name": args.Args["name"], "version": resource.NewProperty(a.RunningVersion)}, nil
+		role := a.RunningServiceRoleArn
+		if role == "" {
+			role = "arn:aws:iam::" + AccountID + ":role/" + a.ClusterName + "-service-1a2b3c4"
+		}
+		return resource.PropertyMap{"name": args.Args["name"], "version": resource.NewProperty(a.RunningVersion),
+			"roleArn": resource.NewProperty(role)}, nil
 	case "aws:iam/getRoles:getRoles":
 		var names []resource.PropertyValue
 		if !a.NoSpotRole && args.Args["pathPrefix"].StringValue() == "/aws-service-role/spot.amazonaws.com/" {

@@ -78,6 +78,9 @@ type Recorder struct {
 	// component's type and then the child's, that the component's
 	// transforms are run on as the engine would run them.
 	Children map[string]map[string]resource.PropertyMap
+	// ChildNames name those children, by the child's type: a format with
+	// one %s for the component's name; "child" where none is given.
+	ChildNames map[string]string
 	// Hold delays the creation of the named resources until their channel
 	// closes (or HoldLimit passes), as a slow step of `pulumi up` does.
 	Hold      map[string]chan struct{}
@@ -129,7 +132,11 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 	if children, ok := r.Children[reg.Type]; ok && reg.Transforms > 0 {
 		reg.Transformed = map[string]Transformed{}
 		for typ, props := range children {
-			got, err := runTransforms(args.RegisterRPC.GetTransforms(), reg.URN, typ, props.Copy())
+			name := "child"
+			if format, ok := r.ChildNames[typ]; ok {
+				name = fmt.Sprintf(format, reg.Name)
+			}
+			got, err := runTransforms(args.RegisterRPC.GetTransforms(), reg.URN, typ, name, props.Copy())
 			if err != nil {
 				return "", nil, fmt.Errorf("running the transforms of %s on a %s: %w", reg.Name, typ, err)
 			}

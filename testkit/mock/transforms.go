@@ -14,7 +14,7 @@ import (
 // runTransforms calls each transform callback of a registration the way
 // the engine does for a remote component's child: through the SDK's
 // callback server, with a TransformRequest, feeding each result to the next.
-func runTransforms(callbacks []*pulumirpc.Callback, parentURN, typ string, props resource.PropertyMap) (Transformed, error) {
+func runTransforms(callbacks []*pulumirpc.Callback, parentURN, typ, name string, props resource.PropertyMap) (Transformed, error) {
 	out := Transformed{Props: props, Unchanged: true}
 	for _, cb := range callbacks {
 		conn, err := grpc.NewClient(cb.GetTarget(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -27,7 +27,7 @@ func runTransforms(callbacks []*pulumirpc.Callback, parentURN, typ string, props
 			return out, err
 		}
 		req, err := proto.Marshal(&pulumirpc.TransformRequest{
-			Type: typ, Name: "child", Custom: true, Parent: parentURN, Properties: args,
+			Type: typ, Name: name, Custom: true, Parent: parentURN, Properties: args,
 			Options: &pulumirpc.TransformResourceOptions{Protect: proto.Bool(out.Protect)},
 		})
 		if err != nil {

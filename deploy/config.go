@@ -23,10 +23,12 @@ type Account struct {
 	// ID is the 12-digit account ID.
 	ID string `json:"id"`
 	// RoleArn is the role in the account that the credentials running
-	// deploy/ assume to create the deploy roles there (in an AWS
-	// Organization, OrganizationAccountAccessRole). Empty: the account is
-	// the one those credentials are for (checked before anything is
-	// registered).
+	// deploy/ assume to create the deploy roles there: AccountRoleName,
+	// created once per account from that account's own credentials, with
+	// the documents in account-role/ (deploy/README.md, "One role per
+	// account"), trusting only the principal that runs deploy/. Empty: the
+	// account is the one those credentials are for (checked before anything
+	// is registered).
 	RoleArn string `json:"roleArn,omitempty"`
 	// OidcProviderArn reuses the account's api.pulumi.com/oidc provider.
 	OidcProviderArn string `json:"oidcProviderArn,omitempty"`
@@ -36,6 +38,10 @@ type Account struct {
 	// production stack together with non-production or review stacks,
 	// which can then reach production's data (deploy/README.md lists how).
 	SharedWithNonProduction bool `json:"sharedWithNonProduction,omitempty"`
+	// SharedResourceAccounts are other accounts whose shared resources
+	// the account's clusters use, such as a shared VPC's network account:
+	// the boundary denies what any other account shares.
+	SharedResourceAccounts []string `json:"sharedResourceAccounts,omitempty"`
 }
 
 // StackSettings is how one stack of the root project is deployed.
@@ -64,10 +70,15 @@ type StackSettings struct {
 	DriftSchedule string `json:"driftSchedule,omitempty"`
 	// AutoRemediate runs `pulumi up` when drift is found.
 	AutoRemediate bool `json:"autoRemediate,omitempty"`
+	// AgentPoolID runs the stack's deployments on a customer-managed
+	// runner pool (Enterprise), whose network may reach a private API
+	// endpoint. Default: Pulumi-hosted runners, which have no fixed egress
+	// address, so the stack's public endpoint must be open to 0.0.0.0/0.
+	AgentPoolID string `json:"agentPoolId,omitempty"`
 }
 
 // stackFields names the settings a stack may have, for messages.
-const stackFields = "{account, region, production, previewPullRequests, clusterName, environment, driftSchedule, autoRemediate}"
+const stackFields = "{account, region, production, previewPullRequests, clusterName, environment, driftSchedule, autoRemediate, agentPoolId}"
 
 // Previews reports whether the stack previews pull requests.
 func (s StackSettings) Previews() bool {
@@ -122,9 +133,10 @@ type feature struct {
 }
 
 var (
-	driftFeature = feature{"drift detection", Pro}             // drift-detection: available_from pro
-	ttlFeature   = feature{"time-to-live stacks", Pro}         // ttl-stacks: available_from pro
-	teamsFeature = feature{"teams and their permissions", Pro} // teams: available_from pro
+	driftFeature   = feature{"drift detection", Pro}                 // drift-detection: available_from pro
+	ttlFeature     = feature{"time-to-live stacks", Pro}             // ttl-stacks: available_from pro
+	teamsFeature   = feature{"teams and their permissions", Pro}     // teams: available_from pro
+	runnersFeature = feature{"customer-managed runners", Enterprise} // customer-managed-runners: available_from enterprise
 )
 
 // Config is the deploy project's configuration.
@@ -177,6 +189,15 @@ type Config struct {
 	// ImportStacks imports the root stacks and the review template, which
 	// exist already, instead of creating them. Default false.
 	ImportStacks bool
+	// ReviewedCustomRoles are Pulumi Cloud custom roles an organization
+	// admin has reviewed and found to reach no production stack; any other
+	// custom role held outside ProductionTeam is refused, since deploy/
+	// does not evaluate a role's permission tree.
+	ReviewedCustomRoles []string
+	// RootProjectDir is the root project's directory, relative to deploy/:
+	// the stack files there are checked against the fleet before anything
+	// is registered. Default "..".
+	RootProjectDir string
 }
 
 // HasProduction reports whether any stack is a production stack.
@@ -283,7 +304,9 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		CheckOrganizationDefaults: r.boolean("checkOrganizationDefaults", true),
 		SessionHours:              r.integer("sessionHours", 6, 1, 12, ", IAM's limit for a role session"),
 		ImportStacks:              r.boolean("importStacks", false),
+		RootProjectDir:            r.str("rootProjectDir", ".."),
 	}
+	r.object("reviewedCustomRoles", &c.ReviewedCustomRoles, "a list of the names of custom roles an organization admin has reviewed")
 	c.ReviewRegion = r.str("reviewRegion", c.Region)
 	c.ReviewClusterNamePrefix = r.str("reviewClusterNamePrefix", c.Project+"-"+c.ReviewStackPrefix)
 	edition := r.str("edition", "free")
@@ -292,7 +315,7 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	if !editionKnown {
 		r.bad("edition %q: want the organization's Pulumi Cloud edition: %s", edition, strings.Join(editionNames, ", "))
 	}
-	r.object("accounts", &c.Accounts, `an object of AWS accounts by a short name, each {id, roleArn, oidcProviderArn, deployPolicyArns, sharedWithNonProduction}`)
+	r.object("accounts", &c.Accounts, `an object of AWS accounts by a short name, each {id, roleArn, oidcProviderArn, deployPolicyArns, sharedWithNonProduction, sharedResourceAccounts}`)
 	r.object("stacks", &c.Stacks, "an object of stacks by name, each "+stackFields)
 
 	c.checkProject(r)
@@ -379,6 +402,12 @@ func (c *Config) checkAccounts(r *reader) {
 		if a.OidcProviderArn != "" && (arnAccount(a.OidcProviderArn, "oidc-provider") != a.ID || !strings.HasSuffix(a.OidcProviderArn, ":oidc-provider/"+oidcIssuerKey)) {
 			r.bad("accounts.%s.oidcProviderArn %q: want the ARN of account %s's api.pulumi.com/oidc provider, arn:aws:iam::%s:oidc-provider/api.pulumi.com/oidc", name, a.OidcProviderArn, a.ID, a.ID)
 		}
+		for i, id := range a.SharedResourceAccounts {
+			if !accountID.MatchString(id) || id == a.ID {
+				r.bad("accounts.%s.sharedResourceAccounts[%d] %q: want the 12-digit ID of another account whose shared resources (a shared "+
+					"VPC's subnets) the clusters use", name, i, id)
+			}
+		}
 		for i, arn := range a.DeployPolicyArns {
 			if acct := arnAccount(arn, "policy"); acct != a.ID && acct != "aws" {
 				r.bad("accounts.%s.deployPolicyArns[%d] %q: want a managed policy of account %s (or AWS's)", name, i, arn, a.ID)
@@ -389,7 +418,8 @@ func (c *Config) checkAccounts(r *reader) {
 	// account is reached by assuming its roleArn.
 	if len(ambient) > 1 {
 		r.bad("accounts %s: at most one account may leave roleArn empty (the account the credentials running deploy/ are for); "+
-			"give the others the role deploy/ assumes there, such as arn:aws:iam::<id>:role/OrganizationAccountAccessRole", strings.Join(ambient, ", "))
+			"give the others the role deploy/ assumes there, arn:aws:iam::<id>:role/%s (deploy/README.md, \"One role per account\")",
+			strings.Join(ambient, ", "), AccountRoleName)
 	}
 }
 
@@ -415,6 +445,8 @@ func (c *Config) checkStacks(r *reader) {
 			r.bad("stacks %q: deploy-%s is the review stacks' role; rename the stack", name, reviewRoleKey)
 		case c.ReviewStacks && (name == c.ReviewTemplate || strings.HasPrefix(name, c.ReviewStackPrefix)):
 			r.bad("stacks %q: reserved for review stacks (reviewTemplateStack %q, reviewStackPrefix %q)", name, c.ReviewTemplate, c.ReviewStackPrefix)
+		case deployRoleName+name == AccountRoleName:
+			r.bad("stacks %q: its deploy role would be %s, the role deploy/ assumes in each account; rename the stack", name, AccountRoleName)
 		}
 		s.Account = c.accountOf(s.Account)
 		if _, ok := c.Accounts[s.Account]; !ok {
@@ -515,12 +547,16 @@ func (c *Config) checkEdition(r *reader) {
 	need(c.ReviewStackTTL, "reviewStackTtl", ttlFeature)
 	need(c.ProductionTeam != "", "productionTeam", teamsFeature)
 	need(c.NonProductionTeam != "", "nonProductionTeam", teamsFeature)
+	for _, name := range sortedKeys(c.Stacks) {
+		need(c.Stacks[name].AgentPoolID != "", "stacks."+name+".agentPoolId", runnersFeature)
+	}
 }
 
 // checkIsolation refuses an account that holds a production stack and a
 // run that is not production's (a non-production stack, or review
-// stacks), unless the account's entry acknowledges it; and an
-// acknowledgement that no longer holds.
+// stacks), unless the account's entry acknowledges it; review stacks,
+// which run a pull request's code, never share production's account; and
+// an acknowledgement that no longer holds.
 func (c *Config) checkIsolation(r *reader) {
 	for _, acct := range sortedKeys(c.Accounts) {
 		var prod, others []string
@@ -531,11 +567,15 @@ func (c *Config) checkIsolation(r *reader) {
 				others = append(others, name)
 			}
 		}
-		if c.ReviewStacks && c.ReviewAccount == acct {
-			others = append(others, "the review stacks ("+c.ReviewStackPrefix+"*)")
-		}
-		shared := len(prod) > 0 && len(others) > 0
+		review := c.ReviewStacks && c.ReviewAccount == acct
+		shared := len(prod) > 0 && (len(others) > 0 || review)
 		switch {
+		case len(prod) > 0 && review:
+			// No acknowledgement admits them: a pull request's code would
+			// run with roles that reach production's volumes and network.
+			r.bad("reviewAccount %q: account %s holds production stack(s) %s, and review stacks run a pull request's code with "+
+				"roles that reach every volume, instance and security group of their account; sharedWithNonProduction does not "+
+				"admit them. Give the review stacks an account that holds no production stack", acct, acct, strings.Join(prod, ", "))
 		case shared && !c.Accounts[acct].SharedWithNonProduction:
 			r.bad("accounts.%s: holds production stack(s) %s and %s; their runs could copy production's EBS volumes, launch "+
 				"instances into its subnets and open its security groups (the program's own roles need those rights account-wide). "+
@@ -546,6 +586,17 @@ func (c *Config) checkIsolation(r *reader) {
 			r.bad("accounts.%s.sharedWithNonProduction: the account does not hold a production stack together with others; remove the acknowledgement", acct)
 		}
 	}
+}
+
+// runsPullRequestCode reports whether an account hosts a run of a pull
+// request's code: review stacks, or a stack that previews pull requests.
+func (c *Config) runsPullRequestCode(acct string) bool {
+	if c.ReviewStacks && c.ReviewAccount == acct {
+		return true
+	}
+	return slices.ContainsFunc(sortedKeys(c.Stacks), func(n string) bool {
+		return c.Stacks[n].Account == acct && c.Stacks[n].Previews()
+	})
 }
 
 // reachesNamesOf reports whether a role that may touch every name starting

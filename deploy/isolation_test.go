@@ -20,6 +20,7 @@ import (
 	"nodeless-eks/testkit/fakecloud"
 	"nodeless-eks/testkit/iamtest"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -167,8 +168,10 @@ func TestOrganizationDefaults(t *testing.T) {
 	// non-production run.
 	productionAlone := func(stacks string) map[string]string {
 		return map[string]string{"stacks": stacks, "reviewStacks": "false", "reviewStackTtl": "false",
-			"accounts": `{"prod": {"id": "123456789012"}}`, "reviewAccount": "", "driftDetection": "false"}
+			"accounts":      `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/deploy-account-access"}}`,
+			"reviewAccount": "", "driftDetection": "false"}
 	}
+	features := map[string]bool{"driftDetectionEnabled": true, "driftRemediationEnabled": true, "teamsEnabled": true}
 	twoProdEnvs := `{"ledger":{"account":"prod","production":true,"environment":true},"shop":{"account":"prod","production":true,"environment":true}}`
 	for _, tt := range []struct {
 		name    string
@@ -200,11 +203,23 @@ func TestOrganizationDefaults(t *testing.T) {
 		{name: "no token", org: isolated, noToken: true, refused: "organization my-org: no Pulumi Cloud token was found"},
 		{name: "no token, checked by hand", org: isolated, noToken: true, set: map[string]string{"checkOrganizationDefaults": "false"},
 			warns: "checkOrganizationDefaults is false: nothing proves that organization my-org's default stack permission"},
-		{name: "no token, production alone", org: isolated, noToken: true, set: map[string]string{"stacks": onlyProd, "reviewStacks": "false",
-			"reviewStackTtl": "false", "accounts": `{"prod": {"id": "123456789012"}}`, "reviewAccount": "", "driftDetection": "false"},
-			warns: "could not read organization my-org's defaults (no Pulumi Cloud token was found"},
-		{name: "an edition above what Pulumi Cloud says", org: &fakecloud.OrgMetadata{DefaultEnvironmentPermission: "none", Product: "Essentials"},
-			refused: `edition is Pro, but Pulumi Cloud says the organization's product is "Essentials"`},
+		// Members outside the production team hold the default too: a
+		// fleet of production alone needs it at None.
+		{name: "no token, production alone", org: isolated, noToken: true, set: productionAlone(onlyProd),
+			refused: "organization my-org: no Pulumi Cloud token was found"},
+		{name: "production alone, default stack permission Read", set: productionAlone(onlyProd),
+			org:     &fakecloud.OrgMetadata{DefaultStackPermission: 101, DefaultEnvironmentPermission: "none", Features: features},
+			refused: "its default stack permission is Read (101)"},
+		// The metadata's product names older SKUs; the features say what
+		// the organization has.
+		{name: "drift detection Pulumi Cloud says the organization lacks",
+			org:     &fakecloud.OrgMetadata{DefaultEnvironmentPermission: "none", Product: "team-pro", Features: map[string]bool{"teamsEnabled": true}},
+			refused: "driftDetection: Pulumi Cloud says the organization has no driftDetectionEnabled (drift detection) (features.driftDetectionEnabled is false)"},
+		{name: "teams Pulumi Cloud says the organization lacks",
+			org:     &fakecloud.OrgMetadata{DefaultEnvironmentPermission: "none", Features: map[string]bool{"driftDetectionEnabled": true}},
+			refused: "productionTeam: Pulumi Cloud says the organization has no teamsEnabled (teams)"},
+		{name: "no features in the answer: a warning", org: &fakecloud.OrgMetadata{DefaultEnvironmentPermission: "none"},
+			warns: "holds no features, so the switches that need an edition"},
 
 		// An answer proves only the defaults it holds: 0 read from nothing
 		// would be None.
@@ -220,7 +235,8 @@ func TestOrganizationDefaults(t *testing.T) {
 			refused: "/metadata holds no defaultEnvironmentPermission, which"},
 		{name: "an answer without what the API document may leave out (no default deployment role, no product)",
 			org: map[string]any{"defaultStackPermission": 0, "defaultEnvironmentPermission": "none"}},
-		{name: "an answer of {}, production alone without an environment: nothing depends on it", org: map[string]any{}, set: productionAlone(onlyProd)},
+		{name: "an answer of {}, production alone without an environment", org: map[string]any{}, set: productionAlone(onlyProd),
+			refused: "holds no defaultStackPermission, which"},
 
 		// A production environment is guarded whatever else the fleet
 		// holds: another production stack's run, or a member outside the
@@ -247,7 +263,7 @@ func TestOrganizationDefaults(t *testing.T) {
 				t.Setenv("PULUMI_ACCESS_TOKEN", "")
 			}
 			warnings := captureWarnings(t)
-			rec, res := fakeaws.RunStackFile(t, project, "admin", "Pulumi.example.yaml", tt.set, program)
+			rec, res := runPrepared(t, "Pulumi.example.yaml", tt.set, fixture{})
 			if tt.refused != "" {
 				rec.RequireRefused(t, res.Err, tt.refused)
 				if strings.Contains(res.Err.Error(), "curl -X PATCH") {
@@ -349,8 +365,8 @@ func sharedAccountProbes(acct string) []probe {
 // deploy/README.md lists exactly this.
 func TestSharedProductionAccount(t *testing.T) {
 	set := map[string]string{
-		"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/OrganizationAccountAccessRole", "sharedWithNonProduction": true},
-			"dev": {"id": "123456789012"}}`,
+		"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/deploy-account-access", "sharedWithNonProduction": true},
+			"dev": {"id": "123456789012", "roleArn": "arn:aws:iam::123456789012:role/deploy-account-access"}}`,
 		"stacks":         `{"prod":{"account":"prod","production":true},"staging":{"account":"prod"}}`,
 		"driftDetection": "false",
 	}
@@ -426,5 +442,267 @@ func TestWhoCanReachProductionCitesTests(t *testing.T) {
 			assert.Truef(t, strings.Contains(cell, "`Test") || strings.Contains(cell, "not closed"),
 				"each cell is shown by a test or marked as not closed, with the mitigation: %q", cell)
 		}
+	}
+}
+
+// TestDeployRunsWhereNoPullRequestRuns holds the credentials that run
+// deploy/ to an account where no pull request's code runs, whenever other
+// accounts' roles trust them: from the dev account, which hosts staging's
+// previews and the review stacks, deploy/ is refused; from a fleet of that
+// one account alone, with no account role to trust it, it is not.
+func TestDeployRunsWhereNoPullRequestRuns(t *testing.T) {
+	withCloud(t, isolated)
+	fromDev := fixture{aws: func(_ *Config, a *fakeaws.Account) { a.CallerAccount = account }}
+	rec, res := runPrepared(t, "Pulumi.example.yaml", map[string]string{
+		"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/deploy-account-access"}, "dev": {"id": "123456789012"}}`,
+	}, fromDev)
+	rec.RequireRefused(t, res.Err, "accounts.dev: deploy/ runs with credentials of account 123456789012 (arn:aws:sts::123456789012:assumed-role/admin/session), "+
+		"where pull-request code runs (review stacks, or a stack that previews pull requests), and the deploy-account-access roles of accounts prod trust those credentials")
+
+	rec, res = runPrepared(t, "Pulumi.example.yaml", map[string]string{
+		"accounts": `{"dev": {"id": "123456789012"}}`, "stacks": `{"staging": {"account": "dev"}}`, "productionTeam": "", "driftDetection": "false",
+	}, fromDev)
+	require.NoError(t, res.Err, "one account, no account role")
+	assert.Empty(t, rec.OfType("pulumi:providers:aws"), "reached with the credentials themselves")
+}
+
+// TestBoundaryDeniesWhatAnotherAccountShares evaluates the registered
+// boundary of a non-production stack on what another account shares with
+// its account (by a resource policy, or RAM): an image or snapshot, a
+// registry's images, a capacity reservation. A role a run creates, or one
+// of the program's own, can use none of it; it still launches AWS's
+// Bottlerocket images, pulls the EKS add-on images and reads AWS's public
+// parameters, and uses its own account's resources, and those of an
+// account the entry names in sharedResourceAccounts.
+func TestBoundaryDeniesWhatAnotherAccountShares(t *testing.T) {
+	const other, network = "999988887777", "555566667777"
+	rec, err := run(t, map[string]string{"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/deploy-account-access"},
+		"dev": {"id": "123456789012", "roleArn": "arn:aws:iam::123456789012:role/deploy-account-access", "sharedResourceAccounts": ["` + network + `"]}}`})
+	require.NoError(t, err)
+	boundary := boundaryOf(t, rec, "staging")
+	admin := iampolicy.New(iampolicy.Statement{Effect: "Allow", Action: "*", Resource: "*"})
+	in := func(acct string, kv ...string) map[string][]string {
+		m := map[string][]string{"aws:ResourceAccount": {acct}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = []string{kv[i+1]}
+		}
+		return m
+	}
+	ec2 := func(acct, res string) string { return "arn:aws:ec2:eu-west-1:" + acct + ":" + res }
+	for _, tt := range []struct {
+		name string
+		req  iamtest.Request
+		want iamtest.Decision
+	}{
+		{"launch an instance from another account's shared image", iamtest.Request{Action: "ec2:RunInstances",
+			Resource: "arn:aws:ec2:eu-west-1::image/ami-0shared", Context: in(other, "ec2:Owner", other)}, iamtest.ExplicitDeny},
+		{"launch an instance with another account's shared snapshot", iamtest.Request{Action: "ec2:RunInstances",
+			Resource: "arn:aws:ec2:eu-west-1::snapshot/snap-0shared", Context: in(other, "ec2:Owner", other)}, iamtest.ExplicitDeny},
+		{"create a volume from another account's shared snapshot (no aws:ResourceAccount in the request)", iamtest.Request{Action: "ec2:CreateVolume",
+			Resource: "arn:aws:ec2:eu-west-1::snapshot/snap-0shared", Context: map[string][]string{"ec2:Owner": {other}}}, iamtest.ExplicitDeny},
+		{"pull another account's shared image", iamtest.Request{Action: "ecr:BatchGetImage",
+			Resource: "arn:aws:ecr:eu-west-1:" + other + ":repository/app", Context: in(other)}, iamtest.ExplicitDeny},
+		{"launch into another account's shared capacity reservation", iamtest.Request{Action: "ec2:CreateFleet",
+			Resource: ec2(other, "capacity-reservation/cr-0shared"), Context: in(other)}, iamtest.ExplicitDeny},
+		{"launch into a subnet another account shares", iamtest.Request{Action: "ec2:RunInstances",
+			Resource: ec2(other, "subnet/subnet-0shared"), Context: in(other)}, iamtest.ExplicitDeny},
+
+		{"launch Bottlerocket, an image AWS owns", iamtest.Request{Action: "ec2:RunInstances",
+			Resource: "arn:aws:ec2:eu-west-1::image/ami-0bottlerocket", Context: in("092701018921", "ec2:Owner", "amazon")}, iamtest.Allowed},
+		{"launch with the snapshot behind it", iamtest.Request{Action: "ec2:RunInstances",
+			Resource: "arn:aws:ec2:eu-west-1::snapshot/snap-0bottlerocket", Context: in("092701018921", "ec2:Owner", "amazon")}, iamtest.Allowed},
+		{"pull an EKS add-on image", iamtest.Request{Action: "ecr:BatchGetImage",
+			Resource: "arn:aws:ecr:eu-west-1:602401143452:repository/eks/coredns", Context: in("602401143452")}, iamtest.Allowed},
+		{"read AWS's public AMI parameters", iamtest.Request{Action: "ssm:GetParameter",
+			Resource: "arn:aws:ssm:eu-west-1::parameter/aws/service/bottlerocket/aws-k8s-1.36/x86_64/latest/image_id", Context: in("aws")}, iamtest.Allowed},
+		{"pull its own account's image", iamtest.Request{Action: "ecr:BatchGetImage",
+			Resource: "arn:aws:ecr:eu-west-1:" + account + ":repository/app", Context: in(account)}, iamtest.Allowed},
+		{"create a volume from its own snapshot", iamtest.Request{Action: "ec2:CreateVolume",
+			Resource: "arn:aws:ec2:eu-west-1::snapshot/snap-0own", Context: map[string][]string{"ec2:Owner": {account}}}, iamtest.Allowed},
+		{"launch into the shared VPC's subnet it names", iamtest.Request{Action: "ec2:RunInstances",
+			Resource: ec2(network, "subnet/subnet-0network"), Context: in(network)}, iamtest.Allowed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, iamtest.Evaluate(admin, &boundary, tt.req))
+		})
+	}
+	t.Run("the registry is the one of the stack's region", func(t *testing.T) {
+		rec, err := run(t, map[string]string{"stacks": `{"prod":{"account":"prod","production":true},"staging":{"account":"dev","region":"af-south-1"}}`,
+			"driftDetection": "false"})
+		require.NoError(t, err)
+		b := boundaryOf(t, rec, "staging")
+		pull := func(acct string) iamtest.Decision {
+			return iamtest.Evaluate(admin, &b, iamtest.Request{Action: "ecr:BatchGetImage",
+				Resource: "arn:aws:ecr:af-south-1:" + acct + ":repository/eks/coredns", Context: in(acct)})
+		}
+		assert.Equal(t, iamtest.Allowed, pull("877085696533"))
+		assert.Equal(t, iamtest.ExplicitDeny, pull("602401143452"), "another region's registry is another account")
+	})
+}
+
+// TestEveryGrantSourceIsRead gives the fake organization a grant on the
+// production stack (or, with importStacks, on any stack) through each
+// source the API exposes, one at a time, and shows the preview refused,
+// naming the grant and how to take it away; grants deploy/ makes, or that
+// organization admins and the production team hold, pass. Every source is
+// read: the requests name each endpoint.
+func TestEveryGrantSourceIsRead(t *testing.T) {
+	withRoles := func(features map[string]bool) *fakecloud.OrgMetadata {
+		m := *isolated
+		m.Features = map[string]bool{}
+		for k, v := range isolated.Features {
+			m.Features[k] = v
+		}
+		for k, v := range features {
+			m.Features[k] = v
+		}
+		return &m
+	}
+	custom := withRoles(map[string]bool{"customRolesEnabled": true})
+	builtIn := map[string]fakecloud.Role{"role-member": {Name: "Member", BuiltIn: true}, "role-admin": {Name: "Admin", BuiltIn: true},
+		"role-ops": {Name: "ops-viewer"}}
+	prodGrants := func(g fakecloud.StackGrants) map[string]fakecloud.StackGrants {
+		return map[string]fakecloud.StackGrants{"nodeless-eks/prod": g}
+	}
+	for _, tt := range []struct {
+		name    string
+		meta    *fakecloud.OrgMetadata
+		org     func(o *fakecloud.Org)
+		set     map[string]string
+		refused string // "" when the run goes on
+	}{
+		{name: "grants deploy/ makes: the production team, the admin who created it", meta: isolated, org: func(o *fakecloud.Org) {
+			o.Stacks = prodGrants(fakecloud.StackGrants{Teams: map[string]int{"platform": 103}, Creator: deployer, Users: map[string]int{"alice": 102}})
+		}},
+		{name: "another team on the production stack", meta: isolated, org: func(o *fakecloud.Org) {
+			o.Stacks = prodGrants(fakecloud.StackGrants{Teams: map[string]int{"platform": 103, "developers": 101}, Creator: deployer})
+		}, refused: "stacks.prod: team developers has Read on production stack prod; take it away"},
+		{name: "a member's grant on the production stack", meta: isolated, org: func(o *fakecloud.Org) {
+			o.Stacks = prodGrants(fakecloud.StackGrants{Creator: deployer, Users: map[string]int{"bob": 102}})
+		}, refused: "stacks.prod: user bob has Write on production stack prod; take it away"},
+		{name: "the creator's grant, the creator outside the team", meta: isolated, org: func(o *fakecloud.Org) {
+			o.Stacks = prodGrants(fakecloud.StackGrants{Creator: "bob"})
+		}, refused: "stacks.prod: bob created production stack prod and keeps its creator's admin grant"},
+		{name: "a custom role held by a member", meta: custom, org: func(o *fakecloud.Org) {
+			o.Roles, o.RoleOf = builtIn, map[string]string{"bob": "role-ops", "alice": "role-member", deployer: "role-admin"}
+		}, refused: `custom role "ops-viewer" (role-ops) is held by member bob outside productionTeam`},
+		{name: "a custom role held by a team", meta: custom, org: func(o *fakecloud.Org) {
+			o.Roles, o.Teams["developers"] = builtIn, fakecloud.Team{Members: []string{"bob"}, RoleIDs: []string{"role-ops"}}
+		}, refused: `custom role "ops-viewer" (role-ops) is held by team developers outside productionTeam`},
+		{name: "a custom role every new member gets", meta: func() *fakecloud.OrgMetadata { m := *custom; m.DefaultRoleID = "role-ops"; return &m }(),
+			org:     func(o *fakecloud.Org) { o.Roles = builtIn },
+			refused: `custom role "ops-viewer" (role-ops) is held by every new member (the organization's default role) outside productionTeam`},
+		{name: "a custom role an admin reviewed", meta: custom, set: map[string]string{"reviewedCustomRoles": `["ops-viewer"]`}, org: func(o *fakecloud.Org) {
+			o.Roles, o.RoleOf = builtIn, map[string]string{"bob": "role-ops"}
+		}},
+		{name: "a custom role held only inside the production team", meta: custom, org: func(o *fakecloud.Org) {
+			o.Roles, o.RoleOf = builtIn, map[string]string{"alice": "role-ops"}
+		}},
+		{name: "no production team in the organization", meta: isolated, org: func(o *fakecloud.Org) { delete(o.Teams, "platform"); o.Teams["platform"] = fakecloud.Team{} },
+			refused: `productionTeam "platform": organization my-org has no such team`},
+		{name: "importStacks: a stack whose grants are deploy/'s", meta: isolated, set: map[string]string{"importStacks": "true"}, org: func(o *fakecloud.Org) {
+			o.Stacks["nodeless-eks/staging"] = fakecloud.StackGrants{Creator: deployer}
+			o.Stacks["nodeless-eks/pr"] = fakecloud.StackGrants{Creator: deployer}
+		}},
+		{name: "importStacks: a non-production stack with a member's grant", meta: isolated, set: map[string]string{"importStacks": "true"}, org: func(o *fakecloud.Org) {
+			o.Stacks["nodeless-eks/staging"] = fakecloud.StackGrants{Creator: "bob", Users: map[string]int{"alice": 101}}
+		}, refused: "stacks.staging: bob created imported stack staging and keeps its creator's admin grant"},
+		{name: "importStacks: a member's explicit grant on a non-production stack", meta: isolated, set: map[string]string{"importStacks": "true"}, org: func(o *fakecloud.Org) {
+			o.Stacks["nodeless-eks/staging"] = fakecloud.StackGrants{Creator: deployer, Users: map[string]int{"alice": 101}}
+		}, refused: "stacks.staging: user alice has Read on imported stack staging"},
+		{name: "importStacks: a non-production stack with a team deploy/ does not grant", meta: isolated, set: map[string]string{"importStacks": "true"}, org: func(o *fakecloud.Org) {
+			o.Stacks["nodeless-eks/pr"] = fakecloud.StackGrants{Creator: deployer, Teams: map[string]int{"platform": 103}}
+		}, refused: "stacks.pr: team platform has Admin on imported stack pr"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := withCloud(t, tt.meta)
+			org := isolatedOrg()
+			if tt.org != nil {
+				tt.org(&org)
+			}
+			api.PutOrg("my-org", org)
+			if tt.name == "no production team in the organization" {
+				api.Put("/api/orgs/my-org/teams/platform", nil)
+			}
+			rec, res := runPrepared(t, "Pulumi.example.yaml", tt.set, fixture{})
+			if tt.refused != "" {
+				rec.RequireRefused(t, res.Err, tt.refused)
+				return
+			}
+			require.NoError(t, res.Err)
+			assert.Contains(t, api.Requests, "GET /api/orgs/my-org/members")
+			assert.Contains(t, api.Requests, "GET /api/orgs/my-org/teams/platform")
+			assert.Contains(t, api.Requests, "GET /api/stacks/my-org/nodeless-eks/prod/teams")
+			assert.Contains(t, api.Requests, "GET /api/stacks/my-org/nodeless-eks/prod/collaborators")
+			if tt.meta.Features["customRolesEnabled"] {
+				assert.Contains(t, api.Requests, "GET /api/orgs/my-org/teams")
+			}
+		})
+	}
+	t.Run("a grant source that cannot be read proves nothing", func(t *testing.T) {
+		api := withCloud(t, isolated)
+		api.Fail("/collaborators", 403)
+		api.PutOrg("my-org", func() fakecloud.Org {
+			o := isolatedOrg()
+			o.Stacks = prodGrants(fakecloud.StackGrants{Creator: deployer})
+			return o
+		}())
+		rec, res := runPrepared(t, "Pulumi.example.yaml", nil, fixture{})
+		rec.RequireRefused(t, res.Err, "reading /api/stacks/my-org/nodeless-eks/prod/collaborators failed")
+	})
+}
+
+// TestSettingsRewrittenByARun gives the staging stack settings that a run
+// of its own code could have written with its token, and shows the
+// preview saying each change and that the update writes the settings back;
+// deploy/ refreshes before every update (Pulumi.yaml, options.refresh), so
+// the provider reads what is in Pulumi Cloud and the update restores it.
+func TestSettingsRewrittenByARun(t *testing.T) {
+	proj, err := workspace.LoadProject("Pulumi.yaml")
+	require.NoError(t, err)
+	require.NotNil(t, proj.Options)
+	assert.Equal(t, "always", proj.Options.Refresh, "every preview and update reads the settings back first")
+
+	api := withCloud(t, isolated)
+	c := configOf(t, "Pulumi.example.yaml", nil)
+	ours := map[string]any{
+		"cacheOptions": map[string]any{"enable": false},
+		"vcs":          map[string]any{"previewPullRequests": true},
+		"operationContext": map[string]any{
+			"environmentVariables": map[string]any{"GITHUB_TOKEN": GitHubTokenWithheld},
+			"preRunCommands":       PreRunCommands(c, "staging", boundaryArn(account, "staging"), RoleOf(c, "staging"), false),
+			"oidc":                 map[string]any{"aws": map[string]any{"roleArn": "arn:aws:iam::" + account + ":role/deploy-staging-1a2b3c4"}},
+		},
+	}
+	api.Put("/api/stacks/my-org/nodeless-eks/staging/deployments/settings", ours)
+	warnings := captureWarnings(t)
+	_, res := runPrepared(t, "Pulumi.example.yaml", nil, fixture{})
+	require.NoError(t, res.Err)
+	assert.False(t, slices.ContainsFunc(*warnings, func(w string) bool { return strings.Contains(w, "changed outside deploy/") }),
+		"the settings deploy/ writes are not reported: %v", *warnings)
+
+	rewritten := map[string]any{
+		"cacheOptions": map[string]any{"enable": true},
+		"vcs":          map[string]any{"previewPullRequests": true},
+		"agentPoolID":  "pool-1",
+		"operationContext": map[string]any{
+			"environmentVariables": map[string]any{"PULUMI_ACCESS_TOKEN": map[string]any{"secret": "pul-..."}},
+			"preRunCommands":       []string{"true"},
+			"role":                 map[string]any{"id": "role-admin"},
+			"oidc":                 map[string]any{"aws": map[string]any{"roleArn": "arn:aws:iam::" + prodAccount + ":role/deploy-prod-1a2b3c4"}},
+		},
+	}
+	api.Put("/api/stacks/my-org/nodeless-eks/staging/deployments/settings", rewritten)
+	*warnings = nil
+	_, res = runPrepared(t, "Pulumi.example.yaml", nil, fixture{})
+	require.NoError(t, res.Err)
+	i := slices.IndexFunc(*warnings, func(w string) bool {
+		return strings.HasPrefix(w, "stacks.staging: its deployment settings were changed outside deploy/")
+	})
+	require.GreaterOrEqual(t, i, 0, "warnings: %v", *warnings)
+	for _, want := range []string{"a Pulumi Cloud role (role-admin)", "a PULUMI_ACCESS_TOKEN", "GITHUB_TOKEN is not " + GitHubTokenWithheld,
+		"the pre-run commands lack the GitHub token check", "dependency caching is on", `its runner pool is "pool-1", not ""`,
+		"its AWS role is not deploy-staging", "this update writes them back"} {
+		assert.Contains(t, (*warnings)[i], want)
 	}
 }

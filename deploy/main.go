@@ -15,9 +15,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"nodeless-eks/internal/iampolicy"
+	"nodeless-eks/internal/names"
 	"nodeless-eks/internal/pulumicloud"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
@@ -38,8 +40,12 @@ var logWarning = func(ctx *pulumi.Context, msg string) error { return ctx.Log.Wa
 // there: the provider that reaches it (nil: the credentials deploy/ runs
 // with) and the ARN of its Pulumi Cloud OIDC provider.
 type accountResources struct {
+	name    string
 	opts    []pulumi.ResourceOption
 	oidcArn pulumi.StringOutput
+	// provider reaches the account in deploy/'s region (nil: the
+	// credentials deploy/ runs with).
+	provider *aws.Provider
 }
 
 func program(ctx *pulumi.Context) error {
@@ -73,14 +79,35 @@ func program(ctx *pulumi.Context) error {
 	if err := checkAmbientAccount(ctx, c); err != nil {
 		return err
 	}
+	stackFiles, err := checkRootStacks(c, partition.Partition)
+	if err != nil {
+		return err
+	}
 
+	// The providers first (configuration only: they create nothing in an
+	// account), then the checks that read the accounts through them, then
+	// the accounts' resources.
 	accounts := map[string]*accountResources{}
 	for _, name := range sortedKeys(c.Accounts) {
-		a, err := newAccount(ctx, c, name)
+		a, err := newAccountProvider(ctx, c, name)
 		if err != nil {
 			return err
 		}
 		accounts[name] = a
+	}
+	lookupWarnings, err := checkAccounts(ctx, c, accounts, stackFiles)
+	if err != nil {
+		return err
+	}
+	for _, w := range lookupWarnings {
+		if err := logWarning(ctx, w); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedKeys(c.Accounts) {
+		if err := newAccountOIDC(ctx, c, accounts[name]); err != nil {
+			return err
+		}
 	}
 
 	roleArns := map[string]pulumi.StringOutput{}
@@ -126,33 +153,47 @@ func program(ctx *pulumi.Context) error {
 // checkAmbientAccount holds the account without a roleArn to the
 // credentials deploy/ runs with: creating its deploy roles in another
 // account would give that account's stacks' runs roles they were never
-// meant to have there.
+// meant to have there. And when deploy/ reaches other accounts through
+// their roleArn, it refuses credentials of an account where a pull
+// request's code runs (review stacks, or a stack that previews pull
+// requests): each account role trusts the principal that runs deploy/, so
+// that principal must live where no such run creates roles. A fleet of one
+// account, reached with the credentials themselves, has no account role
+// to protect.
 func checkAmbientAccount(ctx *pulumi.Context, c *Config) error {
+	caller, err := aws.GetCallerIdentity(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("reading the caller identity: %w", err)
+	}
+	var reached []string
+	for _, name := range sortedKeys(c.Accounts) {
+		if c.Accounts[name].RoleArn != "" {
+			reached = append(reached, name)
+		}
+	}
 	for _, name := range sortedKeys(c.Accounts) {
 		a := c.Accounts[name]
-		if a.RoleArn != "" {
-			continue
-		}
-		caller, err := aws.GetCallerIdentity(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("reading the caller identity: %w", err)
-		}
-		if caller.AccountId != a.ID {
+		if a.RoleArn == "" && caller.AccountId != a.ID {
 			return fmt.Errorf("accounts.%s.id %s: the credentials deploy/ runs with are for account %s (%s); use credentials of "+
 				"account %s, or set accounts.%s.roleArn to a role there that those credentials may assume", name, a.ID, caller.AccountId, caller.Arn, a.ID, name)
+		}
+		if a.ID == caller.AccountId && c.runsPullRequestCode(name) && len(reached) > 0 {
+			return fmt.Errorf("accounts.%s: deploy/ runs with credentials of account %s (%s), where pull-request code runs (review stacks, "+
+				"or a stack that previews pull requests), and the %s roles of accounts %s trust those credentials: a run there must "+
+				"not share an account with them. Run deploy/ from an account that hosts no such run (a tooling account; "+
+				"deploy/README.md, \"One role per account\"), and give accounts.%s a roleArn too",
+				name, a.ID, caller.Arn, AccountRoleName, strings.Join(reached, ", "), name)
 		}
 	}
 	return nil
 }
 
-// newAccount gives an account its provider (a role deploy/ assumes there,
-// limited to that account by allowedAccountIds, so that a wrong roleArn
-// fails instead of creating roles elsewhere) and its Pulumi Cloud OIDC
-// provider, one per account and URL.
-func newAccount(ctx *pulumi.Context, c *Config, name string) (*accountResources, error) {
+// newAccountProvider gives an account its provider: a role deploy/
+// assumes there, limited to that account by allowedAccountIds, so that a
+// wrong roleArn fails instead of creating roles elsewhere.
+func newAccountProvider(ctx *pulumi.Context, c *Config, name string) (*accountResources, error) {
 	cfg := c.Accounts[name]
-	a := &accountResources{}
-	var aliases []pulumi.Alias
+	a := &accountResources{name: name}
 	if cfg.RoleArn != "" {
 		p, err := aws.NewProvider(ctx, "aws-"+name, &aws.ProviderArgs{
 			Region:            pulumi.String(c.Region),
@@ -166,13 +207,23 @@ func newAccount(ctx *pulumi.Context, c *Config, name string) (*accountResources,
 			return nil, fmt.Errorf("creating the provider of account %s: %w", name, err)
 		}
 		a.opts = []pulumi.ResourceOption{pulumi.Provider(p)}
-	} else {
+		a.provider = p
+	}
+	return a, nil
+}
+
+// newAccountOIDC gives an account its Pulumi Cloud OIDC provider, one per
+// account and URL, or reuses the one oidcProviderArn names.
+func newAccountOIDC(ctx *pulumi.Context, c *Config, a *accountResources) error {
+	name, cfg := a.name, c.Accounts[a.name]
+	var aliases []pulumi.Alias
+	if cfg.RoleArn == "" {
 		// The single-account deploy/ called it pulumi-cloud.
 		aliases = []pulumi.Alias{{Name: pulumi.String("pulumi-cloud")}}
 	}
 	if cfg.OidcProviderArn != "" {
 		a.oidcArn = pulumi.String(cfg.OidcProviderArn).ToStringOutput()
-		return a, nil
+		return nil
 	}
 	// Deployments' tokens carry the organization, ESC's "aws:<org>": the
 	// second only where an environment logs in.
@@ -186,12 +237,16 @@ func newAccount(ctx *pulumi.Context, c *Config, name string) (*accountResources,
 	provider, err := iam.NewOpenIdConnectProvider(ctx, "pulumi-cloud-"+name, &iam.OpenIdConnectProviderArgs{
 		Url:           pulumi.String(oidcIssuerURL),
 		ClientIdLists: pulumi.ToStringArray(audiences),
+		// Names this deploy/ stack as its owner: an account holds one
+		// provider per URL, and a later preview (or the recovery of a run
+		// cut off while creating it) must tell ours from another's.
+		Tags: pulumi.StringMap{OwnerTagKey: pulumi.String(ownerTag(ctx))},
 	}, append(a.opts, pulumi.Aliases(aliases))...)
 	if err != nil {
-		return nil, fmt.Errorf("creating the Pulumi Cloud OIDC provider of account %s: %w", name, err)
+		return fmt.Errorf("creating the Pulumi Cloud OIDC provider of account %s: %w", name, err)
 	}
 	a.oidcArn = provider.Arn
-	return a, nil
+	return nil
 }
 
 // newDeployRole creates, in the role's account, the permissions boundary
@@ -348,8 +403,8 @@ func newStack(ctx *pulumi.Context, c *Config, stack string) (*pulumiservice.Stac
 // template whose settings every review stack copies.
 func newSettings(ctx *pulumi.Context, c *Config, stack string, r deployRole, roleArn pulumi.StringOutput, boundaryArn string,
 	template bool, stackRes pulumi.Resource) (*pulumiservice.DeploymentSettings, error) {
-	preRun := pulumi.ToStringArray(PreRunCommands(c, boundaryArn, r.Region, template))
-	settings, err := pulumiservice.NewDeploymentSettings(ctx, "settings-"+stack, &pulumiservice.DeploymentSettingsArgs{
+	preRun := pulumi.ToStringArray(PreRunCommands(c, stack, boundaryArn, r, template))
+	args := &pulumiservice.DeploymentSettingsArgs{
 		Organization: pulumi.String(c.Organization),
 		Project:      pulumi.String(c.Project),
 		Stack:        pulumi.String(stack),
@@ -384,20 +439,60 @@ func newSettings(ctx *pulumi.Context, c *Config, stack string, r deployRole, rol
 					Duration:    pulumi.String(fmt.Sprintf("%dh0m0s", c.SessionHours)),
 				},
 			},
-			PreRunCommands: preRun,
+			EnvironmentVariables: pulumi.ToStringMap(EnvironmentVariables()),
+			PreRunCommands:       preRun,
 		},
-		// Dependency caching keeps, for Go, the module cache and the build
-		// cache, keyed by go.sum, on Pulumi-hosted runners
-		// (https://www.pulumi.com/docs/deployments/concepts/settings/dependency-caching/):
-		// a warm run links the program instead of compiling it.
-		CacheOptions: &pulumiservice.DeploymentSettingsCacheOptionsArgs{Enable: pulumi.Bool(true)},
-	},
+		CacheOptions: &pulumiservice.DeploymentSettingsCacheOptionsArgs{Enable: pulumi.Bool(CachesDependencies(c, stack, template))},
+	}
+	if pool := c.Stacks[stack].AgentPoolID; !template && pool != "" {
+		args.AgentPoolId = pulumi.String(pool)
+	}
+	settings, err := pulumiservice.NewDeploymentSettings(ctx, "settings-"+stack, args,
 		// The settings endpoints answer 404 for a stack that does not exist.
 		pulumi.DependsOn([]pulumi.Resource{stackRes}))
 	if err != nil {
 		return nil, fmt.Errorf("creating the deployment settings of %s: %w", stack, err)
 	}
 	return settings, nil
+}
+
+// GitHubTokenWithheld is the GITHUB_TOKEN of every deployment. Deployments
+// otherwise gives each run a token of Pulumi's GitHub App installation,
+// "not limited to the source repository" and with "write access to
+// repository contents" (Pulumi's GitHub App page, "GitHub token in
+// deployments"): a pull request's code could push to the branch production
+// deploys from. "An explicit value always overrides the one Pulumi
+// provides" (the same page), so the settings give every stack this value,
+// which is no credential, and the first pre-run command stops a run whose
+// GITHUB_TOKEN is anything else. Nothing the root program or its pre-run
+// commands do needs GitHub.
+const GitHubTokenWithheld = "withheld-by-nodeless-eks-deploy"
+
+// EnvironmentVariables are the variables every deployment's settings set.
+func EnvironmentVariables() map[string]string {
+	return map[string]string{"GITHUB_TOKEN": GitHubTokenWithheld}
+}
+
+// CachesDependencies reports whether a stack's deployments use
+// Deployments' dependency cache. The cache is the project's: every stack
+// with caching on reads and writes the same entries, keyed by the lock
+// files, and for Go they hold the module cache, the build cache and
+// ~/.pulumi/plugins (Pulumi's dependency-caching page). A run of a pull
+// request's code (a preview, a review stack) could write a poisoned build
+// or plugin under a key another stack restores: by being the first to
+// build a new go.sum, or after clearing the project's cache
+// (ClearProjectCache). So caching is off on every stack that runs pull
+// request code and on the review template; and off on production, which
+// then reads nothing another run wrote, even if a pull-request run
+// rewrote its own stack's settings to turn caching on (its ephemeral token
+// is admin on its stack, stack_deployment_settings:write included). It
+// stays on for the other stacks, which run only the branch's code.
+func CachesDependencies(c *Config, stack string, template bool) bool {
+	if template {
+		return false
+	}
+	s := c.Stacks[stack]
+	return !s.Production && !s.Previews() && s.AgentPoolID == ""
 }
 
 // PathFilters deploy a stack when the root program or the stack's own
@@ -416,17 +511,19 @@ func PathFilters(repoDir, stack string) []string {
 	}
 }
 
-// PreRunCommands fail fast and clearly when the runner lacks what the root
-// program needs, or the stack's file does not match what its deploy role
-// allows (the boundary every role it creates must carry, the region it is
-// scoped to), resolve what an interrupted run left in the state, and give
-// a review stack its time to live on each update. Each runs in a shell of
-// its own.
-func PreRunCommands(c *Config, boundaryArn, region string, template bool) []string {
+// PreRunCommands fail fast and clearly when the run holds a GitHub token
+// deploy/ did not give it, when the runner lacks what the root program
+// needs, or the stack's file does not match what its deploy role allows
+// (the boundary every role it creates must carry, the region it is scoped
+// to, the cluster it may touch, production or not); resolve what an
+// interrupted run left in the state; and give a review stack its time to
+// live on each update. Each runs in a shell of its own.
+func PreRunCommands(c *Config, stack, boundaryArn string, r deployRole, template bool) []string {
 	cmds := []string{
+		GitHubTokenCheckCommand(),
 		`command -v go >/dev/null || { echo "nodeless-eks: the runner image has no Go toolchain; use an image with Go 1.26" >&2; exit 1; }`,
 		`command -v aws >/dev/null || { echo "nodeless-eks: the runner image has no AWS CLI; the cluster's kubeconfig runs aws eks get-token" >&2; exit 1; }`,
-		StackCheckCommand(c.RepoDir, c.Project, boundaryArn, region),
+		StackCheckCommand(c, boundaryArn, r, template),
 		RecoveryCommand(c.RepoDir),
 	}
 	if template && c.ReviewStackTTL {
@@ -435,11 +532,24 @@ func PreRunCommands(c *Config, boundaryArn, region string, template bool) []stri
 	return cmds
 }
 
+// GitHubTokenCheckCommand stops a run, before any of the repository's code
+// runs, whose GITHUB_TOKEN is not the one its settings give it: settings
+// that lost the variable (rewritten outside deploy/), or a Deployments that
+// no longer lets it override its own.
+func GitHubTokenCheckCommand() string {
+	return fmt.Sprintf(`[ "${GITHUB_TOKEN-%[1]s}" = %[1]q ] || { echo "nodeless-eks: this run holds a GITHUB_TOKEN that deploy/ did not give it `+
+		`(Pulumi's GitHub App token, which can push to the repository), so none of the repository's code runs: run pulumi up in deploy/ `+
+		`to restore the stack's settings (deploy/README.md, \"What a pull request can reach\")" >&2; exit 1; }`, GitHubTokenWithheld)
+}
+
 // StackCheckCommand stops a run whose stack file does not give every role
-// its permissions boundary (iamPermissionsBoundary), or names another
-// region than its deploy role is scoped to (aws:region): its role allows
-// neither, so `pulumi up` would fail at the first role or the first lookup
-// with an AccessDenied that does not say why. `pulumi config` reads the
+// its permissions boundary (iamPermissionsBoundary), names another region
+// than its deploy role is scoped to (aws:region), another cluster than the
+// one its role may touch (clusterName; unset means "<project>-<stack>"),
+// or says production where deploy/ does not, or the other way round: its
+// role allows none of these, so `pulumi up` would build for minutes and
+// fail with an AccessDenied that does not say why. A review stack's
+// cluster must start with the review prefix. `pulumi config` reads the
 // stack file of the project in the current directory, so it runs in
 // repoDir of the checkout, as the TTL command does. `pulumi config get`
 // fails both for a key the stack does not set ("configuration key '<key>'
@@ -447,19 +557,41 @@ func PreRunCommands(c *Config, boundaryArn, region string, template bool) []stri
 // pkg/cmd/pulumi/config/config_get.go) and when the CLI cannot read the
 // stack at all; only the first says the value is wrong, so any other
 // failure stops the run with what the command wrote.
-func StackCheckCommand(repoDir, project, boundaryArn, region string) string {
-	check := func(key, want, why string) string {
+func StackCheckCommand(c *Config, boundaryArn string, r deployRole, template bool) string {
+	read := func(key, unset string) string {
 		return fmt.Sprintf(`e="${TMPDIR:-/tmp}/nodeless-eks-config.$$"; `+
 			`if got="$({ cd "$(git rev-parse --show-toplevel)"/%[1]q && pulumi config get %[2]s --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK"; } 2>"$e")"; then :; `+
-			`elif grep -qF "configuration key '%[2]s' not found" "$e"; then got=""; `+
+			`elif grep -qF "configuration key '%[2]s' not found" "$e"; then got=%[3]s; `+
 			`else echo "nodeless-eks: could not read %[2]s of stack $PULUMI_CI_STACK, so its value is not checked; the command failed with:" >&2; `+
-			`cat "$e" >&2; rm -f "$e"; exit 1; fi; rm -f "$e"; `+
-			`[ "$got" = %[3]q ] || { echo "nodeless-eks: stack $PULUMI_CI_STACK must set %[2]s to %[3]s (it has \"$got\"): %[4]s. `+
-			`Set it in Pulumi.$PULUMI_CI_STACK.yaml, or change the stack's entry in deploy/'s configuration (see deploy/README.md)" >&2; exit 1; }`,
-			repoDir, key, want, why)
+			`cat "$e" >&2; rm -f "$e"; exit 1; fi; rm -f "$e"; `, c.RepoDir, key, unset)
 	}
-	return check(project+":iamPermissionsBoundary", boundaryArn, "its deploy role creates only roles with that boundary") + "; " +
-		check("aws:region", region, "its deploy role reaches that region only")
+	fail := func(key, want, why string) string {
+		return fmt.Sprintf(`{ echo "nodeless-eks: stack $PULUMI_CI_STACK must set %[1]s to %[2]s (it has \"$got\"): %[3]s. `+
+			`Set it in Pulumi.$PULUMI_CI_STACK.yaml, or change the stack's entry in deploy/'s configuration (see deploy/README.md)" >&2; exit 1; }`,
+			key, want, why)
+	}
+	equal := func(key, unset, want, why string) string {
+		return read(key, unset) + fmt.Sprintf(`[ "$got" = %q ] || `, want) + fail(key, want, why)
+	}
+	p := c.Project + ":"
+	checks := []string{
+		equal(p+"iamPermissionsBoundary", `""`, boundaryArn, "its deploy role creates only roles with that boundary"),
+		equal("aws:region", `""`, r.Region, "its deploy role reaches that region only"),
+	}
+	if template {
+		// A review stack's cluster is named after its stack unless its file
+		// names one; either way it must start with the prefix.
+		checks = append(checks,
+			read(p+"clusterName", `"`+c.Project+`-$PULUMI_CI_STACK"`)+fmt.Sprintf(`case "$got" in %q*) ;; *) `, c.ReviewClusterNamePrefix)+
+				fail(p+"clusterName", "a name that starts with "+c.ReviewClusterNamePrefix, "the review role may touch only clusters so named")+`;; esac`,
+			equal(p+"production", "false", "false", "review stacks run a pull request's code and are never production"))
+	} else {
+		production := strconv.FormatBool(c.Stacks[r.Stack].Production)
+		checks = append(checks,
+			equal(p+"clusterName", strconv.Quote(names.DefaultClusterName(c.Project, r.Stack)), r.Cluster, "its deploy role may touch only that cluster's resources"),
+			equal(p+"production", "false", production, "deploy/'s entry says production: "+production+", which decides the role's trust and account"))
+	}
+	return strings.Join(checks, "; ")
 }
 
 // RecoveryCommand resolves, before an update, destroy or refresh, what a

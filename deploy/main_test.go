@@ -18,6 +18,7 @@ import (
 	"nodeless-eks/testkit/iamtest"
 	"nodeless-eks/testkit/mock"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,21 +45,24 @@ func withCloud(t *testing.T, org any) *fakecloud.API {
 	t.Cleanup(api.Close)
 	api.Put("/api/orgs/my-org/metadata", org)
 	api.Put("/api/orgs/acme/metadata", org)
+	api.PutOrg("my-org", isolatedOrg())
+	api.PutOrg("acme", isolatedOrg())
 	t.Setenv("PULUMI_API", api.URL)
 	t.Setenv("PULUMI_ACCESS_TOKEN", cloudToken)
 	t.Setenv("PULUMI_HOME", t.TempDir())
 	return api
 }
 
-// isolated is an organization whose defaults isolate production.
-var isolated = &fakecloud.OrgMetadata{DefaultStackPermission: 0, DefaultEnvironmentPermission: "none"}
+// isolated is an organization whose defaults isolate production, with
+// the features of the example's editions.
+var isolated = &fakecloud.OrgMetadata{DefaultStackPermission: 0, DefaultEnvironmentPermission: "none",
+	Features: map[string]bool{"driftDetectionEnabled": true, "driftRemediationEnabled": true, "teamsEnabled": true}}
 
 // runFile runs the program with a stack file of deploy/ and the given
 // changes, against an organization whose defaults isolate production.
 func runFile(t *testing.T, stackFile string, set map[string]string) (*mock.Recorder, mock.Result) {
 	t.Helper()
-	withCloud(t, isolated)
-	return fakeaws.RunStackFile(t, project, "admin", stackFile, set, program)
+	return runFleet(t, stackFile, set)
 }
 
 // run runs the program with Pulumi.example.yaml and the given changes.
@@ -108,27 +112,34 @@ func trustOf(t *testing.T, rec *mock.Recorder, role string) iampolicy.Document {
 func accountOfReg(t *testing.T, rec *mock.Recorder, reg *mock.Registration) string {
 	t.Helper()
 	if reg.ProviderURN() == "" {
-		return account
+		return toolingAccount
 	}
 	p, ok := rec.ByURN(reg.ProviderURN())
 	require.True(t, ok)
 	return p.Inputs["allowedAccountIds"].ArrayValue()[0].StringValue()
 }
 
+// boundaryArn is the ARN of a stack's boundary in an account.
+func boundaryArn(acct, stack string) string {
+	return "arn:aws:iam::" + acct + ":policy/deploy-nodeless-eks-" + stack + "-boundary"
+}
+
 func TestExampleConfig(t *testing.T) {
 	rec, err := run(t, nil)
 	require.NoError(t, err)
-	boundaryArn := func(acct, stack string) string {
-		return "arn:aws:iam::" + acct + ":policy/deploy-nodeless-eks-" + stack + "-boundary"
-	}
 
-	t.Run("production is reached through a role of its account, and nowhere else", func(t *testing.T) {
-		providers := rec.OfType("pulumi:providers:aws")
-		require.Len(t, providers, 1, "the dev account uses the credentials deploy/ runs with")
-		p := providers[0]
-		assert.Equal(t, "aws-prod", p.Name)
-		assert.Equal(t, []any{prodAccount}, p.Inputs["allowedAccountIds"].Mappable(), "a wrong roleArn fails instead of acting elsewhere")
-		assert.Equal(t, "arn:aws:iam::111122223333:role/OrganizationAccountAccessRole", p.Inputs["assumeRole"].ObjectValue()["roleArn"].StringValue())
+	t.Run("each account is reached through its own account role, and production's resources only in production's account", func(t *testing.T) {
+		providers := map[string]*mock.Registration{}
+		for _, p := range rec.OfType("pulumi:providers:aws") {
+			providers[p.Name] = p
+		}
+		require.Len(t, providers, 2, "deploy/ runs in a tooling account of its own and reaches both through roles")
+		for name, acct := range map[string]string{"aws-prod": prodAccount, "aws-dev": account} {
+			p := providers[name]
+			require.NotNil(t, p, name)
+			assert.Equal(t, []any{acct}, p.Inputs["allowedAccountIds"].Mappable(), "a wrong roleArn fails instead of acting elsewhere")
+			assert.Equal(t, "arn:aws:iam::"+acct+":role/"+AccountRoleName, p.Inputs["assumeRole"].ObjectValue()["roleArn"].StringValue())
+		}
 		for _, reg := range rec.All() {
 			if !strings.HasPrefix(reg.Type, "aws:") {
 				continue
@@ -145,12 +156,11 @@ func TestExampleConfig(t *testing.T) {
 		audiences := func(name string) []any {
 			p := rec.Get(t, "aws:iam/openIdConnectProvider:OpenIdConnectProvider", name)
 			assert.Equal(t, "https://api.pulumi.com/oidc", p.Inputs["url"].StringValue())
+			assert.Equal(t, "organization/"+project+"/admin", p.Inputs["tags"].ObjectValue()[OwnerTagKey].StringValue(), "tagged as this deploy/ stack's")
 			return p.Inputs["clientIdLists"].Mappable().([]any)
 		}
 		assert.Equal(t, []any{"my-org", "aws:my-org"}, audiences("pulumi-cloud-dev"))
 		assert.Equal(t, []any{"my-org"}, audiences("pulumi-cloud-prod"), "production has no ESC environment")
-		assert.Equal(t, []string{"pulumi-cloud"}, rec.Get(t, "aws:iam/openIdConnectProvider:OpenIdConnectProvider", "pulumi-cloud-dev").Aliases,
-			"the single-account deploy/'s provider is kept, not replaced")
 	})
 
 	t.Run("a role per stack, trusted by that stack's runs alone", func(t *testing.T) {
@@ -262,12 +272,12 @@ func TestExampleConfig(t *testing.T) {
 			git := settings.Inputs["sourceContext"].ObjectValue()["git"].ObjectValue()
 			assert.Equal(t, "refs/heads/main", git["branch"].StringValue())
 			assert.Equal(t, ".", git["repoDir"].StringValue())
-			assert.Equal(t, true, settings.Inputs["cacheOptions"].ObjectValue()["enable"].V)
 			opctx := settings.Inputs["operationContext"].ObjectValue()
 			oidc := opctx["oidc"].ObjectValue()["aws"].ObjectValue()
 			assert.Equal(t, "arn:aws:iam::"+want.acct+":role/"+want.role+"-7f3a", oidc["roleARN"].StringValue())
 			assert.Equal(t, "6h0m0s", oidc["duration"].StringValue())
-			assert.NotContains(t, opctx, "environmentVariables", "no PULUMI_ACCESS_TOKEN: a run keeps its stack-only token")
+			assert.Equal(t, []resource.PropertyKey{"GITHUB_TOKEN"}, opctx["environmentVariables"].ObjectValue().StableKeys(),
+				"no PULUMI_ACCESS_TOKEN: a run keeps its stack-only token")
 			assert.NotContains(t, opctx, "role", "no Pulumi Cloud role: the default, stack-only access")
 
 			drift := rec.Get(t, "pulumiservice:index:DriftSchedule", "drift-"+stack)
@@ -324,21 +334,40 @@ func TestExampleConfig(t *testing.T) {
 		}
 	})
 
-	t.Run("runs fail fast without Go, the AWS CLI, the stack's boundary or its region, and recover an interrupted run first", func(t *testing.T) {
+	t.Run("runs fail fast with a GitHub token, without Go, the AWS CLI, the stack's boundary, region, cluster or production, and recover an interrupted run first", func(t *testing.T) {
+		c := configOf(t, "Pulumi.example.yaml", nil)
 		cmds := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-prod").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
-		require.Len(t, cmds, 4, "named stacks get no TTL")
-		assert.Contains(t, cmds[0].StringValue(), "command -v go")
-		assert.Contains(t, cmds[1].StringValue(), "command -v aws")
-		assert.Equal(t, StackCheckCommand(".", "nodeless-eks", boundaryArn(prodAccount, "prod"), "eu-west-1"), cmds[2].StringValue(),
+		require.Len(t, cmds, 5, "named stacks get no TTL")
+		assert.Equal(t, GitHubTokenCheckCommand(), cmds[0].StringValue(), "before any of the repository's code")
+		assert.Contains(t, cmds[1].StringValue(), "command -v go")
+		assert.Contains(t, cmds[2].StringValue(), "command -v aws")
+		assert.Equal(t, StackCheckCommand(c, boundaryArn(prodAccount, "prod"), RoleOf(c, "prod"), false), cmds[3].StringValue(),
 			"the production stack's own boundary, in its own account")
+		assert.Contains(t, cmds[3].StringValue(), `[ "$got" = "nodeless-eks-prod" ]`, "its cluster")
+		assert.Contains(t, cmds[3].StringValue(), `[ "$got" = "true" ]`, "production")
 		staging := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-staging").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
-		assert.Contains(t, staging[2].StringValue(), boundaryArn(account, "staging"))
+		assert.Contains(t, staging[3].StringValue(), boundaryArn(account, "staging"))
+		assert.Contains(t, staging[3].StringValue(), `[ "$got" = "false" ]`, "not production")
 		review := rec.Get(t, "pulumiservice:index:DeploymentSettings", "settings-pr").Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
-		assert.Contains(t, review[2].StringValue(), boundaryArn(account, "pr"))
+		assert.Contains(t, review[3].StringValue(), boundaryArn(account, "pr"))
+		assert.Contains(t, review[3].StringValue(), `case "$got" in "nodeless-eks-pr-"*)`, "a review cluster's name")
 		for _, settings := range rec.OfType("pulumiservice:index:DeploymentSettings") {
 			cmds := settings.Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
-			assert.Equal(t, RecoveryCommand("."), cmds[3].StringValue(), "%s recovers an interrupted run before its own", settings.Name)
+			assert.Equal(t, RecoveryCommand("."), cmds[4].StringValue(), "%s recovers an interrupted run before its own", settings.Name)
 		}
+	})
+
+	t.Run("no stack that runs pull-request code shares the dependency cache, production reads none, and no run keeps Pulumi's GitHub token", func(t *testing.T) {
+		cache := map[string]bool{}
+		for _, settings := range rec.OfType("pulumiservice:index:DeploymentSettings") {
+			stack := settings.Inputs["stack"].StringValue()
+			cache[stack] = settings.Inputs["cacheOptions"].ObjectValue()["enable"].BoolValue()
+			env := settings.Inputs["operationContext"].ObjectValue()["environmentVariables"].ObjectValue()
+			assert.Equal(t, GitHubTokenWithheld, env["GITHUB_TOKEN"].StringValue(), "%s: Pulumi's GitHub App token is overridden", stack)
+			assert.NotContains(t, env, resource.PropertyKey("PULUMI_ACCESS_TOKEN"), "%s keeps its own stack token", stack)
+		}
+		assert.Equal(t, map[string]bool{"prod": false, "staging": false, "pr": false}, cache,
+			"production reads nothing another run wrote; staging previews pull requests; pr is the review stacks' template")
 	})
 
 	t.Run("the review template is never deployed itself, and its copies expire after their last update", func(t *testing.T) {
@@ -350,8 +379,8 @@ func TestExampleConfig(t *testing.T) {
 		oidc := tmpl.Inputs["operationContext"].ObjectValue()["oidc"].ObjectValue()["aws"].ObjectValue()
 		assert.Equal(t, "arn:aws:iam::"+account+":role/deploy-review-7f3a", oidc["roleARN"].StringValue(), "review stacks copy the review role")
 		cmds := tmpl.Inputs["operationContext"].ObjectValue()["preRunCommands"].ArrayValue()
-		require.Len(t, cmds, 5)
-		ttl := cmds[4].StringValue()
+		require.Len(t, cmds, 6)
+		ttl := cmds[5].StringValue()
 		assert.Equal(t, ReviewTTLCommand(".", "pr", 8), ttl)
 		for _, d := range rec.OfType("pulumiservice:index:DriftSchedule") {
 			assert.NotEqual(t, "pr", d.Inputs["stack"].StringValue(), "the template has nothing to drift")
@@ -438,17 +467,22 @@ func TestDeployerPolicyCoversWhatTheRootProgramCreates(t *testing.T) {
 }
 
 func TestOrganisationManagedPolicyAndProvider(t *testing.T) {
-	rec, err := run(t, map[string]string{
-		"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/OrganizationAccountAccessRole",
-			"oidcProviderArn": "arn:aws:iam::111122223333:oidc-provider/api.pulumi.com/oidc",
+	withCloud(t, isolated)
+	const reused = "arn:aws:iam::111122223333:oidc-provider/api.pulumi.com/oidc"
+	rec, res := runPrepared(t, "Pulumi.example.yaml", map[string]string{
+		"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/deploy-account-access",
+			"oidcProviderArn": "` + reused + `",
 			"deployPolicyArns": ["arn:aws:iam::111122223333:policy/platform-deployer"]},
-			"dev": {"id": "123456789012"}}`,
-	})
+			"dev": {"id": "123456789012", "roleArn": "arn:aws:iam::123456789012:role/deploy-account-access"}}`,
+	}, fixture{aws: func(_ *Config, a *fakeaws.Account) {
+		a.Others[prodAccount].PulumiOIDC = &fakeaws.OIDCProvider{Arn: reused}
+	}})
+	err := res.Err
 	require.NoError(t, err)
 	providers := rec.OfType("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
 	require.Len(t, providers, 1, "an account has one provider per URL: production's is reused")
 	assert.Equal(t, "pulumi-cloud-dev", providers[0].Name)
-	assert.Equal(t, "arn:aws:iam::111122223333:oidc-provider/api.pulumi.com/oidc", trustOf(t, rec, "deploy-prod").Statement[0].Principal.(map[string]any)["Federated"])
+	assert.Equal(t, reused, trustOf(t, rec, "deploy-prod").Statement[0].Principal.(map[string]any)["Federated"])
 	_, ok := rec.Find("aws:iam/policy:Policy", "deploy-prod-1")
 	assert.False(t, ok, "the organisation's policy replaces production's deployer policy")
 	policyOf(t, rec, "deploy-staging") // the dev account keeps its own
@@ -755,22 +789,25 @@ func TestStackCheckCommand(t *testing.T) {
 	// with FAKE_FAIL as it would for a stack it cannot read.
 	fake := "#!/bin/sh\npwd > " + where + "\n" +
 		"[ -n \"$FAKE_FAIL\" ] && { echo \"$FAKE_FAIL\" >&2; exit 255; }\n" +
-		"case \"$3\" in\n*:iamPermissionsBoundary) v=\"$FAKE_BOUNDARY\";;\naws:region) v=\"$FAKE_REGION\";;\nesac\n" +
+		"case \"$3\" in\n*:iamPermissionsBoundary) v=\"$FAKE_BOUNDARY\";;\naws:region) v=\"$FAKE_REGION\";;\n" +
+		"*:clusterName) v=\"$FAKE_CLUSTER\";;\n*:production) v=\"$FAKE_PRODUCTION\";;\nesac\n" +
 		"[ -n \"$v\" ] || { echo \"error: configuration key '$3' not found for stack '$5'\" >&2; exit 255; }\n" +
 		"echo \"$v\"\n"
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "pulumi"), []byte(fake), 0o755))
-	const arn = "arn:aws:iam::111122223333:policy/deploy-nodeless-eks-prod-boundary"
+	c := configOf(t, "Pulumi.example.yaml", nil)
+	arn := boundaryArn(prodAccount, "prod")
 	tmp := t.TempDir()
-	run := func(boundary, region string, env ...string) (string, error) {
-		cmd := exec.Command("sh", "-c", StackCheckCommand(".", "nodeless-eks", arn, "eu-west-1"))
+	run := func(stack string, template bool, env ...string) (string, error) {
+		cmd := exec.Command("sh", "-c", StackCheckCommand(c, boundaryArn(prodAccount, "prod"), RoleOf(c, stack), template))
 		cmd.Dir = "." // deploy/, not the project's directory
-		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_BOUNDARY="+boundary, "FAKE_REGION="+region,
-			"PULUMI_CI_ORGANIZATION=my-org", "PULUMI_CI_PROJECT=nodeless-eks", "PULUMI_CI_STACK=prod", "TMPDIR="+tmp)
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_BOUNDARY="+arn, "FAKE_REGION=eu-west-1",
+			"FAKE_CLUSTER=nodeless-eks-prod", "FAKE_PRODUCTION=true",
+			"PULUMI_CI_ORGANIZATION=my-org", "PULUMI_CI_PROJECT=nodeless-eks", "PULUMI_CI_STACK="+stack, "TMPDIR="+tmp)
 		cmd.Env = append(cmd.Env, env...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	out, err := run(arn, "eu-west-1")
+	out, err := run("prod", false)
 	require.NoError(t, err, out)
 	pwd, err := os.ReadFile(where)
 	require.NoError(t, err)
@@ -778,20 +815,57 @@ func TestStackCheckCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, strings.TrimSpace(string(top)), strings.TrimSpace(string(pwd)), "pulumi config runs in the project's directory")
 
-	out, err = run("", "eu-west-1")
-	require.Error(t, err, "a stack without the boundary stops the run")
-	assert.Contains(t, out, "stack prod must set nodeless-eks:iamPermissionsBoundary to "+arn)
+	for _, tt := range []struct {
+		name, stack string
+		template    bool
+		env         []string
+		want        string
+	}{
+		{"a stack without the boundary", "prod", false, []string{"FAKE_BOUNDARY="}, "stack prod must set nodeless-eks:iamPermissionsBoundary to " + arn},
+		{"a stack in another region than its role reaches", "prod", false, []string{"FAKE_REGION=us-east-1"},
+			`stack prod must set aws:region to eu-west-1 (it has "us-east-1"): its deploy role reaches that region only`},
+		{"a stack that sets no region", "prod", false, []string{"FAKE_REGION="},
+			`stack prod must set aws:region to eu-west-1 (it has ""): its deploy role reaches that region only`},
+		{"a stack file copied from another, with its clusterName", "prod", false, []string{"FAKE_CLUSTER=nodeless-eks-staging"},
+			`stack prod must set nodeless-eks:clusterName to nodeless-eks-prod (it has "nodeless-eks-staging"): its deploy role may touch only that cluster's resources`},
+		{"a production stack whose file says it is not", "prod", false, []string{"FAKE_PRODUCTION=false"},
+			`stack prod must set nodeless-eks:production to true (it has "false")`},
+		{"a production stack whose file leaves production unset", "prod", false, []string{"FAKE_PRODUCTION="},
+			`stack prod must set nodeless-eks:production to true (it has "false")`},
+		{"a review stack whose cluster is outside the review prefix", "pr-7", true, []string{"FAKE_CLUSTER=nodeless-eks-prod", "FAKE_PRODUCTION=false"},
+			"stack pr-7 must set nodeless-eks:clusterName to a name that starts with nodeless-eks-pr-"},
+		{"a review stack that says production", "pr-7", true, []string{"FAKE_CLUSTER=", "FAKE_PRODUCTION=true"},
+			`stack pr-7 must set nodeless-eks:production to false (it has "true")`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			stack := tt.stack
+			if tt.template {
+				stack = "pr" // review stacks run with the template's settings
+			}
+			role := RoleOf(c, stack)
+			cmd := exec.Command("sh", "-c", StackCheckCommand(c, arn, role, tt.template))
+			cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_BOUNDARY="+arn, "FAKE_REGION=eu-west-1",
+				"PULUMI_CI_ORGANIZATION=my-org", "PULUMI_CI_PROJECT=nodeless-eks", "PULUMI_CI_STACK="+tt.stack, "TMPDIR="+tmp)
+			if !tt.template {
+				cmd.Env = append(cmd.Env, "FAKE_CLUSTER=nodeless-eks-prod", "FAKE_PRODUCTION=true")
+			}
+			cmd.Env = append(cmd.Env, tt.env...)
+			raw, err := cmd.CombinedOutput()
+			require.Error(t, err, "the run stops: %s", raw)
+			assert.Contains(t, string(raw), tt.want)
+			assert.Less(t, time.Since(start), 5*time.Second, "within seconds, before any build")
+		})
+	}
+	t.Run("a review stack named after its stack passes", func(t *testing.T) {
+		cmd := exec.Command("sh", "-c", StackCheckCommand(c, arn, RoleOf(c, "pr"), true))
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_BOUNDARY="+arn, "FAKE_REGION=eu-west-1",
+			"PULUMI_CI_ORGANIZATION=my-org", "PULUMI_CI_PROJECT=nodeless-eks", "PULUMI_CI_STACK=pr-7", "TMPDIR="+tmp)
+		raw, err := cmd.CombinedOutput()
+		require.NoError(t, err, "an unset clusterName is nodeless-eks-pr-7: %s", raw)
+	})
 
-	out, err = run(arn, "us-east-1")
-	require.Error(t, err, "a stack in another region than its role reaches stops the run")
-	assert.Contains(t, out, `stack prod must set aws:region to eu-west-1 (it has "us-east-1"): its deploy role reaches that region only`)
-
-	out, err = run(arn, "")
-	require.Error(t, err, "a stack that sets no region stops the run")
-	assert.Contains(t, out, `stack prod must set aws:region to eu-west-1 (it has ""): its deploy role reaches that region only`)
-	assert.NotContains(t, out, "not found for stack", "the CLI's message for a missing key is the check's, not a failure")
-
-	out, err = run(arn, "eu-west-1", "FAKE_FAIL=error: failed to load stack: [401] Unauthorized")
+	out, err = run("prod", false, "FAKE_FAIL=error: failed to load stack: [401] Unauthorized")
 	require.Error(t, err, "a CLI that cannot read the stack stops the run")
 	assert.Contains(t, out, "could not read nodeless-eks:iamPermissionsBoundary of stack prod, so its value is not checked; the command failed with:")
 	assert.Contains(t, out, "error: failed to load stack: [401] Unauthorized", "with what the CLI said")
@@ -799,6 +873,27 @@ func TestStackCheckCommand(t *testing.T) {
 	left, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	assert.Empty(t, left, "the captured output is removed")
+}
+
+// TestGitHubTokenCheckCommand runs the first pre-run command: a run with
+// the token the settings give it, or none, goes on; one with any other
+// GITHUB_TOKEN (Pulumi's app token) stops before the repository's code.
+func TestGitHubTokenCheckCommand(t *testing.T) {
+	run := func(env ...string) (string, error) {
+		cmd := exec.Command("sh", "-c", GitHubTokenCheckCommand())
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	_, err := run("GITHUB_TOKEN=" + GitHubTokenWithheld)
+	require.NoError(t, err)
+	_, err = run()
+	require.NoError(t, err, "no token at all")
+	out, err := run("GITHUB_TOKEN=ghs_16C7e42F292c6912E7710c838347Ae178B4a")
+	require.Error(t, err)
+	assert.Contains(t, out, "this run holds a GITHUB_TOKEN that deploy/ did not give it")
+	_, err = run("GITHUB_TOKEN=")
+	require.Error(t, err, "an empty token is not the settings' value either")
 }
 
 // TestReviewTTLCommand runs the exact pre-run command of review stacks
@@ -890,7 +985,7 @@ func TestReviewTTLCommand(t *testing.T) {
 }
 
 func TestBadConfig(t *testing.T) {
-	const prod = `"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/OrganizationAccountAccessRole"}`
+	const prod = `"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/deploy-account-access"}`
 	tests := []struct {
 		name string
 		set  map[string]string
@@ -941,14 +1036,19 @@ func TestBadConfig(t *testing.T) {
 		{"a stack that names no account among several", map[string]string{"stacks": `{"staging":{}}`}, `stacks.staging.account "": want one of accounts (dev, prod)`},
 		{"review stacks in no account", map[string]string{"reviewAccount": ""}, `reviewAccount "": want the account review stacks deploy into`},
 		{"credentials of another account than the ambient one", map[string]string{"accounts": `{` + prod + `, "dev": {"id": "999999999999"}}`},
-			"accounts.dev.id 999999999999: the credentials deploy/ runs with are for account 123456789012"},
+			"accounts.dev.id 999999999999: the credentials deploy/ runs with are for account " + toolingAccount},
+		{"a stack whose role would be the account role", map[string]string{"stacks": `{"account-access":{"account":"dev"}}`},
+			`stacks "account-access": its deploy role would be deploy-account-access, the role deploy/ assumes in each account`},
 
 		// Production's account.
 		{"production beside a non-production stack", map[string]string{"stacks": `{"prod":{"account":"prod","production":true},"staging":{"account":"prod"}}`},
 			"accounts.prod: holds production stack(s) prod and staging; their runs could copy production's EBS volumes"},
 		{"production beside the review stacks", map[string]string{"reviewAccount": "prod"},
-			"accounts.prod: holds production stack(s) prod and the review stacks (pr-*)"},
-		{"an acknowledgement that no longer holds", map[string]string{"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/OrganizationAccountAccessRole", "sharedWithNonProduction": true}, "dev": {"id": "123456789012"}}`},
+			`reviewAccount "prod": account prod holds production stack(s) prod, and review stacks run a pull request's code`},
+		{"production beside the review stacks, acknowledged", map[string]string{"reviewAccount": "prod",
+			"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/deploy-account-access", "sharedWithNonProduction": true}, "dev": {"id": "123456789012", "roleArn": "arn:aws:iam::123456789012:role/deploy-account-access"}}`},
+			"sharedWithNonProduction does not admit them"},
+		{"an acknowledgement that no longer holds", map[string]string{"accounts": `{"prod": {"id": "111122223333", "roleArn": "arn:aws:iam::111122223333:role/deploy-account-access", "sharedWithNonProduction": true}, "dev": {"id": "123456789012", "roleArn": "arn:aws:iam::123456789012:role/deploy-account-access"}}`},
 			"accounts.prod.sharedWithNonProduction: the account does not hold a production stack together with others"},
 
 		// Editions.

@@ -28,7 +28,24 @@ type orgMetadata struct {
 	// document's OrganizationMetadata): every deployment deploy/ sets up.
 	// The document does not require it: absent, it is unset.
 	DefaultDeploymentRoleID string `json:"defaultDeploymentRoleId"`
-	Product                 string `json:"product"`
+	// DefaultRoleID is "the ID of the default role for new users added to
+	// the organization. If unset, defaults to the \"Member\" role."
+	DefaultRoleID string `json:"defaultRoleId"`
+	// Features are the organization's paid features, which its edition
+	// decides; the document requires them.
+	Features *orgFeatures `json:"features"`
+}
+
+// orgFeatures are the features of OrganizationFeatures that a switch of
+// deploy/ uses. The metadata's product is not read: its values are the
+// older editions' SKUs (team-pro, business-critical, ...), not the four
+// current editions, so only the features say what the organization has.
+type orgFeatures struct {
+	DriftDetection   bool `json:"driftDetectionEnabled"`
+	DriftRemediation bool `json:"driftRemediationEnabled"`
+	Teams            bool `json:"teamsEnabled"`
+	CustomRoles      bool `json:"customRolesEnabled"`
+	SelfHosted       bool `json:"selfHostedDeploymentsEnabled"`
 }
 
 var stackPermissionNames = map[int]string{0: "None", 101: "Read", 102: "Write", 103: "Admin", 104: "Creator"}
@@ -57,7 +74,11 @@ func orgSettingHowTo(api, org, body string) string {
 // checkOrganizationDefaults is false. It returns warnings for what it
 // could not check and nothing depended on.
 func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Client, tokenSource string) (warnings []string, err error) {
-	needStack := c.HasProduction() && c.HasOthers()
+	// Members outside the production team hold the default as well as the
+	// other runs' tokens: a fleet of production alone needs it at None too.
+	needStack := c.HasProduction()
+	// Who holds a grant on a production stack, and on an imported one.
+	needGrants := c.HasProduction() || c.ImportStacks
 	// Who may open an environment logs in as its stack's role. A
 	// production one only its own runs and the production team may open:
 	// not another production stack's run, nor any member outside the team,
@@ -81,19 +102,20 @@ func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Clien
 	}
 	needEnv := len(guarded) > 0
 	if !c.CheckOrganizationDefaults {
-		if needStack || needEnv {
+		if needStack || needEnv || needGrants {
 			warnings = append(warnings, fmt.Sprintf("checkOrganizationDefaults is false: nothing proves that organization %s's default stack "+
-				"permission is None and it has no default deployment role (and, for %v, that its default environment permission is "+
-				"none); deploy/README.md's checklist says why", c.Organization, guarded))
+				"permission is None, that it has no default deployment role, that nobody outside the production team holds a grant on a "+
+				"production stack (and, for %v, that its default environment permission is none); deploy/README.md's checklist says why",
+				c.Organization, guarded))
 		}
 		return warnings, nil
 	}
 	unproven := func(why string) ([]string, error) {
-		if !needStack && !needEnv {
+		if !needStack && !needEnv && !needGrants {
 			return append(warnings, fmt.Sprintf("could not read organization %s's defaults (%s); nothing here depends on them", c.Organization, why)), nil
 		}
 		var reach []string
-		if needStack {
+		if needStack || needGrants {
 			reach = append(reach, "read production's stacks")
 		}
 		if needEnv {
@@ -152,23 +174,52 @@ func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Clien
 			*m.DefaultEnvironmentPermission, strings.Join(guarded, ", "),
 			orgSettingHowTo(client.API, c.Organization, `{"setDefaultEnvironmentPermission":"none"}`)))
 	}
-	if product, ok := editionOfProduct(m.Product); ok && product < c.Edition {
-		errs = append(errs, fmt.Sprintf("edition is %s, but Pulumi Cloud says the organization's product is %q; set edition: %s and turn "+
-			"off what it lacks", c.Edition.Title(), m.Product, product))
+	if m.Features == nil {
+		warnings = append(warnings, fmt.Sprintf("organization %s: the answer to GET %s holds no features, so the switches that need an "+
+			"edition (driftDetection, teams, agentPoolId) are held to edition %s only", c.Organization, path, c.Edition.Title()))
+	} else {
+		errs = append(errs, c.checkFeatures(*m.Features)...)
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("organization %s: %s", c.Organization, strings.Join(errs, "; and "))
 	}
-	return warnings, nil
+	if needGrants {
+		g := &grantCheck{ctx: callCtx, c: c, client: client, meta: m}
+		problems, err := g.run()
+		if err != nil {
+			return unproven(err.Error())
+		}
+		if len(problems) > 0 {
+			return nil, fmt.Errorf("organization %s: a production stack (or an imported one) is reachable outside what deploy/ grants:\n%s",
+				c.Organization, strings.Join(problems, "\n"))
+		}
+	}
+	drift, err := checkSettingsDrift(callCtx, c, client)
+	if err != nil {
+		warnings = append(warnings, fmt.Sprintf("could not read the stacks' deployment settings to see whether a run rewrote them (%v); "+
+			"this update writes them whole anyway", err))
+	}
+	return append(warnings, drift...), nil
 }
 
-// editionOfProduct reads an edition from the product Pulumi Cloud names,
-// by its first word ("Pro", "Enterprise ..."); a product of an older
-// pricing version (Team, Business Critical) is not read.
-func editionOfProduct(product string) (Edition, bool) {
-	words := strings.Fields(product)
-	if len(words) == 0 {
-		return Free, false
+// checkFeatures holds the switches that need an edition to what Pulumi
+// Cloud says the organization has (OrganizationFeatures). TTL schedules
+// have no feature of their own there, so reviewStackTtl is held to
+// edition alone.
+func (c *Config) checkFeatures(f orgFeatures) []string {
+	var errs []string
+	lacks := func(on bool, key, feature string, has bool) {
+		if on && !has {
+			errs = append(errs, fmt.Sprintf("%s: Pulumi Cloud says the organization has no %s (features.%s is false), whatever edition "+
+				"says; turn it off, or change the organization's subscription", key, feature, strings.SplitN(feature, " ", 2)[0]))
+		}
 	}
-	return parseEdition(words[0])
+	lacks(c.DriftDetection, "driftDetection", "driftDetectionEnabled (drift detection)", f.DriftDetection)
+	for _, name := range sortedKeys(c.Stacks) {
+		lacks(c.Stacks[name].AutoRemediate, "stacks."+name+".autoRemediate", "driftRemediationEnabled (drift remediation)", f.DriftRemediation)
+		lacks(c.Stacks[name].AgentPoolID != "", "stacks."+name+".agentPoolId", "selfHostedDeploymentsEnabled (customer-managed runners)", f.SelfHosted)
+	}
+	lacks(c.ProductionTeam != "", "productionTeam", "teamsEnabled (teams)", f.Teams)
+	lacks(c.NonProductionTeam != "", "nonProductionTeam", "teamsEnabled (teams)", f.Teams)
+	return errs
 }

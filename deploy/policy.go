@@ -110,7 +110,7 @@ func RoleOf(c *Config, stack string) deployRole {
 func (r deployRole) scope(c *Config, partition string) scope {
 	account := c.Accounts[r.Account].ID
 	return scope{partition: partition, region: r.Region, account: account, cluster: r.Cluster, prefix: r.ClusterPrefix,
-		boundaryArn: BoundaryArn(c, partition, account, r.BoundaryKey)}
+		boundaryArn: BoundaryArn(c, partition, account, r.BoundaryKey), sharedFrom: c.Accounts[r.Account].SharedResourceAccounts}
 }
 
 // BoundaryArn is the ARN IAM gives the boundary of key (a policy without a
@@ -178,6 +178,9 @@ type scope struct {
 	// boundaryArn is the permissions boundary every role a run creates
 	// must carry, reaching only the scope's clusters.
 	boundaryArn string
+	// sharedFrom are other accounts whose shared resources the clusters
+	// may use (a shared VPC's network account).
+	sharedFrom []string
 }
 
 func (s scope) arn(service, resource string) string {
@@ -471,6 +474,36 @@ func WorkloadBoundary(s scope) iampolicy.Document {
 		}},
 		// ec2:Describe* would include the few describes that return secrets.
 		iampolicy.Statement{Effect: "Deny", Resource: "*", Action: secretDescribes},
+		// What another account shares with this one (an image, a snapshot,
+		// a registry's images, a capacity reservation) by a resource policy
+		// or RAM is reachable by every role of the account that IAM lets
+		// through: deny it, but for what AWS owns that the program's roles
+		// need. The shape is the resource perimeter of AWS's data perimeter
+		// examples (aws-samples/data-perimeter-policy-examples,
+		// service_control_policies/resource_perimeter_scp.json,
+		// EnforceResourcePerimeterAWSResources): AWS-owned AMIs and their
+		// snapshots by ec2:Owner "amazon" (Bottlerocket's images), AWS's
+		// public SSM parameters and managed policies by ARN, and the ECR
+		// registries of the EKS add-on images (EKS user guide,
+		// add-ons-images.html) by ARN. Null: an action whose request carries
+		// no aws:ResourceAccount (IAM user guide lists those) is not denied
+		// by this statement, the one below covers the volume it can make.
+		iampolicy.Statement{Sid: "NothingOfAnotherAccount", Effect: "Deny", Action: "*", NotResource: s.awsOwnedResources(),
+			Condition: map[string]any{
+				"Null":                    map[string]any{"aws:ResourceAccount": "false"},
+				"StringNotEqualsIfExists": map[string]any{"aws:ResourceAccount": append([]string{s.account}, s.sharedFrom...), "ec2:Owner": "amazon"},
+			}},
+		// ec2:CreateVolume from a snapshot is among the actions whose
+		// request lacks aws:ResourceAccount (IAM user guide,
+		// reference_policies_condition-keys.html, aws:ResourceAccount); the
+		// snapshot's ec2:Owner is there (EC2's service authorization
+		// reference, snapshot resource type).
+		iampolicy.Statement{Sid: "NoVolumeFromAnotherAccountsSnapshot", Effect: "Deny", Action: []string{"ec2:CreateVolume", "ec2:CopySnapshot"},
+			Resource: s.arnIn("ec2", "*", "*", "snapshot/*"),
+			Condition: map[string]any{
+				"Null":            map[string]any{"ec2:Owner": "false"},
+				"StringNotEquals": map[string]any{"ec2:Owner": append([]string{s.account, "amazon"}, s.sharedFrom...)},
+			}},
 		// Bottlerocket and EKS AMIs, for the nodes Karpenter launches.
 		iampolicy.Statement{Effect: "Allow", Action: []string{"ssm:GetParameter", "ssm:GetParameters"},
 			Resource: s.arnIn("ssm", "*", "*", "parameter/aws/service/*")},
@@ -507,6 +540,37 @@ func WorkloadBoundary(s scope) iampolicy.Document {
 			Action:    []string{"kms:CreateGrant", "kms:Decrypt", "kms:GenerateDataKeyWithoutPlaintext", "kms:ReEncrypt*"},
 			Condition: map[string]any{"StringLike": map[string]any{"kms:ViaService": "ec2.*.amazonaws.com"}}},
 	)
+}
+
+// eksImageRegistries are the accounts of the ECR registries that EKS
+// add-on images are pulled from, in the regions that have one of their
+// own (EKS user guide, add-ons-images.html); every other region's is
+// eksImageRegistry.
+var eksImageRegistries = map[string]string{
+	"af-south-1": "877085696533", "ap-east-1": "800184023465", "ap-south-2": "900889452093", "ap-southeast-3": "296578399912",
+	"ap-southeast-4": "491585149902", "ca-west-1": "761377655185", "cn-north-1": "918309763551", "cn-northwest-1": "961992271922",
+	"eu-central-2": "900612956339", "eu-south-1": "590381155156", "eu-south-2": "455263428931", "il-central-1": "066635153087",
+	"me-south-1": "558608220178", "me-central-1": "759879836304", "us-gov-east-1": "151742754352", "us-gov-west-1": "013241004608",
+}
+
+// eksImageRegistry is the EKS add-on images' registry account of the
+// other regions.
+const eksImageRegistry = "602401143452"
+
+// awsOwnedResources are the resources of other accounts that the
+// program's roles need: AWS's public SSM parameters (the AMI parameters
+// Karpenter reads) and managed policies, and the ECR repositories of the
+// EKS add-on images of the scope's region.
+func (s scope) awsOwnedResources() []string {
+	registry, ok := eksImageRegistries[s.region]
+	if !ok {
+		registry = eksImageRegistry
+	}
+	return []string{
+		fmt.Sprintf("arn:%s:ssm:*::parameter/aws/service/*", s.partition),
+		fmt.Sprintf("arn:%s:iam::aws:policy/*", s.partition),
+		fmt.Sprintf("arn:%s:ecr:%s:%s:repository/*", s.partition, s.region, registry),
+	}
 }
 
 // arnIn is an ARN in region and account ("" where the resource type has

@@ -93,6 +93,13 @@ type Account struct {
 	RunningServiceRoleArn string
 	// NoSpotRole leaves the account without the EC2 Spot service-linked role.
 	NoSpotRole bool
+	// CallerAccount is the account of the default credentials ("" means
+	// AccountID): what a lookup or resource without an explicit provider
+	// reaches.
+	CallerAccount string
+	// Others are the other accounts that deploy/'s providers reach (their
+	// allowedAccountIds), by ID; an account not here answers as this one.
+	Others map[string]*Elsewhere
 
 	mu         sync.Mutex
 	standInURN string
@@ -113,22 +120,100 @@ func (a *Account) Recorder(project, stack string) *mock.Recorder {
 	return rec
 }
 
+// Elsewhere is what deploy/'s lookups see in another account.
+type Elsewhere struct {
+	// VpcNames are the Name tags of its VPCs, by region.
+	VpcNames map[string][]string
+	// NoSpotRole leaves it without the EC2 Spot service-linked role.
+	NoSpotRole bool
+	// PulumiOIDC is its api.pulumi.com/oidc provider, nil for none.
+	PulumiOIDC *OIDCProvider
+	// Refuse makes every lookup in it fail as IAM's AccessDenied does.
+	Refuse bool
+}
+
+// OIDCProvider is an IAM OIDC provider: its ARN and tags.
+type OIDCProvider struct {
+	Arn  string
+	Tags map[string]string
+}
+
+// caller is the account of the default credentials.
+func (a *Account) caller() string {
+	if a.CallerAccount != "" {
+		return a.CallerAccount
+	}
+	return AccountID
+}
+
 // accountOf is the account a resource or invoke reaches through its
-// provider reference ("<urn>::<id>"): the first of an explicit aws
-// provider's allowedAccountIds, else AccountID, the default credentials'.
-func accountOf(rec *mock.Recorder, provider string) string {
+// provider reference ("<urn>::<id>"), and the provider's region ("" for
+// the default): the first of an explicit aws provider's
+// allowedAccountIds, else the default credentials'.
+func (a *Account) accountOf(rec *mock.Recorder, provider string) (account, region string) {
 	i := strings.LastIndex(provider, "::") // a URN holds "::" too
 	if i < 0 {
-		return AccountID
+		return a.caller(), ""
 	}
 	p, found := rec.ByURN(provider[:i])
 	if !found {
-		return AccountID
+		return a.caller(), ""
+	}
+	if r, ok := p.Inputs["region"]; ok && r.IsString() {
+		region = r.StringValue()
 	}
 	if ids, ok := p.Inputs["allowedAccountIds"]; ok && ids.IsArray() && len(ids.ArrayValue()) > 0 {
-		return ids.ArrayValue()[0].StringValue()
+		return ids.ArrayValue()[0].StringValue(), region
 	}
-	return AccountID
+	return a.caller(), region
+}
+
+// elsewhere answers deploy/'s lookups in another account: its VPCs, its
+// Spot role and its Pulumi Cloud OIDC provider. ok is false for a lookup
+// it does not answer, or an account it does not know.
+func (a *Account) elsewhere(rec *mock.Recorder, args pulumi.MockCallArgs) (resource.PropertyMap, bool, error) {
+	account, region := a.accountOf(rec, args.Provider)
+	other, known := a.Others[account]
+	if !known {
+		return nil, false, nil
+	}
+	if region == "" {
+		region = Region
+	}
+	if other.Refuse {
+		return nil, true, fmt.Errorf("operation error IAM: AccessDenied: User is not authorized to perform %s in account %s", args.Token, account)
+	}
+	switch args.Token {
+	case "aws:ec2/getVpcs:getVpcs":
+		name := filterValue(args.Args, "tag:Name")
+		ids := []resource.PropertyValue{}
+		for i, n := range other.VpcNames[region] {
+			if n == name {
+				ids = append(ids, resource.NewProperty(fmt.Sprintf("vpc-%s-%s-%d", account, region, i)))
+			}
+		}
+		return resource.PropertyMap{"ids": resource.NewProperty(ids)}, true, nil
+	case "aws:iam/getRoles:getRoles":
+		var names []resource.PropertyValue
+		if !other.NoSpotRole && args.Args["pathPrefix"].StringValue() == "/aws-service-role/spot.amazonaws.com/" {
+			names = append(names, resource.NewProperty("AWSServiceRoleForEC2Spot"))
+		}
+		return resource.PropertyMap{"names": resource.NewProperty(names)}, true, nil
+	case "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider":
+		p := other.PulumiOIDC
+		if p == nil || (args.Args["arn"].IsString() && args.Args["arn"].StringValue() != p.Arn) {
+			// The Terraform provider's data source: "finding IAM OIDC
+			// Provider ...: empty result".
+			return nil, true, fmt.Errorf("finding IAM OIDC Provider: empty result")
+		}
+		tags := resource.PropertyMap{}
+		for k, v := range p.Tags {
+			tags[resource.PropertyKey(k)] = resource.NewProperty(v)
+		}
+		return resource.PropertyMap{"arn": resource.NewProperty(p.Arn), "url": resource.NewProperty("api.pulumi.com/oidc"),
+			"tags": resource.NewProperty(tags)}, true, nil
+	}
+	return nil, false, nil
 }
 
 // remoteChildren are representative children that the engine hands to the
@@ -157,7 +242,7 @@ var remoteChildren = map[string]map[string]resource.PropertyMap{
 func (a *Account) state(rec *mock.Recorder, reg *mock.Registration) (string, resource.PropertyMap, error) {
 	id := reg.Name + "-id"
 	state := reg.Inputs.Copy()
-	account := accountOf(rec, reg.Provider)
+	account, _ := a.accountOf(rec, reg.Provider)
 	switch reg.Type {
 	case "aws:eks/cluster:Cluster":
 		a.mu.Lock()
@@ -222,6 +307,9 @@ func (a *Account) state(rec *mock.Recorder, reg *mock.Registration) (string, res
 
 // invoke answers the lookups the program makes.
 func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	if out, answered, err := a.elsewhere(rec, args); answered {
+		return out, err
+	}
 	switch args.Token {
 	case "aws:ec2/getVpc:getVpc":
 		if id, ok := args.Args["id"]; ok && id.IsString() {
@@ -306,9 +394,11 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 		}
 		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
 	case "aws:index/getCallerIdentity:getCallerIdentity":
-		account := accountOf(rec, args.Provider)
+		account, _ := a.accountOf(rec, args.Provider)
 		return resource.PropertyMap{"accountId": resource.NewProperty(account),
 			"arn": resource.NewProperty("arn:aws:sts::" + account + ":assumed-role/admin/session")}, nil
+	case "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider":
+		return nil, fmt.Errorf("finding IAM OIDC Provider: empty result")
 	case "aws:index/getPartition:getPartition":
 		return resource.PropertyMap{"partition": resource.NewProperty("aws"), "dnsSuffix": resource.NewProperty("amazonaws.com")}, nil
 	case "aws:index/getAvailabilityZones:getAvailabilityZones":

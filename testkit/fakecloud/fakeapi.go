@@ -66,7 +66,102 @@ type OrgMetadata struct {
 	DefaultStackPermission       int    `json:"defaultStackPermission"`
 	DefaultEnvironmentPermission string `json:"defaultEnvironmentPermission"`
 	DefaultDeploymentRoleID      string `json:"defaultDeploymentRoleId,omitempty"`
-	Product                      string `json:"product,omitempty"`
+	// DefaultRoleID is the role new members get; "" is Member.
+	DefaultRoleID string `json:"defaultRoleId,omitempty"`
+	Product       string `json:"product,omitempty"`
+	// Features are OrganizationFeatures, by name ("driftDetectionEnabled":
+	// true); nil leaves them out of the answer.
+	Features map[string]bool `json:"features,omitempty"`
+}
+
+// Org is what the grant sources of an organization answer (Put them with
+// PutOrg): its members, its teams, its roles, and each stack's teams and
+// collaborators, by "<project>/<stack>". A stack without an entry answers
+// 404, as one that does not exist yet.
+type Org struct {
+	// Admins and Members are logins, with the built-in role of each.
+	Admins, Members []string
+	// RoleOf gives members a role by ID (built-in or custom).
+	RoleOf map[string]string
+	// Teams are the teams, by name.
+	Teams map[string]Team
+	// Roles are the roles, by ID.
+	Roles map[string]Role
+	// Stacks are each stack's grants.
+	Stacks map[string]StackGrants
+}
+
+// Team is a team's members and roles.
+type Team struct {
+	Members, RoleIDs []string
+}
+
+// Role is a role; BuiltIn ones carry a defaultIdentifier.
+type Role struct {
+	Name    string
+	BuiltIn bool
+}
+
+// StackGrants are a stack's team and user grants, and its creator.
+type StackGrants struct {
+	Teams, Users map[string]int
+	Creator      string
+}
+
+// PutOrg makes the grant sources of org answer as o says.
+func (a *API) PutOrg(org string, o Org) {
+	members := []map[string]any{}
+	add := func(login, role string) {
+		m := map[string]any{"role": role, "user": map[string]any{"githubLogin": login, "name": login, "avatarUrl": ""}, "knownToPulumi": true,
+			"virtualAdmin": false, "created": "2026-01-01T00:00:00Z"}
+		if id, ok := o.RoleOf[login]; ok {
+			m["fgaRole"] = map[string]any{"id": id, "name": o.Roles[id].Name, "modifiedAt": "2026-01-01T00:00:00Z"}
+		}
+		members = append(members, m)
+	}
+	for _, l := range o.Admins {
+		add(l, "admin")
+	}
+	for _, l := range o.Members {
+		add(l, "member")
+	}
+	a.Put("/api/orgs/"+org+"/members", map[string]any{"members": members})
+	teams := []map[string]any{}
+	for name, t := range o.Teams {
+		teams = append(teams, map[string]any{"name": name, "displayName": name, "description": "", "kind": "pulumi"})
+		var ms []map[string]any
+		for _, l := range t.Members {
+			ms = append(ms, map[string]any{"githubLogin": l, "name": l, "avatarUrl": "", "role": "member"})
+		}
+		a.Put("/api/orgs/"+org+"/teams/"+name, map[string]any{"name": name, "displayName": name, "description": "", "kind": "pulumi",
+			"members": ms, "roleIds": t.RoleIDs})
+	}
+	a.Put("/api/orgs/"+org+"/teams", map[string]any{"teams": teams})
+	for id, r := range o.Roles {
+		identifier := ""
+		if r.BuiltIn {
+			identifier = strings.ToLower(r.Name)
+		}
+		a.Put("/api/orgs/"+org+"/roles/"+id, map[string]any{"id": id, "name": r.Name, "defaultIdentifier": identifier, "orgId": org,
+			"isOrgDefault": false, "version": 1, "created": "2026-01-01T00:00:00Z", "modified": "2026-01-01T00:00:00Z"})
+	}
+	for stack, g := range o.Stacks {
+		project, name, _ := strings.Cut(stack, "/")
+		teams := []map[string]any{}
+		for t, p := range g.Teams {
+			teams = append(teams, map[string]any{"name": t, "displayName": t, "description": "", "isMember": false, "permission": p})
+		}
+		a.Put("/api/stacks/"+org+"/"+stack+"/teams", map[string]any{"projectName": project, "teams": teams})
+		users := []map[string]any{}
+		for u, p := range g.Users {
+			users = append(users, map[string]any{"user": map[string]any{"githubLogin": u, "name": u, "avatarUrl": ""}, "permission": p})
+		}
+		collaborators := map[string]any{"users": users}
+		if g.Creator != "" {
+			collaborators["stackCreatorUserName"] = g.Creator
+		}
+		a.Put("/api/stacks/"+org+"/"+project+"/"+name+"/collaborators", collaborators)
+	}
 }
 
 // API is the fake service.

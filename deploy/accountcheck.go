@@ -149,8 +149,10 @@ func checkOIDCProvider(ctx *pulumi.Context, c *Config, name, owner string, opts 
 		return "", nil
 	}
 	return "", fmt.Errorf("accounts.%s: account %s already has Pulumi Cloud's OIDC provider %s, which this deploy/ stack did not create "+
-		"(its tag %s is %q, not %q), and IAM refuses a second one for the URL: set accounts.%s.oidcProviderArn to %s to reuse it",
-		name, acct.ID, found.Arn, OwnerTagKey, found.Tags[OwnerTagKey], owner, name, found.Arn)
+		"(its tag %s is %q, not %q), and IAM refuses a second one for the URL: set accounts.%s.oidcProviderArn to %s to reuse it; "+
+		"or, if an earlier version of this deploy/ stack created it (it did not tag it), tag it: aws iam tag-open-id-connect-provider "+
+		"--open-id-connect-provider-arn %s --tags Key=%s,Value=%s",
+		name, acct.ID, found.Arn, OwnerTagKey, found.Tags[OwnerTagKey], owner, name, found.Arn, found.Arn, OwnerTagKey, owner)
 }
 
 // notFound reports whether a lookup's error says that nothing matched.

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -175,4 +177,38 @@ func trustAsPolicy(trust iampolicy.Document, p string) iampolicy.Document {
 		out.Statement = append(out.Statement, s)
 	}
 	return out
+}
+
+// TestChecklistCommands runs step 4's sed commands from README.md on the
+// committed documents, and holds step 7's stack file to RootStackFile.
+func TestChecklistCommands(t *testing.T) {
+	raw, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	readme := string(raw)
+	var seds []string
+	for _, line := range strings.Split(readme, "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "sed ") && strings.Contains(l, "deploy/account-role/") {
+			seds = append(seds, l)
+		}
+	}
+	require.Len(t, seds, 2, "step 4 renders the trust and the permissions")
+	tmp := t.TempDir()
+	const principal = "arn:aws:iam::210987654321:role/platform-admin"
+	for _, sed := range seds {
+		script := strings.ReplaceAll(sed, "/tmp/", tmp+"/")
+		cmd := exec.Command("sh", "-c", "cd .. && "+script)
+		cmd.Env = append(os.Environ(), "DEPLOYER="+principal, "ACCOUNT="+prodAccount)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s: %s", sed, out)
+	}
+	for file, want := range map[string]iampolicy.Document{
+		"trust.json": AccountRoleTrust(principal), "permissions.json": AccountRolePolicy("aws", prodAccount),
+	} {
+		got, err := os.ReadFile(filepath.Join(tmp, file))
+		require.NoError(t, err)
+		wantJSON, err := want.JSON()
+		require.NoError(t, err)
+		assert.JSONEq(t, wantJSON, string(got), "the README's sed gives what the code means by %s", file)
+	}
+	checkGenerated(t, "README.md", "stack-file", "```yaml\n"+RootStackFile(configOf(t, "Pulumi.example.yaml", nil), "prod", "aws")+"```\n")
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -262,6 +263,15 @@ func fleetTable(c *Config) string {
 		u := used[l]
 		fmt.Fprintf(&b, "| %s | %d | %d (%s) |\n", l.Name, l.Value, u.Value, u.Where)
 	}
+	b.WriteString("\n| edition | deployments at once | a push to the program reaches all " + fmt.Sprint(len(c.Stacks)) + " stacks in |\n|---|---|---|\n")
+	for _, e := range []Edition{Free, Essentials, Pro, Enterprise} {
+		at := "unlimited"
+		if n, ok := editionConcurrency[e]; ok {
+			at = fmt.Sprint(n)
+		}
+		waves, minutes := pushDrain(len(c.Stacks), editionConcurrency[e])
+		fmt.Fprintf(&b, "| %s | %s | %d wave(s), about %d minutes |\n", e.Title(), at, waves, minutes)
+	}
 	return b.String()
 }
 
@@ -282,4 +292,29 @@ func checkGenerated(t *testing.T, doc, name, want string) {
 		return
 	}
 	assert.Equalf(t, want, got, "%s's %s section is generated: go test -run %s -update", doc, name, t.Name())
+}
+
+// TestDeploymentConcurrency warns, at preview, when the organization runs
+// fewer deployments at once than a push to the program starts: Pulumi
+// Cloud's own number where it answers, the edition's where it does not.
+func TestDeploymentConcurrency(t *testing.T) {
+	api := withCloud(t, isolated)
+	warnings := captureWarnings(t)
+	api.Put("/api/orgs/acme/deployments/metadata", map[string]any{"paused": false, "concurrency": 5, "deploymentCounts": map[string]any{}})
+	_, res := runPrepared(t, fleetFile, nil, fixture{})
+	require.NoError(t, res.Err)
+	assert.Contains(t, *warnings, "the organization runs 5 deployment(s) at once (Pulumi Cloud's deployments metadata), so a push that touches "+
+		"the program queues the 40 stacks in 8 waves: about 80 minutes until the last stack is updated, more when a stack's cluster is new. "+
+		"Split the fleet's pushes (path filters per stack file), or a higher edition runs more at once")
+
+	api.Put("/api/orgs/acme/deployments/metadata", nil)
+	*warnings = nil
+	_, res = runPrepared(t, fleetFile, nil, fixture{})
+	require.NoError(t, res.Err)
+	assert.False(t, slices.ContainsFunc(*warnings, func(w string) bool { return strings.Contains(w, "deployment(s) at once") }),
+		"Enterprise runs them all at once: %v", *warnings)
+
+	waves, minutes := pushDrain(40, editionConcurrency[Free])
+	assert.Equal(t, 40, waves)
+	assert.Equal(t, 400, minutes)
 }

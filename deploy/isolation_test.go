@@ -26,9 +26,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// allOperations are every operation a Deployments run may present
-// (https://www.pulumi.com/docs/deployments/deployments/oidc/: update,
-// preview, refresh, destroy, detect-drift, remediate-drift).
+// allOperations are every operation a Deployments run may present: the
+// four Pulumi's OIDC page names (preview, update, refresh, destroy) and
+// the drift runs' two, as PULUMI_CI_OPERATION and the API's operation
+// names them (detect-drift, remediate-drift).
 var allOperations = append([]string{"preview"}, updateOperations...)
 
 // obtainable are the OIDC tokens (audience, subject) a run that is not a

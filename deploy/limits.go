@@ -148,3 +148,42 @@ func checkLimits(c *Config) []error {
 	}
 	return errs
 }
+
+// Deployments per push: a push that touches the program deploys every
+// stack (path filters), and the organization runs only so many
+// deployments at once, "determined by SKU" (Pulumi's deployment-queue
+// page); the rest wait in the queue, up to 7 days. Pulumi's pricing data
+// gives 1 concurrent update on Free and 5 on Essentials, unlimited above
+// (data/pulumi_pricing.yaml, concurrent-stack-updates). Pulumi Cloud's
+// own number (GET /api/orgs/{org}/deployments/metadata, concurrency) wins
+// where the check can read it.
+var editionConcurrency = map[Edition]int{Free: 1, Essentials: 5}
+
+// updateMinutes is how long one stack's `pulumi up` of a program change
+// takes on a Pulumi-hosted runner: a cold build (about 5.5 minutes on 2
+// vCPU, no cache on production) and an update of a running cluster's
+// add-ons and charts, a few minutes more; a new cluster takes about 25.
+const updateMinutes = 10
+
+// pushDrain is how long the deployments one push to the program starts
+// take to run, with concurrency at once (0: unlimited), and how many
+// waves that is.
+func pushDrain(stacks, concurrency int) (waves int, minutes int) {
+	if concurrency <= 0 || stacks <= concurrency {
+		return 1, updateMinutes
+	}
+	waves = (stacks + concurrency - 1) / concurrency
+	return waves, waves * updateMinutes
+}
+
+// concurrencyWarning says, when the fleet is larger than what runs at
+// once, how long a push to the program takes to reach every stack.
+func concurrencyWarning(c *Config, concurrency int, source string) string {
+	waves, minutes := pushDrain(len(c.Stacks), concurrency)
+	if waves <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("the organization runs %d deployment(s) at once (%s), so a push that touches the program queues the %d stacks "+
+		"in %d waves: about %d minutes until the last stack is updated, more when a stack's cluster is new. Split the fleet's pushes "+
+		"(path filters per stack file), or a higher edition runs more at once", concurrency, source, len(c.Stacks), waves, minutes)
+}

@@ -124,7 +124,7 @@ func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Clien
 		return nil, fmt.Errorf("organization %s: %s, so nothing proves that other runs (pull-request, review, non-production, another "+
 			"production stack's) and members outside the production team cannot %s. "+
 			"Run deploy/ with a Pulumi Cloud token of the organization (PULUMI_ACCESS_TOKEN, or `pulumi login`), "+
-			"or check the defaults by hand (deploy/README.md, \"Pulumi Cloud checklist\") and set checkOrganizationDefaults: false",
+			"or check the defaults by hand (deploy/README.md, \"What Pulumi Cloud must hold\") and set checkOrganizationDefaults: false",
 			c.Organization, why, strings.Join(reach, " or "))
 	}
 	if client.Token == "" {
@@ -194,6 +194,7 @@ func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Clien
 				c.Organization, strings.Join(problems, "\n"))
 		}
 	}
+	warnings = append(warnings, deploymentConcurrency(callCtx, c, client)...)
 	drift, err := checkSettingsDrift(callCtx, c, client)
 	if err != nil {
 		warnings = append(warnings, fmt.Sprintf("could not read the stacks' deployment settings to see whether a run rewrote them (%v); "+
@@ -222,4 +223,22 @@ func (c *Config) checkFeatures(f orgFeatures) []string {
 	lacks(c.ProductionTeam != "", "productionTeam", "teamsEnabled (teams)", f.Teams)
 	lacks(c.NonProductionTeam != "", "nonProductionTeam", "teamsEnabled (teams)", f.Teams)
 	return errs
+}
+
+// deploymentConcurrency reads how many deployments the organization runs
+// at once, and warns when a push to the program would queue the fleet;
+// when it cannot be read, the edition's number stands in.
+func deploymentConcurrency(ctx context.Context, c *Config, client *pulumicloud.Client) []string {
+	var m struct {
+		Concurrency *int `json:"concurrency"`
+	}
+	concurrency, source := editionConcurrency[c.Edition], "edition "+c.Edition.Title()
+	path := "/api/orgs/" + url.PathEscape(c.Organization) + "/deployments/metadata"
+	if err := client.Call(ctx, http.MethodGet, path, nil, &m); err == nil && m.Concurrency != nil {
+		concurrency, source = *m.Concurrency, "Pulumi Cloud's deployments metadata"
+	}
+	if w := concurrencyWarning(c, concurrency, source); w != "" {
+		return []string{w}
+	}
+	return nil
 }

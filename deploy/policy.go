@@ -46,6 +46,12 @@ func DeploymentsSubject(org, project, stack, op string) string {
 
 // updateOperations are the Deployments operations a stack that previews no
 // pull request needs: a preview would run a branch's code with its role.
+// Pulumi's OIDC page (deployments/guides/oidc) names the subject's
+// operation as "one of preview, update, refresh, or destroy"; a drift
+// run's operation is detect-drift or remediate-drift by its
+// PULUMI_CI_OPERATION and the API's PulumiOperation, which page does not
+// say it presents. The trust admits both spellings of a drift run, so
+// that either is covered; neither is a preview.
 var updateOperations = []string{"update", "refresh", "destroy", "detect-drift", "remediate-drift"}
 
 // reviewRoleKey names the review stacks' role, deploy-review.
@@ -333,8 +339,12 @@ func DeployerPolicy(s scope) iampolicy.Document {
 			Action:    []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:UpdateSecurityGroupRuleDescriptionsIngress"},
 			Resource:  []string{s.arn("ec2", "security-group/*")},
 			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/aws:eks:cluster-name": clusters}}},
+		// A rule's own ARN: what its group's statements above allow on the
+		// group, the rule carries too (the group's tag condition is what
+		// scopes the request).
 		iampolicy.Statement{Sid: "SecurityGroupRules", Effect: "Allow",
-			Action:   []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:ModifySecurityGroupRules", "ec2:CreateTags"},
+			Action: []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:RevokeSecurityGroupIngress",
+				"ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules", "ec2:CreateTags"},
 			Resource: s.arn("ec2", "security-group-rule/*")},
 		iampolicy.Statement{Sid: "CreateSecretsKey", Effect: "Allow", Action: []string{"kms:CreateKey", "kms:TagResource"}, Resource: "*",
 			Condition: map[string]any{

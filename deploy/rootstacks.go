@@ -11,6 +11,7 @@ import (
 
 	"nodeless-eks/internal/names"
 	"nodeless-eks/internal/stackfile"
+	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 )
@@ -172,8 +173,11 @@ func RootStackFile(c *Config, name, partition string) string {
 	fmt.Fprintf(&b, "  %spodSubnetNamePattern: <vpcName>-podsubnet-*\n", p)
 	production := !template && c.Stacks[name].Production
 	if production {
+		// What the root program requires of a production stack: the
+		// upgrade policy chosen, and a Bottlerocket release pinned.
 		fmt.Fprintf(&b, "  %sproduction: true\n", p)
 		fmt.Fprintf(&b, "  %ssupportType: STANDARD\n", p)
+		fmt.Fprintf(&b, "  %snodeClasses:\n    default:\n      amiAlias: bottlerocket@v%s\n", p, versions.SuggestedBottlerocket)
 	}
 	if template || c.Stacks[name].AgentPoolID == "" {
 		fmt.Fprintf(&b, "  %spublicAccessCidrs: [\"%s\"]                 # Pulumi-hosted runners have no fixed address\n", p, hostedRunnerCidr)

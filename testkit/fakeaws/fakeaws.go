@@ -65,13 +65,18 @@ type Vpc struct {
 
 // DevVpc matches Pulumi.dev.yaml: three AZs, a private and a pod subnet in
 // each, and a public subnet that no pattern may pick up.
-func DevVpc() Vpc {
-	v := Vpc{ID: "vpc-0de0", Name: "eks-demo-vpc"}
+func DevVpc() Vpc { return VpcNamed("eks-demo-vpc") }
+
+// VpcNamed is DevVpc's shape under another name, as examples/vpc creates
+// it: subnets "<name>-private-<az>", "<name>-podsubnet-<az>" and
+// "<name>-public-<az>".
+func VpcNamed(name string) Vpc {
+	v := Vpc{ID: "vpc-0de0", Name: name}
 	for _, az := range []string{"a", "b", "c"} {
 		v.Subnets = append(v.Subnets,
-			Subnet{"subnet-private-" + az, Region + az, "eks-demo-vpc-private-" + Region + az},
-			Subnet{"subnet-pod-" + az, Region + az, "eks-demo-vpc-podsubnet-" + Region + az},
-			Subnet{"subnet-public-" + az, Region + az, "eks-demo-vpc-public-" + Region + az},
+			Subnet{"subnet-private-" + az, Region + az, name + "-private-" + Region + az},
+			Subnet{"subnet-pod-" + az, Region + az, name + "-podsubnet-" + Region + az},
+			Subnet{"subnet-public-" + az, Region + az, name + "-public-" + Region + az},
 		)
 	}
 	return v

@@ -126,6 +126,8 @@ func program(ctx *pulumi.Context, today time.Time) error {
 		AccessEntries:      eks.AccessEntries,
 		StackLabel:         stackLabel,
 		Kubeconfig:         eks.Kubeconfig,
+		ClusterArn:         eks.ClusterArn,
+		ClusterCreatedAt:   eks.ClusterCreatedAt,
 		CleanupNodeTimeout: cfg.CleanupNodeTimeout(),
 		Versions: addons.Versions{
 			KubeProxy:                   cfg.AddonVersions.KubeProxy,

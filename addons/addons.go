@@ -55,6 +55,10 @@ type Args struct {
 	VpcCni           pulumi.Resource
 	AccessEntries    []pulumi.Resource
 	Kubeconfig       pulumi.StringInput
+	// ClusterArn and ClusterCreatedAt name the EKS cluster, so that the
+	// destroy cleanup believes EKS's "not found" only from its account and
+	// region, and tells it from a cluster recreated under its name.
+	ClusterArn, ClusterCreatedAt pulumi.StringInput
 	// StackLabel is the value of the names.StackLabelKey label on the
 	// stack's own NodePools and EC2NodeClasses, which the cleanup keeps.
 	StackLabel string
@@ -181,8 +185,10 @@ func (a *Args) validate() error {
 		return fmt.Errorf("ClusterName, Region and KubernetesVersion are required")
 	case a.CreatedClusterName == nil || a.VpcID == nil || a.Provider == nil:
 		return fmt.Errorf("CreatedClusterName, VpcID and Provider are required")
-	case a.KarpenterRelease == nil || a.VpcCni == nil || a.Kubeconfig == nil || a.StackLabel == "" || a.CleanupNodeTimeout <= 0:
-		return fmt.Errorf("KarpenterRelease, VpcCni, Kubeconfig, StackLabel and CleanupNodeTimeout are required for the destroy cleanup")
+	case a.KarpenterRelease == nil || a.VpcCni == nil || a.Kubeconfig == nil || a.ClusterArn == nil || a.ClusterCreatedAt == nil ||
+		a.StackLabel == "" || a.CleanupNodeTimeout <= 0:
+		return fmt.Errorf("KarpenterRelease, VpcCni, Kubeconfig, ClusterArn, ClusterCreatedAt, StackLabel and CleanupNodeTimeout are " +
+			"required for the destroy cleanup")
 	case len(a.NodePools) == 0:
 		return fmt.Errorf("NodePools: CoreDNS and the controllers need at least one pool")
 	case a.CoreDNSReplicas < 1:

@@ -65,6 +65,8 @@ func newLayer(t *testing.T, change func(*Args)) layer {
 			VpcCni:              r["vpc-cni"],
 			AccessEntries:       []pulumi.Resource{r["access-entry"]},
 			Kubeconfig:          pulumi.ToSecret(pulumi.String(`{"apiVersion":"v1","kind":"Config"}`)).(pulumi.StringOutput),
+			ClusterArn:          pulumi.String("arn:aws:eks:eu-west-1:123456789012:cluster/eks-demo"),
+			ClusterCreatedAt:    pulumi.String("2026-12-01T09:00:00Z"),
 			StackLabel:          "nodeless-eks.dev",
 			CleanupNodeTimeout:  time.Hour + 15*time.Minute,
 			Versions:            Versions{LoadBalancerControllerChart: "3.5.0", ArgoCDChart: "10.1.1"},
@@ -259,12 +261,13 @@ func TestEBSCSIDriver(t *testing.T) {
 		rec.RequireNotDependsOn(t, addon, rec.Get(t, tokens.Addon, prefix+"coredns"))
 	})
 
-	t.Run("gp3 is the default class: encrypted, bound where the pod lands", func(t *testing.T) {
+	t.Run("gp3 is the default class: encrypted, tagged for the cluster, bound where the pod lands", func(t *testing.T) {
 		meta := class.Inputs["metadata"].ObjectValue()
 		assert.Equal(t, "gp3", meta["name"].StringValue())
 		assert.Equal(t, "true", meta["annotations"].ObjectValue()["storageclass.kubernetes.io/is-default-class"].StringValue())
 		assert.Equal(t, "ebs.csi.aws.com", class.Inputs["provisioner"].StringValue())
-		assert.Equal(t, map[string]any{"type": "gp3", "encrypted": "true"}, class.Inputs["parameters"].ObjectValue().Mappable())
+		assert.Equal(t, map[string]any{"type": "gp3", "encrypted": "true", "tagSpecification_1": "nodeless-eks/cluster=eks-demo"},
+			class.Inputs["parameters"].ObjectValue().Mappable(), "its volumes carry the cluster's tag, so that one left behind is found")
 		assert.Equal(t, "WaitForFirstConsumer", class.Inputs["volumeBindingMode"].StringValue())
 		for _, p := range l.pools {
 			rec.RequireNotDependsOn(t, class, p)
@@ -311,7 +314,7 @@ func TestDestroyCleanup(t *testing.T) {
 		assert.Equal(t, "15m0s", env["NODELESS_EKS_VOLUME_TIMEOUT"].StringValue())
 		assert.Equal(t, "1h15m0s", env["NODELESS_EKS_NODE_TIMEOUT"].StringValue(), "CleanupNodeTimeout")
 		assert.Equal(t, "destroy-cleanup-nodeless-eks.dev.log", env["NODELESS_EKS_CLEANUP_REPORT"].StringValue(), "its report outlives the run")
-		assert.Equal(t, "1h49m0s", cleanup.DeleteTimeout, "2m to reach the API, every step's bound, and 2m to build the command")
+		assert.Equal(t, "2h4m0s", cleanup.DeleteTimeout, "2m to reach the API, every step's bound (the load balancers' twice: then the LB controller's own objects), and 2m to build the command")
 	})
 	// Destroy deletes in reverse dependency order: the cleanup depends on
 	// everything it needs, so it runs while all of it still exists.

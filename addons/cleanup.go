@@ -22,9 +22,12 @@ const (
 )
 
 // DestroyCleanupCommand is the cleanup's delete step, a POSIX shell script
-// (pulumi-command runs it with /bin/sh -c in the directory `pulumi
-// destroy` runs in: provider/pkg/provider/local at v1.1.0; on Windows it
-// runs cmd /C, which cannot run it: destroy from WSL, Linux or macOS). It honours the
+// (pulumi-command runs it with /bin/sh -c, in its provider's working
+// directory when the command names no dir: provider/pkg/provider/local at
+// v1.1.0. The engine starts the provider in the project's directory, the
+// one it records for the stack, where Pulumi.yaml is, whatever directory
+// `pulumi destroy` was started from. On Windows it runs cmd /C, which
+// cannot run it: destroy from WSL, Linux or macOS). It honours the
 // skip switch before it needs Go or the checkout, so that the way out
 // works where `go run` cannot start, and says what is missing otherwise.
 // Its lines go to the report file too (cleanup.EnvReport).
@@ -81,6 +84,8 @@ func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pul
 		Delete: pulumi.String(DestroyCleanupCommand),
 		Environment: pulumi.StringMap{
 			cleanup.EnvKubeconfig:          args.Kubeconfig,
+			cleanup.EnvClusterArn:          args.ClusterArn,
+			cleanup.EnvClusterCreatedAt:    args.ClusterCreatedAt,
 			cleanup.EnvOwnLabel:            pulumi.String(names.StackSelector(args.StackLabel)),
 			cleanup.EnvLoadBalancerTimeout: pulumi.String(loadBalancerCleanupTimeout.String()),
 			cleanup.EnvVolumeTimeout:       pulumi.String(volumeCleanupTimeout.String()),

@@ -5,6 +5,7 @@ import (
 
 	"nodeless-eks/internal/awsaccount"
 	"nodeless-eks/internal/cleanup"
+	"nodeless-eks/internal/names"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -73,7 +74,13 @@ func newEBSCSIDriver(ctx *pulumi.Context, name string, args *Args, account awsac
 			Annotations: pulumi.StringMap{"storageclass.kubernetes.io/is-default-class": pulumi.String("true")},
 		},
 		Provisioner: pulumi.String(cleanup.EBSCSIDriver),
-		Parameters:  pulumi.StringMap{"type": pulumi.String("gp3"), "encrypted": pulumi.String("true")},
+		Parameters: pulumi.StringMap{"type": pulumi.String("gp3"), "encrypted": pulumi.String("true"),
+			// The driver tags each volume of this class with it (its
+			// StorageClass parameters, tagSpecification_<n>: docs/tagging.md
+			// of kubernetes-sigs/aws-ebs-csi-driver): its own tags
+			// (ebs.csi.aws.com/cluster=true, CSIVolumeName) are every
+			// cluster's, so a volume left behind is found by this one.
+			"tagSpecification_1": pulumi.String(names.ClusterTagKey + "=" + args.ClusterName)},
 		// Create the volume in the zone the pod is scheduled to.
 		VolumeBindingMode:    pulumi.String("WaitForFirstConsumer"),
 		AllowVolumeExpansion: pulumi.Bool(true),

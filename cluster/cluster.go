@@ -109,6 +109,10 @@ type Cluster struct {
 	SecretsKeyArn pulumi.StringOutput `pulumi:"secretsKeyArn"`
 	// LogGroupName is the control-plane log group, "" when logging is off.
 	LogGroupName pulumi.StringOutput `pulumi:"logGroupName"`
+	// ClusterArn and ClusterCreatedAt name the EKS cluster this stack
+	// created, as the destroy cleanup asks EKS about it.
+	ClusterArn       pulumi.StringOutput `pulumi:"clusterArn"`
+	ClusterCreatedAt pulumi.StringOutput `pulumi:"clusterCreatedAt"`
 
 	// FargateProfile hosts the Karpenter controller; the controller's
 	// release must wait for it.
@@ -213,6 +217,8 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 	c.ClusterName = eksCluster.EksCluster.Name()
 	c.ClusterEndpoint = eksCluster.EksCluster.Endpoint()
+	c.ClusterArn = eksCluster.EksCluster.Arn()
+	c.ClusterCreatedAt = eksCluster.EksCluster.CreatedAt()
 	c.ClusterSecurityGroupId = eksCluster.EksCluster.VpcConfig().ClusterSecurityGroupId().Elem()
 	c.Kubeconfig = pulumi.ToSecret(eksCluster.KubeconfigJson).(pulumi.StringOutput)
 	c.OidcProviderArn = eksCluster.OidcProviderArn

@@ -71,14 +71,22 @@ func (c *Config) checkAddonVersions(p *problems) {
 	}
 }
 
+// minLoadBalancerControllerVersion is the oldest aws-load-balancer-controller
+// chart the program's values work with: serviceMutatorWebhookConfig's
+// namespaceSelectors first appears in the chart's values.yaml and
+// templates/webhook.yaml at v3.2.0 (absent at v3.0.0 and v3.1.0).
+const minLoadBalancerControllerVersion = "3.2.0"
+
 // checkChartVersions: the load balancer controller's and Argo CD's charts.
 func (c *Config) checkChartVersions(p *problems) {
 	if !semverRe.MatchString(c.LoadBalancerControllerVersion) {
 		p.add("loadBalancerControllerVersion %q: want a chart version such as %q", c.LoadBalancerControllerVersion, defaultLoadBalancerControllerVersion)
-	} else if newerMinor("3.0.0", c.LoadBalancerControllerVersion) {
-		p.add("loadBalancerControllerVersion %q: want chart 3.0.0 or later (e.g. %q), whose version is the controller's: the program "+
-			"applies the controller's CRDs from the controller's tag v<version>, and chart %s runs a controller of another number",
-			c.LoadBalancerControllerVersion, defaultLoadBalancerControllerVersion, c.LoadBalancerControllerVersion)
+	} else if newerMinor(minLoadBalancerControllerVersion, c.LoadBalancerControllerVersion) {
+		p.add("loadBalancerControllerVersion %q: want chart %s or later (e.g. %q): from 3.0.0 the chart's version is the controller's, "+
+			"whose CRDs of tag v<version> the program applies, and the program scopes the controller's Service webhook with "+
+			"serviceMutatorWebhookConfig.namespaceSelectors, which the chart has from 3.2.0; with an older chart the webhook would "+
+			"refuse every Service created while the controller's pods are not serving",
+			c.LoadBalancerControllerVersion, minLoadBalancerControllerVersion, defaultLoadBalancerControllerVersion)
 	}
 	if !semverRe.MatchString(c.ArgoCDVersion) {
 		p.add("argocdVersion %q: want a chart version such as %q", c.ArgoCDVersion, defaultArgoCDVersion)

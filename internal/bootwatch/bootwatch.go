@@ -75,9 +75,43 @@ type Options struct {
 	// a failed launch, Karpenter's FailedScheduling, an image that cannot
 	// be pulled and a crash are said at once.
 	StuckAfter time.Duration
+	// JoinAfter is how long after its launch a NodeClaim's node may take
+	// to join before the watch says so: healthy nodes join in 100 to 120
+	// seconds, GPU and large instances later, and Karpenter gives up after
+	// 15 minutes. 0 is DefaultJoinAfter.
+	JoinAfter time.Duration
 	// Now and Sleep are the clock; time.Now and a timer when nil.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// DefaultJoinAfter is Options.JoinAfter's default: above the join times
+// of healthy nodes reported upstream (100-120 s, GPU nodes slower), and
+// well within Karpenter's 15-minute registration timeout, so that a
+// warning is one a person should read.
+const DefaultJoinAfter = 5 * time.Minute
+
+func (o Options) joinAfter() time.Duration {
+	if o.JoinAfter > 0 {
+		return o.JoinAfter
+	}
+	return DefaultJoinAfter
+}
+
+// serverClock is an API that knows its server's clock (*kubeapi.Client).
+type serverClock interface {
+	ServerNow() (time.Time, bool)
+}
+
+// serverNow is the API server's clock, on which the times it wrote are
+// aged; this machine's (o.now) until the server has told its own.
+func (o Options) serverNow(api any) time.Time {
+	if c, ok := api.(serverClock); ok {
+		if now, known := c.ServerNow(); known {
+			return now
+		}
+	}
+	return o.now()
 }
 
 func (o Options) now() time.Time {
@@ -328,9 +362,10 @@ func Nodes(ctx context.Context, api API, sink Sink, o Options, bound time.Durati
 			poolsReady = o.now()
 		}
 		launching := false // a NodeClaim of the stack's pools is on its way, and not yet overdue
+		serverNow := o.serverNow(api)
 		for _, nc := range claims {
 			if _, ours := appeared[nc.Label("karpenter.sh/nodepool")]; ours && fresh(nc, start) {
-				launching = claim(sink, seen, o, nc, appeared) || launching
+				launching = claim(sink, seen, o, nc, appeared, serverNow) || launching
 			}
 		}
 		claimEvents(ctx, api, sink, seen, start, appeared)
@@ -495,14 +530,16 @@ func conditions(sink Sink, seen *said, o Options, start time.Time, subj Subject,
 // or the cloud provider's) and EC2's message, until it retries or deletes
 // the claim; it never sets it False (kubernetes-sigs/karpenter v1.14
 // pkg/controllers/nodeclaim/lifecycle/launch.go). A launched claim whose
-// node has not joined StuckAfter later is said at once: Karpenter keeps
+// node has not joined JoinAfter later, on the API server's clock (which
+// wrote the condition's time; now is that clock), is said at once:
+// Karpenter keeps
 // Registered Unknown (NodeNotFound, "Node not registered with cluster")
 // and emits no event until it deletes the claim after 15 minutes, and
 // marks the pool's NodeRegistrationHealthy False only after 2 of its last
 // 4 attempts failed (registration.go, liveness.go and
 // pkg/state/nodepoolhealth/tracker.go at v1.14). It returns whether the
 // claim is still on its way: not registered, and not overdue.
-func claim(sink Sink, seen *said, o Options, nc kubeapi.Object, appeared map[string]time.Time) bool {
+func claim(sink Sink, seen *said, o Options, nc kubeapi.Object, appeared map[string]time.Time, now time.Time) bool {
 	pool := nc.Label("karpenter.sh/nodepool")
 	subj := Subject{Kind: KindNodeClaim, Name: nc.Name(), Pool: pool}
 	cond := map[string]kubeapi.Object{}
@@ -514,7 +551,7 @@ func claim(sink Sink, seen *said, o Options, nc kubeapi.Object, appeared map[str
 		// Its pods are scheduled on it within moments; until StuckAfter
 		// later it still explains a pending CoreDNS.
 		at := c.Time("lastTransitionTime")
-		return at.IsZero() || o.now().Sub(at) < o.StuckAfter
+		return at.IsZero() || now.Sub(at) < o.StuckAfter
 	}
 	launched := cond["Launched"]
 	switch {
@@ -527,7 +564,7 @@ func claim(sink Sink, seen *said, o Options, nc kubeapi.Object, appeared map[str
 		}
 		seen.info(sink, subj, "launch", "launched", fmt.Sprintf("NodeClaim %s of NodePool %s launched %s (%s, %s)%s", nc.Name(), pool,
 			nc.Label("node.kubernetes.io/instance-type"), nc.Label("karpenter.sh/capacity-type"), nc.Label("topology.kubernetes.io/zone"), after))
-		if at.IsZero() || o.now().Sub(at) < o.StuckAfter {
+		if at.IsZero() || now.Sub(at) < o.joinAfter() {
 			return true
 		}
 		instance := nc.Str("status", "providerID")
@@ -544,7 +581,7 @@ func claim(sink Sink, seen *said, o Options, nc kubeapi.Object, appeared map[str
 			"cluster: %s. A node that starts and never joins is usually refused by the cluster: the node role's access entry (type "+
 			"EC2_LINUX), the cluster security group, the private subnets' route to the API endpoint (NAT gateway or VPC endpoints), "+
 			"or user data; Karpenter gives up on it 15 minutes after it was created%s",
-			nc.Name(), pool, o.now().Sub(at).Round(time.Second), why, console))
+			nc.Name(), pool, now.Sub(at).Round(time.Second), why, console))
 		return false
 	case launched.Str("message") != "" && launched.Str("reason") != "AwaitingReconciliation":
 		msg := fmt.Sprintf("NodeClaim %s of NodePool %s cannot launch: %s: %s", nc.Name(), pool, launched.Str("reason"), launched.Str("message"))

@@ -334,9 +334,9 @@ func TestNodesThatNeverJoin(t *testing.T) {
 	require.Len(t, warnings, 2, "the claim, then the pool; CoreDNS is explained by them")
 	join := warnings[0]
 	assert.Equal(t, bootwatch.Subject{Kind: bootwatch.KindNodeClaim, Name: "default-x7k2p", Pool: "default"}, join.subject)
-	assert.LessOrEqual(t, join.at, time.Minute+3*time.Minute, "within 3 minutes of the launch")
-	assert.GreaterOrEqual(t, join.at, time.Minute+2*time.Minute, "not before a healthy node would have joined")
-	assert.Contains(t, join.msg, "NodeClaim default-x7k2p of NodePool default launched 2m0s ago, but its node has not joined the cluster: "+
+	assert.LessOrEqual(t, join.at, time.Minute+bootwatch.DefaultJoinAfter+time.Minute, "within a minute of JoinAfter past the launch")
+	assert.GreaterOrEqual(t, join.at, time.Minute+bootwatch.DefaultJoinAfter, "not before a slow healthy node (a GPU node) would have joined")
+	assert.Contains(t, join.msg, "NodeClaim default-x7k2p of NodePool default launched 5m0s ago, but its node has not joined the cluster: "+
 		"Registered=Unknown (NodeNotFound: Node not registered with cluster)")
 	assert.Contains(t, join.msg, "the node role's access entry (type EC2_LINUX)")
 	assert.Contains(t, join.msg, "aws ec2 get-console-output --instance-id i-0abc1234def567890")
@@ -344,6 +344,30 @@ func TestNodesThatNeverJoin(t *testing.T) {
 	assert.Contains(t, warnings[1].msg, "NodePool default: its nodes do not launch or join: RegistrationFailed: Failed to register node")
 	assert.GreaterOrEqual(t, warnings[1].at, 15*time.Minute, "Karpenter says so only after its registration timeout")
 }
+
+// TestJoinIsAgedOnTheServersClock: a NodeClaim launched on the API
+// server's clock is aged on that clock, not this machine's: with this
+// machine ten minutes ahead, a node launched a minute ago is not said to
+// be overdue; with the server's own clock it is said only past JoinAfter.
+func TestJoinIsAgedOnTheServersClock(t *testing.T) {
+	server := time.Now().Add(-10 * time.Minute) // this machine runs ten minutes ahead of the server
+	skewed := skewedAPI{server: server}
+	launched := server.Add(-time.Minute)
+	nc := fakekube.NodeClaim("default-abcde", "default", "c6g.large", "on-demand", "eu-west-1a", "", launched,
+		fakekube.Cond{Type: "Launched", Status: "True"}, fakekube.Cond{Type: "Registered", Status: "Unknown", Reason: "NodeNotFound"})
+	o := bootwatch.Options{}
+	assert.WithinDuration(t, server, bootwatch.ServerNowForTest(o, skewed), time.Second, "the server's clock, where it knows it")
+	assert.WithinDuration(t, time.Now(), bootwatch.ServerNowForTest(o, struct{}{}), time.Second, "this machine's, where it does not")
+	assert.True(t, bootwatch.ClaimOnItsWayForTest(o, nc, skewed), "a minute after its launch on the server's clock, it is on its way")
+	late := fakekube.NodeClaim("default-fghij", "default", "c6g.large", "on-demand", "eu-west-1a", "", server.Add(-bootwatch.DefaultJoinAfter-time.Minute),
+		fakekube.Cond{Type: "Launched", Status: "True"}, fakekube.Cond{Type: "Registered", Status: "Unknown", Reason: "NodeNotFound"})
+	assert.False(t, bootwatch.ClaimOnItsWayForTest(o, late, skewed), "past JoinAfter on the server's clock, it is overdue")
+}
+
+// skewedAPI is an API server whose clock is server.
+type skewedAPI struct{ server time.Time }
+
+func (s skewedAPI) ServerNow() (time.Time, bool) { return s.server, true }
 
 // TestNodesTellsPoolsApart: a claim of another stack's pool "default-gpu"
 // is not one of "default" (claims are "<pool>-" and 5 generated

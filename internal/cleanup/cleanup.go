@@ -69,6 +69,10 @@ type Options struct {
 	ClusterExists func(ctx context.Context) (exists bool, status string, err error)
 	// LoadBalancerTimeout, VolumeTimeout and NodeTimeout bound the steps.
 	LoadBalancerTimeout, VolumeTimeout, NodeTimeout time.Duration
+	// StuckPodWait is how long after its grace period a pod that holds a
+	// claim may still be terminating before it is deleted at once; 0 is
+	// StuckTerminating.
+	StuckPodWait time.Duration
 	// Interval is how often progress is checked; ReportEvery how often at
 	// least it is reported.
 	Interval, ReportEvery time.Duration
@@ -100,6 +104,7 @@ func Run(ctx context.Context, api kubeapi.API, o Options) error {
 		run  func(context.Context) error
 	}{
 		{"load balancers", c.loadBalancers},
+		{"the LB controller's bindings, accelerators and Gateway configurations", c.controllerObjects},
 		{"EBS volumes", c.volumes},
 		{"node pools and node classes the stack did not create", c.nodes},
 	} {
@@ -366,6 +371,100 @@ func (c *cleaner) loadBalancers(ctx context.Context) error {
 	return err
 }
 
+// lbControllerKinds are the LB controller's own kinds that carry its
+// finalizers, each with its older version: a binding of a target group
+// (the controller deregisters its targets), a Global Accelerator (it
+// deletes the accelerator), and the Gateway API configurations (finalized
+// on create; the controller lets one go once nothing references it). Left
+// behind when the controller is deleted, they keep their CRDs Terminating,
+// and the stack's delete of those CRDs times out on every run.
+var lbControllerKinds = [][]kubeapi.Resource{
+	{kubeapi.TargetGroupBindings},
+	{kubeapi.GlobalAccelerators},
+	{kubeapi.ListenerRuleConfigurations, kubeapi.ListenerRuleConfigurationsV1beta1},
+	{kubeapi.TargetGroupConfigurations, kubeapi.TargetGroupConfigurationsV1beta1},
+	{kubeapi.LoadBalancerConfigurations, kubeapi.LoadBalancerConfigurationsV1beta1},
+}
+
+// controllerObjects deletes what is left of the LB controller's own kinds
+// once the load balancers are gone (a binding or configuration of an
+// Ingress, Service or Gateway is gone with it by then; one a user made is
+// not), and waits, within the load balancers' bound, until the controller
+// has let them go. One it does not let go is named with the command that
+// removes its finalizer, after the controller has had its chance. A kind
+// that is not installed has none.
+func (c *cleaner) controllerObjects(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.o.LoadBalancerTimeout)
+	defer cancel()
+	type found struct {
+		r kubeapi.Resource
+		o kubeapi.Object
+	}
+	served := map[string]kubeapi.Resource{} // kind: the version served
+	find := func(ctx context.Context) (map[string]found, error) {
+		out := map[string]found{}
+		for _, versions := range lbControllerKinds {
+			for _, r := range versions {
+				if v, ok := served[r.Kind]; ok && v != r {
+					continue
+				}
+				objs, err := c.list(ctx, r)
+				if kubeapi.IsNotFound(err) {
+					continue // not installed, or not in this version
+				}
+				if err != nil {
+					return nil, err
+				}
+				served[r.Kind] = r
+				for _, o := range objs {
+					out[r.Kind+" "+identity(o)] = found{r, o}
+				}
+				break
+			}
+		}
+		return out, nil
+	}
+	before, err := find(ctx)
+	if err != nil {
+		return err
+	}
+	if len(before) == 0 {
+		return nil
+	}
+	for _, key := range sortedKeys(before) {
+		if f := before[key]; !f.o.Deleting() {
+			if err := c.remove(ctx, f.r, f.o.Namespace(), f.o.Name(), " (the LB controller finalizes it)"); err != nil {
+				return err
+			}
+		}
+	}
+	var left []found
+	err = c.waitFor(ctx, c.o.LoadBalancerTimeout, "the LB controller's bindings, accelerators and configurations (it lets each go once done)",
+		func(ctx context.Context) ([]string, error) {
+			now, err := find(ctx)
+			var names []string
+			left = left[:0]
+			for key, f := range now {
+				if _, deleted := before[key]; deleted {
+					names = append(names, f.r.Kind+" "+qualified(f.o.Namespace(), f.o.Name()))
+					left = append(left, f)
+				}
+			}
+			return names, err
+		})
+	if err != nil {
+		var cmds []string
+		for _, f := range left {
+			cmds = append(cmds, fmt.Sprintf("kubectl -n %s patch %s.%s %s --type merge -p '{\"metadata\":{\"finalizers\":null}}'",
+				f.o.Namespace(), f.r.Plural, strings.Split(f.r.GroupVersion, "/")[0], f.o.Name()))
+		}
+		slices.Sort(cmds)
+		return fmt.Errorf("%w. The LB controller did not let them go (a route that still references a configuration, or the "+
+			"controller failing: its logs say); once what they held in AWS is gone, remove their finalizers: %s", err, strings.Join(cmds, "; "))
+	}
+	return nil
+}
+
 // identity tells an object from its successor of the same name: its UID,
 // or its name where the API gave none.
 func identity(o kubeapi.Object) string {
@@ -378,11 +477,18 @@ func identity(o kubeapi.Object) string {
 // volumes deletes the claims of the EBS volumes whose reclaim policy is
 // Delete, and the pods that hold them (a claim in use is kept until no
 // scheduled pod uses it), then waits until the PersistentVolumes, and with
-// them the EBS volumes, are gone. StatefulSets with claim
-// templates go first: their controller would recreate a deleted claim, and
-// a new volume, with the next pod. A volume that appears meanwhile is
-// handled the same way. Volumes kept by reclaim policy Retain are listed,
-// not touched.
+// them the EBS volumes, are gone. StatefulSets with claim templates go
+// first: their controller would recreate a deleted claim, and a new
+// volume, with the next pod. A volume that appears meanwhile is handled
+// the same way. Volumes kept by reclaim policy Retain are listed, and
+// their claims deleted too (the volume stays, Released, and so does the
+// EBS volume: that is what Retain means), so that the driver detaches
+// them while it still runs: a volume still attached when the EBS CSI
+// add-on is gone keeps its VolumeAttachment, and Karpenter waits for it
+// before it terminates the node (its drain waits for volume detachment,
+// up to the pool's terminationGracePeriod), which would stall the destroy
+// of the stack's own pools by that long. The wait ends when every such
+// volume's VolumeAttachment is gone.
 func (c *cleaner) volumes(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.o.VolumeTimeout)
 	defer cancel()
@@ -390,8 +496,9 @@ func (c *cleaner) volumes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if doomed, _ := c.doomedVolumes(pvs, true); len(doomed) == 0 {
-		c.logf("no EBS volume with reclaim policy Delete")
+	doomed, _, kept := c.ebsVolumes(pvs, true)
+	if len(doomed) == 0 && len(kept) == 0 {
+		c.logf("no EBS volume with a claim")
 		return nil
 	}
 	sets, err := c.list(ctx, kubeapi.StatefulSets)
@@ -406,30 +513,66 @@ func (c *cleaner) volumes(ctx context.Context) error {
 		}
 	}
 	asked := map[string]bool{} // UIDs (or names) of the claims deleted
-	return c.waitFor(ctx, c.o.VolumeTimeout, "EBS volumes (the EBS CSI driver deletes them once their claims are gone)",
+	return c.waitFor(ctx, c.o.VolumeTimeout, "EBS volumes (the EBS CSI driver deletes those with reclaim policy Delete once their claims "+
+		"are gone, and detaches those it keeps)",
 		func(ctx context.Context) ([]string, error) {
 			pvs, err := c.list(ctx, kubeapi.Volumes)
 			if err != nil {
 				return nil, err
 			}
-			doomed, claims := c.doomedVolumes(pvs, false)
+			doomed, claims, kept := c.ebsVolumes(pvs, false)
 			for _, claim := range sortedKeys(claims) {
 				// By UID: a claim recreated under the same name (by an
 				// operator that still runs) is deleted again.
-				if asked[claims[claim]] {
+				if asked[claims[claim].uid] {
 					continue
 				}
-				asked[claims[claim]] = true
+				asked[claims[claim].uid] = true
 				ns, name, _ := strings.Cut(claim, "/")
-				if err := c.remove(ctx, kubeapi.Claims, ns, name, " (its EBS volume has reclaim policy Delete)"); err != nil {
+				why := " (its EBS volume has reclaim policy Delete)"
+				if claims[claim].retain {
+					why = " (its EBS volume has reclaim policy Retain: it stays, and is detached while the driver runs)"
+				}
+				if err := c.remove(ctx, kubeapi.Claims, ns, name, why); err != nil {
 					return nil, err
 				}
 			}
 			if err := c.releaseClaims(ctx, claims); err != nil {
 				return nil, err
 			}
-			return doomed, nil
+			attached, err := c.attached(ctx, kept)
+			if err != nil {
+				return nil, err
+			}
+			return append(doomed, attached...), nil
 		})
+}
+
+// attached are the kept volumes (PersistentVolume names) that a
+// VolumeAttachment of the EBS CSI driver still attaches to a node. Under
+// CSI migration the in-tree volumes attach through the same driver.
+func (c *cleaner) attached(ctx context.Context, kept map[string]bool) ([]string, error) {
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	vas, err := c.list(ctx, kubeapi.VolumeAttachments)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, va := range vas {
+		if pv := va.Str("spec", "source", "persistentVolumeName"); kept[pv] && va.Str("spec", "attacher") == EBSCSIDriver {
+			out = append(out, "VolumeAttachment "+va.Name()+" of kept PersistentVolume "+pv+" on node "+va.Str("spec", "nodeName"))
+		}
+	}
+	return out, nil
+}
+
+// claimRef is a claim the cleanup deletes: its identity, and whether its
+// volume is kept.
+type claimRef struct {
+	uid    string
+	retain bool
 }
 
 // ebsVolume is the ID of the EBS volume behind a PersistentVolume: one the
@@ -449,12 +592,13 @@ func ebsVolume(pv kubeapi.Object) (string, bool) {
 	return "", false
 }
 
-// doomedVolumes are the EBS volumes with reclaim policy Delete, and their
-// claims (namespace/name: UID, or the name where the API gave none); with
+// ebsVolumes are the EBS volumes with reclaim policy Delete (doomed, as
+// "PersistentVolume <name> (<volume>)"), the claims of every EBS volume
+// (namespace/name: UID, or the name where the API gave none), and the
+// kept volumes (Retain, by PersistentVolume name); with
 // report, each Retain volume is listed with the command that deletes it.
-func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, map[string]string) {
-	var doomed []string
-	claims := map[string]string{}
+func (c *cleaner) ebsVolumes(pvs []kubeapi.Object, report bool) (doomed []string, claims map[string]claimRef, kept map[string]bool) {
+	claims, kept = map[string]claimRef{}, map[string]bool{}
 	for _, pv := range pvs {
 		volumeID, ok := ebsVolume(pv)
 		if !ok {
@@ -464,22 +608,26 @@ func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, ma
 		if name := pv.Str("spec", "claimRef", "name"); name != "" {
 			claim = qualified(pv.Str("spec", "claimRef", "namespace"), name)
 		}
-		if pv.Str("spec", "persistentVolumeReclaimPolicy") == "Retain" {
-			if report {
-				c.logf("keeping EBS volume %s (PersistentVolume %s, claim %s): its reclaim policy is Retain. It is billed until you "+
-					"delete it: aws ec2 delete-volume --volume-id %s", volumeID, pv.Name(), claim, volumeID)
-			}
+		retain := pv.Str("spec", "persistentVolumeReclaimPolicy") == "Retain"
+		if retain && report {
+			c.logf("keeping EBS volume %s (PersistentVolume %s, claim %s): its reclaim policy is Retain. It is billed until you "+
+				"delete it: aws ec2 delete-volume --volume-id %s", volumeID, pv.Name(), claim, volumeID)
+		}
+		if retain {
+			kept[pv.Name()] = true // waited for until detached, claimed or not
+		} else {
+			doomed = append(doomed, "PersistentVolume "+pv.Name()+" ("+volumeID+")")
+		}
+		if claim == "none" || pv.Str("status", "phase") == "Released" {
 			continue
 		}
-		doomed = append(doomed, "PersistentVolume "+pv.Name()+" ("+volumeID+")")
-		if claim != "none" {
-			claims[claim] = pv.Str("spec", "claimRef", "uid")
-			if claims[claim] == "" {
-				claims[claim] = claim
-			}
+		ref := claimRef{uid: pv.Str("spec", "claimRef", "uid"), retain: retain}
+		if ref.uid == "" {
+			ref.uid = claim
 		}
+		claims[claim] = ref
 	}
-	return doomed, claims
+	return doomed, claims, kept
 }
 
 // releaseClaims deletes the scheduled pods that mount one of claims, by
@@ -494,7 +642,7 @@ func (c *cleaner) doomedVolumes(pvs []kubeapi.Object, report bool) ([]string, ma
 // never confirmed: a node gone, a finalizer) is deleted at once, as
 // `kubectl delete --grace-period=0 --force` does; its claim stays in use
 // until then.
-func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]string) error {
+func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]claimRef) error {
 	pods, err := c.list(ctx, kubeapi.Pods)
 	if err != nil {
 		return err
@@ -509,7 +657,7 @@ func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]string) e
 			}
 			continue
 		}
-		if ends := pod.Time("metadata", "deletionTimestamp"); !ends.IsZero() && time.Since(ends) > stuckTerminating && !c.forced[identity(pod)] {
+		if ends := pod.Time("metadata", "deletionTimestamp"); !ends.IsZero() && time.Since(ends) > c.stuckWait() && !c.forced[identity(pod)] {
 			why := fmt.Sprintf(" (its grace period ended at %s and its kubelet has not confirmed: it holds a claim of a volume to delete)", ends.Format(time.RFC3339))
 			if err := c.removeNow(ctx, pod.Namespace(), pod.Name(), why); err != nil {
 				return err
@@ -526,12 +674,21 @@ func (c *cleaner) releaseClaims(ctx context.Context, claims map[string]string) e
 	return nil
 }
 
-// stuckTerminating is how long after its grace period a pod may still be
-// terminating before the cleanup deletes it at once.
-const stuckTerminating = time.Minute
+// StuckTerminating is how long after its grace period a pod may still be
+// terminating before the cleanup deletes it at once, unless
+// Options.StuckPodWait says otherwise.
+const StuckTerminating = time.Minute
+
+// stuckWait is Options.StuckPodWait, or StuckTerminating.
+func (c *cleaner) stuckWait() time.Duration {
+	if c.o.StuckPodWait > 0 {
+		return c.o.StuckPodWait
+	}
+	return StuckTerminating
+}
 
 // holdsOneOf reports whether a pod mounts one of claims.
-func holdsOneOf(pod kubeapi.Object, claims map[string]string) bool {
+func holdsOneOf(pod kubeapi.Object, claims map[string]claimRef) bool {
 	for _, v := range pod.Items("spec", "volumes") {
 		claim := v.Str("persistentVolumeClaim", "claimName")
 		if v.Get("ephemeral") != nil {

@@ -222,6 +222,12 @@ func (f *fakeCluster) tick() {
 		remove(kubeapi.Ingresses, kubeapi.Object.Deleting)
 		remove(kubeapi.Services, kubeapi.Object.Deleting)
 		remove(kubeapi.Gateways, kubeapi.Object.Deleting)
+		// Its own kinds: let go once deleted, but for one a route still
+		// references (label referenced=true).
+		for _, r := range []kubeapi.Resource{kubeapi.TargetGroupBindings, kubeapi.GlobalAccelerators, kubeapi.ListenerRuleConfigurations,
+			kubeapi.LoadBalancerConfigurations, kubeapi.TargetGroupConfigurationsV1beta1} {
+			remove(r, func(o kubeapi.Object) bool { return o.Deleting() && o.Label("referenced") != "true" })
+		}
 	}
 	// The StatefulSet controller: a deleted set takes its pod with it; a
 	// live one recreates its pod, which the scheduler keeps pending while
@@ -276,6 +282,28 @@ func (f *fakeCluster) tick() {
 		return true
 	})
 	if f.csiDriver {
+		// The attach/detach controller and the driver: an attachment goes
+		// once no scheduled pod on its node mounts its volume's claim.
+		remove(kubeapi.VolumeAttachments, func(va kubeapi.Object) bool {
+			pv := va.Str("spec", "source", "persistentVolumeName")
+			var claim string
+			for _, v := range f.objs[kubeapi.Volumes] {
+				if v.Name() == pv {
+					claim = v.Str("spec", "claimRef", "name")
+				}
+			}
+			for _, p := range f.objs[kubeapi.Pods] {
+				if p.Str("spec", "nodeName") != va.Str("spec", "nodeName") {
+					continue
+				}
+				for _, v := range p.Items("spec", "volumes") {
+					if claim != "" && v.Str("persistentVolumeClaim", "claimName") == claim {
+						return false
+					}
+				}
+			}
+			return true
+		})
 		remove(kubeapi.Volumes, func(pv kubeapi.Object) bool {
 			// Under CSI migration the driver deletes the in-tree
 			// provisioner's volumes too.
@@ -304,6 +332,11 @@ func (f *fakeCluster) tick() {
 			for _, p := range f.objs[kubeapi.Pods] {
 				if f.pdbBlocks && p.Str("spec", "nodeName") == nc.Str("status", "nodeName") && !ownedBy(p, "DaemonSet") {
 					return false // the drain waits for the budget
+				}
+			}
+			for _, va := range f.objs[kubeapi.VolumeAttachments] {
+				if va.Str("spec", "nodeName") == nc.Str("status", "nodeName") {
+					return false // Karpenter waits for volumes to detach, up to terminationGracePeriod
 				}
 			}
 			return true
@@ -365,9 +398,9 @@ func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 		assert.Contains(t, f.deletes, "Pod shop/scratch-1", "the pod that holds an ephemeral claim is deleted")
 		assert.NotContains(t, f.deletes, "Pod shop/web-1", "pods without the claim are left alone")
 	})
-	t.Run("a Retain volume is kept and listed with the command that deletes it", func(t *testing.T) {
+	t.Run("a Retain volume is kept and listed with the command that deletes it; its claim goes, so that it is detached", func(t *testing.T) {
 		assert.Contains(t, names(f.objs[kubeapi.Volumes]), "pvc-keep")
-		assert.NotContains(t, f.deletes, "PersistentVolumeClaim shop/archive")
+		assert.Contains(t, f.deletes, "PersistentVolumeClaim shop/archive", "the volume stays, Released")
 		assert.Contains(t, log.String(), "keeping EBS volume vol-0keep (PersistentVolume pvc-keep, claim shop/archive): its reclaim policy is Retain")
 		assert.Contains(t, log.String(), "aws ec2 delete-volume --volume-id vol-0keep")
 	})
@@ -399,7 +432,7 @@ func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 		assert.True(t, svc < claim && claim < pool, "deletes: %v", f.deletes)
 	})
 	t.Run("it says what it waits for", func(t *testing.T) {
-		assert.Contains(t, log.String(), "EBS volumes (the EBS CSI driver deletes them once their claims are gone): none left")
+		assert.Contains(t, log.String(), "EBS volumes (the EBS CSI driver deletes those with reclaim policy Delete once their claims are gone, and detaches those it keeps): none left")
 		assert.Contains(t, log.String(), "destroy cleanup done")
 	})
 }
@@ -409,6 +442,114 @@ func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 // PULUMI_K8S_DELETE_UNREACHABLE=true, lets an API server that cannot be
 // reached count as nothing to clean; otherwise the step fails, naming the
 // way out, since the load balancers and volumes would be left for good.
+// TestTheLBControllersOwnObjects: bindings, accelerators and Gateway
+// configurations the LB controller finalizes are deleted once the load
+// balancers are gone, while the controller runs, and waited for; a kind
+// served only in its older version is found there, one not installed is
+// skipped; one the controller does not let go fails the step, with the
+// command that removes its finalizer.
+func TestTheLBControllersOwnObjects(t *testing.T) {
+	objects := func(referenced bool) *fakeCluster {
+		f := &fakeCluster{lbController: true, csiDriver: true, karpenter: true,
+			notServed:  map[kubeapi.Resource]bool{kubeapi.TargetGroupConfigurations: true, kubeapi.GlobalAccelerators: true},
+			listErrors: map[kubeapi.Resource][]error{}}
+		var held map[string]any
+		if referenced {
+			held = map[string]any{"referenced": "true"}
+		}
+		f.objs = map[kubeapi.Resource][]kubeapi.Object{
+			kubeapi.TargetGroupBindings:              {withUID(obj("legacy-tg", "shop", nil, nil), "u-tgb")},
+			kubeapi.ListenerRuleConfigurations:       {withUID(obj("rules", "shop", held, nil), "u-lrc")},
+			kubeapi.LoadBalancerConfigurations:       {withUID(obj("lb", "shop", nil, nil), "u-lbc")},
+			kubeapi.TargetGroupConfigurationsV1beta1: {withUID(obj("tg", "shop", nil, nil), "u-tgc")},
+		}
+		return f
+	}
+	f := objects(false)
+	var log bytes.Buffer
+	require.NoError(t, Run(context.Background(), f, options(&log)))
+	for _, want := range []string{"TargetGroupBinding shop/legacy-tg", "ListenerRuleConfiguration shop/rules", "LoadBalancerConfiguration shop/lb",
+		"TargetGroupConfiguration shop/tg"} {
+		assert.Contains(t, f.deletes, want)
+	}
+	for _, r := range []kubeapi.Resource{kubeapi.TargetGroupBindings, kubeapi.ListenerRuleConfigurations, kubeapi.LoadBalancerConfigurations,
+		kubeapi.TargetGroupConfigurationsV1beta1} {
+		assert.Empty(t, f.objs[r], "%s let go", r.Kind)
+	}
+	assert.Less(t, strings.Index(log.String(), "Gateways (the LB controller deletes their load balancers): none left"),
+		strings.Index(log.String(), "deleting TargetGroupBinding shop/legacy-tg"), "after the load balancers")
+
+	t.Run("one the controller does not let go fails the step, with the command that removes its finalizer", func(t *testing.T) {
+		f := objects(true)
+		err := Run(context.Background(), f, options(&bytes.Buffer{}))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "removing the LB controller's bindings, accelerators and Gateway configurations: timed out after 200ms")
+		assert.Contains(t, err.Error(), "ListenerRuleConfiguration shop/rules")
+		assert.Contains(t, err.Error(), `kubectl -n shop patch listenerruleconfigurations.gateway.k8s.aws rules --type merge -p '{"metadata":{"finalizers":null}}'`)
+	})
+}
+
+// TestARetainVolumeOnTheStacksOwnPool follows the destroy of a stack whose
+// workload, a Deployment's pod on a node of the stack's own pool, mounts a
+// volume with reclaim policy Retain: the cleanup deletes its claim (the
+// volume stays, Released) and the pod, and waits until the driver has
+// detached it, within the volumes' bound. Only then does the destroy go on
+// to the EBS CSI add-on and the stack's pools, whose nodes Karpenter then
+// terminates at once: nothing holds them until terminationGracePeriod.
+// Without the driver, the wait ends at its bound, naming the attachment.
+func TestARetainVolumeOnTheStacksOwnPool(t *testing.T) {
+	retained := func() *fakeCluster {
+		f := &fakeCluster{lbController: true, csiDriver: true, karpenter: true,
+			notServed: map[kubeapi.Resource]bool{}, listErrors: map[kubeapi.Resource][]error{}}
+		f.objs = map[kubeapi.Resource][]kubeapi.Object{
+			kubeapi.Volumes: {obj("pvc-orders", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Retain",
+				"csi": map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0orders"}, "claimRef": map[string]any{"namespace": "shop", "name": "orders", "uid": "u-orders"}})},
+			kubeapi.Claims: {obj("orders", "shop", nil, nil)},
+			kubeapi.Pods: {withOwner(obj("orders-7d9f-abcde", "shop", nil, map[string]any{"nodeName": "ip-10-0-1-1",
+				"volumes": []any{map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": "orders"}}}}), "ReplicaSet")},
+			kubeapi.VolumeAttachments: {obj("csi-0a1b", "", nil, map[string]any{"attacher": EBSCSIDriver, "nodeName": "ip-10-0-1-1",
+				"source": map[string]any{"persistentVolumeName": "pvc-orders"}})},
+			kubeapi.NodePools:      {withUID(obj("general", "", map[string]any{ownKey: ownValue}, map[string]any{}), "u-general")},
+			kubeapi.NodeClaims:     {withNode(obj("general-abc", "", map[string]any{"karpenter.sh/nodepool": "general"}, nil), "ip-10-0-1-1")},
+			kubeapi.EC2NodeClasses: {withUID(obj("default", "", map[string]any{ownKey: ownValue}, nil), "u-default")},
+		}
+		return f
+	}
+	f := retained()
+	var log bytes.Buffer
+	start := time.Now()
+	require.NoError(t, Run(context.Background(), f, options(&log)))
+	took := time.Since(start)
+	t.Log(log.String())
+	assert.Less(t, took, options(nil).VolumeTimeout, "within the volumes' bound")
+	assert.Empty(t, f.objs[kubeapi.VolumeAttachments], "detached while the driver ran")
+	assert.Contains(t, names(f.objs[kubeapi.Volumes]), "pvc-orders", "the volume stays")
+	assert.Contains(t, f.deletes, "PersistentVolumeClaim shop/orders")
+	assert.Contains(t, f.deletes, "Pod shop/orders-7d9f-abcde")
+	assert.Contains(t, log.String(), "keeping EBS volume vol-0orders (PersistentVolume pvc-orders, claim shop/orders): its reclaim policy is Retain")
+	// Then the destroy deletes the EBS CSI add-on and the stack's pool:
+	// the node has nothing attached, so Karpenter terminates it at once.
+	f.csiDriver = false
+	require.NoError(t, f.Delete(context.Background(), kubeapi.NodePools, "", "general"))
+	_, _ = f.List(context.Background(), kubeapi.NodePools)
+	assert.Empty(t, f.objs[kubeapi.NodeClaims], "the pool's node is terminated, not held by an attachment")
+
+	t.Run("without the driver, the wait ends at its bound, naming the attachment", func(t *testing.T) {
+		f := retained()
+		f.csiDriver = false
+		var log bytes.Buffer
+		err := Run(context.Background(), f, options(&log))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "removing EBS volumes: timed out after 200ms")
+		assert.Contains(t, err.Error(), "VolumeAttachment csi-0a1b of kept PersistentVolume pvc-orders on node ip-10-0-1-1")
+		// What the destroy would meet without the cleanup's detach: the
+		// pool's node held by its attachment.
+		require.NoError(t, f.Delete(context.Background(), kubeapi.NodePools, "", "general"))
+		_, _ = f.List(context.Background(), kubeapi.NodePools)
+		assert.Len(t, f.objs[kubeapi.NodeClaims], 1, "Karpenter waits for the attachment")
+	})
+}
+
 func TestRunCleansOnlyWhatIsProvenGone(t *testing.T) {
 	dnsGone := &net.DNSError{Err: "no such host", Name: "ABC.gr7.eu-west-1.eks.amazonaws.com", IsNotFound: true}
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
@@ -537,7 +678,7 @@ func TestRunFailsAtTheStepThatDoesNotFinish(t *testing.T) {
 		{"no LB controller", func(f *fakeCluster) { f.lbController = false },
 			"removing load balancers: timed out after 200ms waiting for Ingresses, LoadBalancer Services and Gateways (the LB controller deletes their load balancers): 3 left (Gateway shop/web-gw, Ingress shop/web, Service shop/public)"},
 		{"no EBS CSI driver", func(f *fakeCluster) { f.csiDriver = false },
-			"removing EBS volumes: timed out after 200ms waiting for EBS volumes (the EBS CSI driver deletes them once their claims are gone): 3 left (PersistentVolume pvc-data (vol-0data), PersistentVolume pvc-gp2 (vol-0gp2), PersistentVolume pvc-scratch (vol-0scratch))"},
+			"removing EBS volumes: timed out after 200ms waiting for EBS volumes (the EBS CSI driver deletes those with reclaim policy Delete once their claims are gone, and detaches those it keeps): 3 left (PersistentVolume pvc-data (vol-0data), PersistentVolume pvc-gp2 (vol-0gp2), PersistentVolume pvc-scratch (vol-0scratch))"},
 		{"no Karpenter", func(f *fakeCluster) { f.karpenter = false },
 			"removing node pools and node classes the stack did not create: timed out after 200ms waiting for nodes of the deleted NodePools (Karpenter drains and terminates them): 2 left (NodeClaim argocd-batch-xyz of NodePool argocd-batch, NodePool argocd-batch)"},
 	}
@@ -646,8 +787,8 @@ func TestRunReportsWhileItWaits(t *testing.T) {
 
 func TestMain_(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	whole := func() (invocation, bool) {
-		return invocation{Args: []string{"pulumi", "destroy"}, Command: "destroy"}, true
+	whole := func() (invocation, error) {
+		return invocation{Args: []string{"pulumi", "destroy"}, Command: "destroy"}, nil
 	}
 	prev := findPulumi
 	t.Cleanup(func() { findPulumi = prev })
@@ -701,7 +842,7 @@ func TestMain_(t *testing.T) {
 			{"pulumi", "destroy", "--exclude=urn:x", "--yes"},
 			{"pulumi", "up", "--yes"},
 		} {
-			findPulumi = func() (invocation, bool) { return parseInvocation(args), true }
+			findPulumi = func() (invocation, error) { return parseInvocation(args), nil }
 			err := Main(context.Background(), env(map[string]string{}), &bytes.Buffer{})
 			require.Error(t, err, "%v", args)
 			assert.Contains(t, err.Error(), "`"+strings.Join(args, " ")+"`")
@@ -711,11 +852,25 @@ func TestMain_(t *testing.T) {
 		err := Main(context.Background(), env(map[string]string{EnvPartial: "true"}), &bytes.Buffer{})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "NODELESS_EKS_OWN_LABEL", "told, it goes on")
-		findPulumi = func() (invocation, bool) { return invocation{}, false }
-		var log bytes.Buffer
-		err = Main(context.Background(), env(map[string]string{}), &log)
-		assert.Contains(t, err.Error(), "NODELESS_EKS_OWN_LABEL", "when it cannot tell, it cleans as for a whole destroy")
-		assert.Contains(t, log.String(), "could not tell which Pulumi command deletes the cleanup")
+		findPulumi = whole
+	})
+	t.Run("when it cannot tell which command deletes it, it refuses, naming the switches", func(t *testing.T) {
+		for _, cause := range []error{errNoPulumi, errors.New("reading process 1, an ancestor of the cleanup: open /proc/1/stat: permission denied")} {
+			findPulumi = func() (invocation, error) { return invocation{}, cause }
+			err := Main(context.Background(), env(map[string]string{}), &bytes.Buffer{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "cannot tell which Pulumi command deletes the destroy cleanup ("+cause.Error()+")")
+			assert.Contains(t, err.Error(), "set NODELESS_EKS_DESTROY_CLEANUP_PARTIAL=true to clean anyway")
+			assert.Contains(t, err.Error(), "set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true to let it go without cleaning")
+			var log bytes.Buffer
+			err = Main(context.Background(), env(map[string]string{EnvPartial: "true"}), &log)
+			assert.Contains(t, err.Error(), "NODELESS_EKS_OWN_LABEL", "told, it goes on")
+			assert.Contains(t, log.String(), "NODELESS_EKS_DESTROY_CLEANUP_PARTIAL=true: cleaning although nothing shows a whole `pulumi destroy`")
+		}
+		findPulumi = func() (invocation, error) { return parseInvocation([]string{"pulumi", "destroy", "-yq"}), nil }
+		err := Main(context.Background(), env(map[string]string{}), &bytes.Buffer{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "has a flag the cleanup cannot read (-q in -yq)")
 		findPulumi = whole
 	})
 }
@@ -739,6 +894,17 @@ func TestParseInvocation(t *testing.T) {
 		{[]string{"pulumi", "destroy", "--exclude", "urn", "--exclude-dependents"}, false, "destroy"},
 		{[]string{"pulumi", "up", "--yes"}, false, "up"},
 		{[]string{"pulumi", "version"}, false, ""},
+		// Shorthands grouped as pflag reads them.
+		{[]string{"pulumi", "destroy", "-yt", "urn"}, false, "destroy"},
+		{[]string{"pulumi", "destroy", "-fyx", "urn"}, false, "destroy"},
+		{[]string{"pulumi", "destroy", "-yf"}, true, "destroy"},
+		{[]string{"pulumi", "destroy", "-sdev-target", "--yes"}, true, "destroy"}, // -s takes the rest: stack "dev-target"
+		{[]string{"pulumi", "destroy", "-ystext", "--yes"}, true, "destroy"},      // -y, then -s "text"
+		{[]string{"pulumi", "destroy", "-mtarget", "-y"}, true, "destroy"},        // a message "target"
+		{[]string{"pulumi", "destroy", "-r", "-yt", "urn"}, false, "destroy"},     // -r without a value
+		{[]string{"pulumi", "destroy", "-r=true", "-y"}, true, "destroy"},         // -r with one
+		{[]string{"pulumi", "destroy", "-yk"}, false, "destroy"},                  // a shorthand it does not know
+		{[]string{"pulumi", "--cwd", "/x", "destroy", "-C", "/y", "-y"}, true, "destroy"},
 	} {
 		inv := parseInvocation(tt.args)
 		assert.Equal(t, tt.whole, inv.whole(), "%v", tt.args)
@@ -764,36 +930,63 @@ func TestParseInvocation(t *testing.T) {
 			}
 			return p.ppid, p.args, nil
 		}
-		inv, ok := findInvocation(40, info)
-		require.True(t, ok)
+		inv, err := findInvocation(40, info)
+		require.NoError(t, err)
 		assert.False(t, inv.whole())
-		_, ok = findInvocation(30, func(int) (int, []string, error) { return 0, nil, errors.New("ps: not found") })
-		assert.False(t, ok, "no ps: it cannot tell")
+		_, err = findInvocation(30, func(int) (int, []string, error) { return 0, nil, errors.New("ps: not found") })
+		assert.ErrorContains(t, err, "ps: not found", "no ps: it cannot tell")
 		// A Pulumi CLI it cannot read ends the walk: it is not taken for a
 		// whole destroy further up.
 		tree[5] = struct {
 			ppid int
 			args []string
 		}{1, []string{"/usr/local/bin/pulumi", "frobnicate"}}
-		inv, ok = findInvocation(40, info)
-		require.True(t, ok)
+		inv, err = findInvocation(40, info)
+		require.NoError(t, err)
 		assert.False(t, inv.whole())
+
+		// The CLI as PID 1: a container whose entrypoint it is.
+		tree[5] = struct {
+			ppid int
+			args []string
+		}{4, []string{"/bin/sh", "-c", "..."}}
+		tree[4] = struct {
+			ppid int
+			args []string
+		}{1, []string{"bash"}}
+		tree[1] = struct {
+			ppid int
+			args []string
+		}{0, []string{"pulumi", "destroy", "--yes"}}
+		inv, err = findInvocation(40, info)
+		require.NoError(t, err)
+		assert.True(t, inv.whole(), "PID 1 is read too")
+		tree[1] = struct {
+			ppid int
+			args []string
+		}{0, []string{"/sbin/init"}}
+		_, err = findInvocation(40, info)
+		assert.ErrorIs(t, err, errNoPulumi, "no Pulumi CLI above it")
 	})
 }
 
 // TestFindInvocationForReal builds a real process tree: a Pulumi CLI (a
 // shell under the name pulumi, run as `pulumi destroy --target ...`) whose
-// child, this test binary, reads its ancestors with the real ps.
+// child, this test binary, reads its ancestors from /proc, and with ps.
 func TestFindInvocationForReal(t *testing.T) {
 	if os.Getenv("CLEANUP_INVOCATION_CHILD") == "1" {
-		inv, ok := findInvocation(os.Getpid(), psInfo)
-		fmt.Printf("found=%v whole=%v command=%s\n", ok, inv.whole(), inv.Command)
+		for name, info := range map[string]processInfo{"proc": procInfo, "ps": psInfo} {
+			inv, err := findInvocation(os.Getpid(), info)
+			fmt.Printf("%s: err=%v whole=%v command=%s\n", name, err, inv.whole(), inv.Command)
+		}
 		return
 	}
 	sh, errSh := exec.LookPath("sh")
-	_, errPs := exec.LookPath("ps")
-	if errSh != nil || errPs != nil {
-		t.Skip("needs sh and ps")
+	if errSh != nil {
+		t.Skip("needs sh")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs Linux's /proc")
 	}
 	pulumi := filepath.Join(t.TempDir(), "pulumi")
 	require.NoError(t, os.Symlink(sh, pulumi))
@@ -804,7 +997,19 @@ func TestFindInvocationForReal(t *testing.T) {
 	cmd.Env = append(os.Environ(), "CLEANUP_INVOCATION_CHILD=1")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
-	assert.Contains(t, string(out), "found=true whole=false command=destroy")
+	assert.Contains(t, string(out), "proc: err=<nil> whole=false command=destroy", "from /proc")
+	if _, err := exec.LookPath("ps"); err == nil {
+		assert.Contains(t, string(out), "ps: err=<nil> whole=false command=destroy", "and from ps")
+	}
+	assert.Equal(t, "procInfo", funcName(systemInfo()), "Linux reads /proc")
+}
+
+// funcName names a processInfo for a message.
+func funcName(info processInfo) string {
+	if fmt.Sprint(info) == fmt.Sprint(processInfo(procInfo)) {
+		return "procInfo"
+	}
+	return "psInfo"
 }
 
 // TestReachForReal runs the cleanup with the real client against endpoints
@@ -845,35 +1050,85 @@ func TestReachForReal(t *testing.T) {
 
 func TestAskEKS(t *testing.T) {
 	kubeconfig := `{"clusters":[{"cluster":{"server":"https://x"}}],"users":[{"user":{"exec":{"command":"aws",
-		"args":["--region","eu-west-1","eks","get-token","--cluster-name","eks-demo","--output","json"],
+		"args":["--region","eu-west-1","eks","get-token","--cluster-name","eks-demo","--role","arn:aws:iam::111122223333:role/deployer","--output","json"],
 		"env":[{"name":"AWS_PROFILE","value":"sandbox"}]}}}]}`
 	c, ok := eksClusterOf(kubeconfig)
 	require.True(t, ok)
-	assert.Equal(t, eksCluster{Name: "eks-demo", Region: "eu-west-1", Env: []string{"AWS_PROFILE=sandbox"}}, c)
+	assert.Equal(t, eksCluster{Name: "eks-demo", Region: "eu-west-1", Profile: "sandbox", RoleArn: "arn:aws:iam::111122223333:role/deployer",
+		Env: []string{"AWS_PROFILE=sandbox"}}, c)
 	_, ok = eksClusterOf(`{"users":[{"user":{"token":"t"}}]}`)
 	assert.False(t, ok, "a token kubeconfig names no EKS cluster to ask about")
+	c.Arn, c.CreatedAt = "arn:aws:eks:eu-west-1:111122223333:cluster/eks-demo", "2026-12-01T09:00:00Z"
 
 	bin := t.TempDir()
-	args := filepath.Join(t.TempDir(), "args")
-	fake := func(script string) {
-		require.NoError(t, os.WriteFile(filepath.Join(bin, "aws"), []byte("#!/bin/sh\necho \"$* profile=$AWS_PROFILE\" > "+args+"\n"+script), 0o755))
+	calls := filepath.Join(t.TempDir(), "calls")
+	// A fake AWS CLI: the role's session, STS's account for it, and what
+	// describe-cluster answers.
+	fake := func(account, describe string) {
+		script := "#!/bin/sh\necho \"$* key=$AWS_ACCESS_KEY_ID profile=$AWS_PROFILE\" >> " + calls + "\n" +
+			"case \"$1 $2\" in\n" +
+			"'sts assume-role') echo '{\"Credentials\":{\"AccessKeyId\":\"AKIAROLE\",\"SecretAccessKey\":\"s\",\"SessionToken\":\"t\"}}';;\n" +
+			"'sts get-caller-identity') echo '{\"Account\":\"" + account + "\",\"Arn\":\"arn:aws:sts::" + account + ":assumed-role/deployer/x\"}';;\n" +
+			"'eks describe-cluster') " + describe + ";;\nesac\n"
+		require.NoError(t, os.WriteFile(filepath.Join(bin, "aws"), []byte(script), 0o755))
+		require.NoError(t, os.WriteFile(calls, nil, 0o644))
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	fake(`echo '{"cluster":{"name":"eks-demo","status":"ACTIVE"}}'`)
+	active := `echo '{"cluster":{"name":"eks-demo","status":"ACTIVE","createdAt":"2026-12-01T09:00:00.512000+00:00"}}'`
+	notFound := `echo "An error occurred (ResourceNotFoundException) when calling the DescribeCluster operation: No cluster found for name: eks-demo." >&2; exit 254`
+
+	fake("111122223333", active)
 	exists, status, err := c.exists(context.Background())
 	require.NoError(t, err)
 	assert.True(t, exists)
 	assert.Equal(t, "ACTIVE", status)
-	raw, _ := os.ReadFile(args)
-	assert.Equal(t, "eks describe-cluster --name eks-demo --output json --region eu-west-1 profile=sandbox\n", string(raw), "with the kubeconfig's own credentials")
+	raw, _ := os.ReadFile(calls)
+	assert.Equal(t, "sts assume-role --role-arn arn:aws:iam::111122223333:role/deployer --role-session-name nodeless-eks-destroy-cleanup --output json --region eu-west-1 --profile sandbox key= profile=sandbox\n"+
+		"sts get-caller-identity --output json --region eu-west-1 key=AKIAROLE profile=\n"+
+		"eks describe-cluster --name eks-demo --output json --region eu-west-1 key=AKIAROLE profile=\n", string(raw),
+		"the kubeconfig's own credentials: its profile, then its role's session")
 
-	fake(`echo "An error occurred (ResourceNotFoundException) when calling the DescribeCluster operation: No cluster found for name: eks-demo." >&2; exit 254`)
+	fake("111122223333", notFound)
 	exists, _, err = c.exists(context.Background())
 	require.NoError(t, err)
-	assert.False(t, exists, "EKS's not found is proof")
+	assert.False(t, exists, "EKS's not found, from the cluster's own account and region, is proof")
 
-	fake(`echo "An error occurred (AccessDeniedException) when calling the DescribeCluster operation" >&2; exit 254`)
+	fake("999988887777", notFound)
+	_, _, err = c.exists(context.Background())
+	require.Error(t, err, "not found from another account is no answer")
+	assert.Contains(t, err.Error(), "the credentials the kubeconfig uses are for account 999988887777")
+	assert.NotContains(t, mustRead(t, calls), "describe-cluster", "EKS is not even asked")
+
+	fake("111122223333", `echo '{"cluster":{"name":"eks-demo","status":"ACTIVE","createdAt":"2026-12-02T10:00:00Z"}}'`)
+	exists, _, err = c.exists(context.Background())
+	require.NoError(t, err)
+	assert.False(t, exists, "a cluster of the same name created at another time is another: the program's is gone")
+
+	fake("111122223333", `echo "An error occurred (AccessDeniedException) when calling the DescribeCluster operation" >&2; exit 254`)
 	_, _, err = c.exists(context.Background())
 	require.Error(t, err, "any other failure is no answer")
 	assert.Contains(t, err.Error(), "AccessDeniedException")
+
+	for _, tt := range []struct{ name, arn, want string }{
+		{"no ARN (a stack whose command an earlier version wrote)", "", "the program gave no cluster ARN (NODELESS_EKS_CLUSTER_ARN"},
+		{"another region's cluster", "arn:aws:eks:us-east-1:111122223333:cluster/eks-demo", "the kubeconfig asks EKS in eu-west-1, and the cluster is in us-east-1"},
+		{"another cluster's ARN", "arn:aws:eks:eu-west-1:111122223333:cluster/other", "the kubeconfig names cluster eks-demo, the program's ARN"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := c
+			c.Arn = tt.arn
+			fake("111122223333", notFound)
+			_, _, err := c.exists(context.Background())
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// mustRead is a file's content.
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(raw)
 }

@@ -8,17 +8,25 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"nodeless-eks/internal/kubeapi"
 )
 
 // eksCluster is the cluster a kubeconfig authenticates to through `aws eks
 // get-token` (pulumi-eks writes the exec plugin as `aws --region <region>
-// eks get-token --cluster-name <name>`, with AWS_PROFILE in its env when
-// the provider has a profile): what to ask EKS about.
+// eks get-token --cluster-name <name>`, with `--role <arn>` when its
+// provider assumes a role and AWS_PROFILE in its env when it has a
+// profile: nodejs/eks/cluster.ts, kubeconfig), and what the program says
+// of the cluster it created: its ARN, and when EKS created it. EKS's word
+// that the cluster is gone counts only from the ARN's account and region,
+// asked with the kubeconfig's own credentials, role included.
 type eksCluster struct {
-	Name, Region, Profile string
-	Env                   []string
+	Name, Region, Profile, RoleArn string
+	Env                            []string
+	// Arn and CreatedAt are the created cluster's (EnvClusterArn,
+	// EnvClusterCreatedAt).
+	Arn, CreatedAt string
 }
 
 // eksClusterOf reads the cluster from a kubeconfig's exec plugin; ok is
@@ -37,41 +45,158 @@ func eksClusterOf(kubeconfigJSON string) (eksCluster, bool) {
 			c.Region = args[i+1]
 		case "--profile":
 			c.Profile = args[i+1]
+		case "--role", "--role-arn": // the CLI takes --role-arn; pulumi-eks writes --role
+			c.RoleArn = args[i+1]
+		}
+	}
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "AWS_PROFILE="); ok && c.Profile == "" {
+			c.Profile = v
 		}
 	}
 	return c, c.Name != ""
 }
 
-// exists asks EKS, through the AWS CLI the kubeconfig already needs,
-// whether the cluster still exists: `aws eks describe-cluster` answers its
-// status, or fails with ResourceNotFoundException for a cluster that is
-// gone (EKS API reference, DescribeCluster errors). Any other failure is
-// no answer.
-func (c eksCluster) exists(ctx context.Context) (bool, string, error) {
-	args := []string{"eks", "describe-cluster", "--name", c.Name, "--output", "json"}
+// arnParts are the region and account of an EKS cluster's ARN,
+// arn:<partition>:eks:<region>:<account>:cluster/<name>.
+func arnParts(arn string) (region, account, name string, ok bool) {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "eks" || !strings.HasPrefix(parts[5], "cluster/") {
+		return "", "", "", false
+	}
+	return parts[3], parts[4], strings.TrimPrefix(parts[5], "cluster/"), true
+}
+
+// aws runs the AWS CLI with the kubeconfig's credentials: its env, its
+// profile, and a session of its role when it names one.
+func (c eksCluster) aws(ctx context.Context, creds []string, args ...string) ([]byte, error) {
+	full := append(args, "--output", "json")
 	if c.Region != "" {
-		args = append(args, "--region", c.Region)
+		full = append(full, "--region", c.Region)
 	}
-	if c.Profile != "" {
-		args = append(args, "--profile", c.Profile)
+	if c.Profile != "" && creds == nil {
+		full = append(full, "--profile", c.Profile)
 	}
-	cmd := exec.CommandContext(ctx, "aws", args...)
-	cmd.Env = append(os.Environ(), c.Env...)
+	cmd := exec.CommandContext(ctx, "aws", full...)
+	cmd.Env = append(append(os.Environ(), c.Env...), creds...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		if strings.Contains(stderr.String(), "ResourceNotFoundException") {
+		return nil, &awsError{args: full, stderr: strings.TrimSpace(stderr.String()), err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+// awsError is a failed AWS CLI call.
+type awsError struct {
+	args   []string
+	stderr string
+	err    error
+}
+
+func (e *awsError) Error() string {
+	return fmt.Sprintf("aws %s: %v: %s", strings.Join(e.args, " "), e.err, e.stderr)
+}
+
+// session is the environment of the kubeconfig's role, as `aws eks
+// get-token --role` assumes it: nil when it names none.
+func (c eksCluster) session(ctx context.Context) ([]string, error) {
+	if c.RoleArn == "" {
+		return nil, nil
+	}
+	out, err := c.aws(ctx, nil, "sts", "assume-role", "--role-arn", c.RoleArn, "--role-session-name", "nodeless-eks-destroy-cleanup")
+	if err != nil {
+		return nil, err
+	}
+	var s struct {
+		Credentials struct{ AccessKeyId, SecretAccessKey, SessionToken string }
+	}
+	if err := json.Unmarshal(out, &s); err != nil || s.Credentials.AccessKeyId == "" {
+		return nil, fmt.Errorf("aws sts assume-role --role-arn %s printed no credentials", c.RoleArn)
+	}
+	return []string{"AWS_ACCESS_KEY_ID=" + s.Credentials.AccessKeyId, "AWS_SECRET_ACCESS_KEY=" + s.Credentials.SecretAccessKey,
+		"AWS_SESSION_TOKEN=" + s.Credentials.SessionToken, "AWS_PROFILE="}, nil
+}
+
+// exists asks EKS, through the AWS CLI the kubeconfig already needs,
+// whether the cluster the program created still exists: `aws eks
+// describe-cluster` answers its status, or fails with
+// ResourceNotFoundException for a cluster that is gone (EKS API reference,
+// DescribeCluster errors). Its answer counts only from the account and
+// region of the cluster's ARN, proven with `aws sts get-caller-identity`
+// through the same credentials: from any other account every cluster is
+// "not found". A cluster of the same name created at another time is
+// another cluster: the program's is gone. Any other failure is no answer.
+func (c eksCluster) exists(ctx context.Context) (bool, string, error) {
+	region, account, name, ok := arnParts(c.Arn)
+	switch {
+	case !ok:
+		return false, "", fmt.Errorf("the program gave no cluster ARN (%s is %q), so nothing shows which account EKS would answer for; "+
+			"run `pulumi up` once with this version, which gives it, or the ways out below", EnvClusterArn, c.Arn)
+	case name != c.Name:
+		return false, "", fmt.Errorf("the kubeconfig names cluster %s, the program's ARN %s", c.Name, c.Arn)
+	case c.Region != "" && c.Region != region:
+		return false, "", fmt.Errorf("the kubeconfig asks EKS in %s, and the cluster is in %s (%s)", c.Region, region, c.Arn)
+	}
+	c.Region = region
+	creds, err := c.session(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	out, err := c.aws(ctx, creds, "sts", "get-caller-identity")
+	if err != nil {
+		return false, "", err
+	}
+	var id struct{ Account, Arn string }
+	if err := json.Unmarshal(out, &id); err != nil || id.Account == "" {
+		return false, "", fmt.Errorf("aws sts get-caller-identity printed no account")
+	}
+	if id.Account != account {
+		return false, "", fmt.Errorf("the credentials the kubeconfig uses are for account %s (%s), and cluster %s is in account %s: "+
+			"EKS's answer from there says nothing of it. Run `pulumi destroy` with the stack's own credentials (its aws:profile or "+
+			"aws:assumeRole)", id.Account, id.Arn, c.Name, account)
+	}
+	out, err = c.aws(ctx, creds, "eks", "describe-cluster", "--name", c.Name)
+	if err != nil {
+		var ae *awsError
+		if asAWSError(err, &ae) && strings.Contains(ae.stderr, "ResourceNotFoundException") {
 			return false, "", nil
 		}
-		return false, "", fmt.Errorf("aws %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return false, "", err
 	}
-	var out struct {
+	var described struct {
 		Cluster struct {
-			Status string `json:"status"`
+			Status, Arn string
+			CreatedAt   string `json:"createdAt"`
 		} `json:"cluster"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || out.Cluster.Status == "" {
-		return false, "", fmt.Errorf("aws %s printed no cluster status", strings.Join(args, " "))
+	if err := json.Unmarshal(out, &described); err != nil || described.Cluster.Status == "" {
+		return false, "", fmt.Errorf("aws eks describe-cluster --name %s printed no cluster status", c.Name)
 	}
-	return true, out.Cluster.Status, nil
+	if c.CreatedAt != "" && !sameTime(c.CreatedAt, described.Cluster.CreatedAt) {
+		// Recreated under the same name: the program's cluster is gone.
+		return false, "", nil
+	}
+	return true, described.Cluster.Status, nil
+}
+
+// asAWSError finds an *awsError in err.
+func asAWSError(err error, target **awsError) bool {
+	e, ok := err.(*awsError)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+// sameTime compares two RFC 3339 times (EKS's createdAt as the CLI prints
+// it, and pulumi-aws's), to the second. Times it cannot read count as the
+// same: only a proven difference makes the cluster another.
+func sameTime(a, b string) bool {
+	ta, errA := time.Parse(time.RFC3339, a)
+	tb, errB := time.Parse(time.RFC3339, b)
+	if errA != nil || errB != nil {
+		return true
+	}
+	return ta.Truncate(time.Second).Equal(tb.Truncate(time.Second))
 }

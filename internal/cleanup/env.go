@@ -16,13 +16,19 @@ import (
 // environment of `pulumi destroy` (pulumi-command runs a command with its
 // own environment plus the resource's, provider/pkg/provider/local).
 const (
-	EnvKubeconfig          = "NODELESS_EKS_KUBECONFIG"
+	EnvKubeconfig = "NODELESS_EKS_KUBECONFIG"
+	// EnvClusterArn and EnvClusterCreatedAt are the EKS cluster the
+	// program created: EKS's "not found" counts only from its account and
+	// region, and a cluster of its name created at another time is another.
+	EnvClusterArn          = "NODELESS_EKS_CLUSTER_ARN"
+	EnvClusterCreatedAt    = "NODELESS_EKS_CLUSTER_CREATED_AT"
 	EnvOwnLabel            = "NODELESS_EKS_OWN_LABEL" // "<key>=<value>"
 	EnvLoadBalancerTimeout = "NODELESS_EKS_LB_TIMEOUT"
 	EnvVolumeTimeout       = "NODELESS_EKS_VOLUME_TIMEOUT"
 	EnvNodeTimeout         = "NODELESS_EKS_NODE_TIMEOUT"
 	// EnvReport is the file the cleanup appends its report to, relative to
-	// where `pulumi destroy` runs: its output reaches the terminal only as
+	// the project's directory (the delete runs there, where Pulumi.yaml
+	// is, whatever directory `pulumi destroy` started in): its output reaches the terminal only as
 	// Pulumi's ephemeral status, which the end of an interactive run drops.
 	EnvReport = "NODELESS_EKS_CLEANUP_REPORT"
 	// EnvSkip, set to "true", skips the cleanup entirely: the way out when
@@ -31,8 +37,13 @@ const (
 	// anything (addons.DestroyCleanupCommand).
 	EnvSkip = "NODELESS_EKS_SKIP_DESTROY_CLEANUP"
 	// EnvPartial, set to "true", runs the cleanup although the Pulumi
-	// command deleting it is not a whole `pulumi destroy`.
+	// command deleting it is not a whole `pulumi destroy`, or cannot be
+	// shown to be one.
 	EnvPartial = "NODELESS_EKS_DESTROY_CLEANUP_PARTIAL"
+	// EnvStuckPodWait, a duration, overrides StuckTerminating: how long a
+	// pod past its grace period may still be terminating before the
+	// cleanup deletes it at once. The program does not set it.
+	EnvStuckPodWait = "NODELESS_EKS_STUCK_POD_WAIT"
 	// EnvDeleteUnreachable is pulumi-kubernetes' switch for clusters that
 	// cannot be reached, on when it is exactly "true" (pulumi-kubernetes
 	// provider/pkg/provider: os.Getenv(...) == "true"); the cleanup then
@@ -42,7 +53,7 @@ const (
 
 // findPulumi is the Pulumi command among this process's ancestors; a
 // variable so that tests can give another.
-var findPulumi = func() (invocation, bool) { return findInvocation(os.Getpid(), psInfo) }
+var findPulumi = func() (invocation, error) { return findInvocation(os.Getpid(), systemInfo()) }
 
 // Timing of the command: how long the API server may take to answer, how
 // often progress is checked and reported.
@@ -88,11 +99,12 @@ func run(ctx context.Context, getenv func(string) string, log io.Writer) error {
 			"created are left for you to remove\n", EnvSkip)
 		return nil
 	}
-	if inv, ok := findPulumi(); !ok {
-		fmt.Fprintf(log, "could not tell which Pulumi command deletes the cleanup (no pulumi process among its ancestors, or no ps): "+
-			"cleaning as for a whole `pulumi destroy`\n")
-	} else if !inv.whole() && getenv(EnvPartial) != "true" {
+	if inv, err := findPulumi(); err != nil && getenv(EnvPartial) != "true" {
+		return undecidedRefusal(err)
+	} else if err == nil && !inv.whole() && getenv(EnvPartial) != "true" {
 		return partialRefusal(inv)
+	} else if err != nil || !inv.whole() {
+		fmt.Fprintf(log, "%s=true: cleaning although nothing shows a whole `pulumi destroy` deletes the cleanup\n", EnvPartial)
 	}
 	key, value, ok := strings.Cut(getenv(EnvOwnLabel), "=")
 	if !ok || key == "" || value == "" {
@@ -113,6 +125,13 @@ func run(ctx context.Context, getenv func(string) string, log io.Writer) error {
 		}
 		*d.to = v
 	}
+	if v := getenv(EnvStuckPodWait); v != "" {
+		wait, err := time.ParseDuration(v)
+		if err != nil || wait <= 0 {
+			return fmt.Errorf("%s is %q; want a duration such as 1m", EnvStuckPodWait, v)
+		}
+		o.StuckPodWait = wait
+	}
 	kubeconfig := getenv(EnvKubeconfig)
 	if kubeconfig == "" {
 		return fmt.Errorf("%s is empty; the program sets it from the cluster's kubeconfig", EnvKubeconfig)
@@ -122,6 +141,7 @@ func run(ctx context.Context, getenv func(string) string, log io.Writer) error {
 		return err
 	}
 	if cluster, ok := eksClusterOf(kubeconfig); ok {
+		cluster.Arn, cluster.CreatedAt = getenv(EnvClusterArn), getenv(EnvClusterCreatedAt)
 		o.ClusterExists = cluster.exists
 	}
 	// Its own deadline: a credential plugin that hangs (a login prompt)
@@ -131,11 +151,25 @@ func run(ctx context.Context, getenv func(string) string, log io.Writer) error {
 	return Run(ctx, api, o)
 }
 
+// undecidedRefusal says why the cleanup does not run when nobody can tell
+// which Pulumi command deletes it: a targeted destroy of a cluster that
+// stays is then as likely as a whole one.
+func undecidedRefusal(err error) error {
+	return fmt.Errorf("cannot tell which Pulumi command deletes the destroy cleanup (%v), so nothing shows it is a whole `pulumi "+
+		"destroy`: under a targeted destroy (--target with --target-dependents) it would delete every Ingress, Gateway and LoadBalancer "+
+		"Service and every EBS volume with reclaim policy Delete that the workloads of a cluster that stays created. If this is a "+
+		"whole destroy, set %s=true to clean anyway; set %s=true to let it go without cleaning (what the workloads created stays); "+
+		"docs/operations.md, \"Destroying part of a stack\"", err, EnvPartial, EnvSkip)
+}
+
 // partialRefusal says why the cleanup does not run under a Pulumi command
 // that is not a whole destroy, and what to do.
 func partialRefusal(inv invocation) error {
 	what := "`" + strings.Join(inv.Args, " ") + "`"
 	why := "is a destroy of some resources only, and it reaches the destroy cleanup (through --target-dependents, or by naming it)"
+	if inv.Undecided != "" {
+		why = "has a flag the cleanup cannot read (" + inv.Undecided + "), so nothing shows it is a destroy of the whole stack"
+	}
 	if inv.Command != "destroy" {
 		why = "is not a destroy, yet it deletes the destroy cleanup: the program no longer registers it under its name (renamed " +
 			"without an alias, or removed)"
@@ -150,5 +184,7 @@ func partialRefusal(inv invocation) error {
 // time `go run` needs to build it (seconds once the program is built; a
 // minute at most on a cold 2-vCPU runner).
 func Budget(loadBalancers, volumes, nodes time.Duration) time.Duration {
-	return ReachTimeout + loadBalancers + volumes + nodes + 2*time.Minute
+	// The load balancers' bound holds twice: the LB controller's own
+	// objects are waited for after them.
+	return ReachTimeout + 2*loadBalancers + volumes + nodes + 2*time.Minute
 }

@@ -2,6 +2,9 @@ package cleanup
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -27,10 +30,14 @@ type invocation struct {
 	// Partial is true for a destroy of some resources only (--target,
 	// --exclude).
 	Partial bool
+	// Undecided names a flag the parser cannot read (a shorthand it does
+	// not know, in a group where it might take the rest as its value):
+	// the command is then no whole destroy.
+	Undecided string
 }
 
 // whole reports a `pulumi destroy` of the whole stack.
-func (i invocation) whole() bool { return i.Command == "destroy" && !i.Partial }
+func (i invocation) whole() bool { return i.Command == "destroy" && !i.Partial && i.Undecided == "" }
 
 // pulumiSubcommands are the subcommands that run the engine, with
 // destroy's aliases down and dn (pulumi/pulumi
@@ -38,10 +45,22 @@ func (i invocation) whole() bool { return i.Command == "destroy" && !i.Partial }
 var pulumiSubcommands = map[string]string{"destroy": "destroy", "down": "destroy", "dn": "destroy", "up": "up", "update": "up",
 	"refresh": "refresh", "import": "import", "preview": "preview", "watch": "watch"}
 
-// partialFlags are destroy's flags that pick some resources only:
-// --target/-t and --exclude/-x (destroy.go), in any of pflag's forms
-// ("--target urn", "--target=urn", "-t urn", "-turn", "-t=urn").
-var partialFlags = []string{"--target", "-t", "--exclude", "-x"}
+// partialFlags are destroy's long flags that pick some resources only:
+// --target and --exclude (destroy.go), as "--target urn" or
+// "--target=urn".
+var partialFlags = []string{"--target", "--exclude"}
+
+// Shorthands of `pulumi destroy` and the CLI's global flags (pulumi/pulumi
+// pkg/cmd/pulumi/operations/destroy.go, pkg/cmd/pulumi/pulumi.go): those
+// that pick resources, those that take a value (in a group such as
+// "-sdev" the rest of the group is the value), and the booleans, which
+// pflag lets a group go on after ("-yt urn" is -y and -t urn). -r takes
+// a value only after '=' (NoOptDefVal "true").
+const (
+	partialShorthands = "tx"
+	valueShorthands   = "scmpCv"
+	boolShorthands    = "djfyeQr"
+)
 
 // isPulumi reports whether a command line is the Pulumi CLI's.
 func isPulumi(args []string) bool {
@@ -63,19 +82,84 @@ func parseInvocation(args []string) invocation {
 			continue
 		}
 		for _, f := range partialFlags {
-			long := strings.HasPrefix(f, "--")
-			if a == f || strings.HasPrefix(a, f+"=") || (!long && strings.HasPrefix(a, f) && len(a) > len(f)) {
+			if a == f || strings.HasPrefix(a, f+"=") {
 				inv.Partial = true
+			}
+		}
+		if len(a) > 1 && a[0] == '-' && a[1] != '-' {
+			partial, unknown := shorthandGroup(a[1:])
+			inv.Partial = inv.Partial || partial
+			if unknown != "" && inv.Undecided == "" {
+				inv.Undecided = "-" + unknown + " in " + a
 			}
 		}
 	}
 	return inv
 }
 
+// shorthandGroup reads a group of shorthands as pflag does: partial is
+// true when it holds -t or -x; unknown is a shorthand it does not know,
+// after which it cannot tell a flag from a value.
+func shorthandGroup(group string) (partial bool, unknown string) {
+	for i := 0; i < len(group); i++ {
+		c := group[i]
+		switch {
+		case strings.IndexByte(partialShorthands, c) >= 0:
+			return true, ""
+		case strings.IndexByte(valueShorthands, c) >= 0:
+			return false, "" // the rest of the group is its value
+		case c == 'r' && i+1 < len(group) && group[i+1] == '=':
+			return false, ""
+		case strings.IndexByte(boolShorthands, c) >= 0:
+			continue
+		case c == '=':
+			return false, ""
+		default:
+			return false, string(c)
+		}
+	}
+	return false, ""
+}
+
 // processInfo is a process's parent and command line.
 type processInfo func(pid int) (ppid int, args []string, err error)
 
-// psInfo asks ps, which Linux and macOS both have, for a process's parent
+// procInfo reads a process's parent and command line from Linux's /proc:
+// the parent is the field after the command name in /proc/<pid>/stat
+// (whose name, in parentheses, may hold spaces and parentheses itself, so
+// the fields start after its last ')'), the command line
+// /proc/<pid>/cmdline, NUL-separated (proc(5)). It needs no ps, which
+// slim images (pulumi/pulumi-go is debian-slim without procps) and BusyBox
+// (whose ps has no -p) lack.
+func procInfo(pid int) (int, []string, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, nil, err
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 2 {
+		return 0, nil, fmt.Errorf("/proc/%d/stat: no parent", pid)
+	}
+	ppid, err := strconv.Atoi(fields[1]) // state, then ppid
+	if err != nil {
+		return 0, nil, fmt.Errorf("/proc/%d/stat: parent %q: %w", pid, fields[1], err)
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return 0, nil, err
+	}
+	args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+	if len(raw) == 0 {
+		args = nil // a kernel thread, or a process that is exiting
+	}
+	return ppid, args, nil
+}
+
+// psInfo asks ps, where there is no /proc (macOS), for a process's parent
 // and arguments (POSIX ps -o ppid= -o args=; -ww so that BSD's ps does not
 // cut a long command line, and procps ignores it).
 func psInfo(pid int) (int, []string, error) {
@@ -91,23 +175,37 @@ func psInfo(pid int) (int, []string, error) {
 	return ppid, fields[1:], err
 }
 
+// systemInfo is procInfo where /proc serves this process, psInfo
+// elsewhere.
+func systemInfo() processInfo {
+	if _, err := os.Stat("/proc/self/stat"); err == nil {
+		return procInfo
+	}
+	return psInfo
+}
+
+// errNoPulumi says no ancestor is the Pulumi CLI.
+var errNoPulumi = errors.New("no pulumi process among the cleanup's ancestors")
+
 // findInvocation walks up from pid to the first Pulumi CLI ancestor (a
 // dozen generations at most: go run, the shell, the provider, the CLI),
-// and stops there whatever its arguments; ok is false when there is none,
-// or ps cannot tell.
-func findInvocation(pid int, info processInfo) (invocation, bool) {
+// PID 1 included (the CLI is PID 1 in a container whose entrypoint it is,
+// as in the pulumi/pulumi image and a Kubernetes Job), and stops there
+// whatever its arguments. It fails when no ancestor is the CLI, or one
+// cannot be read: then nobody can tell which command deletes the cleanup.
+func findInvocation(pid int, info processInfo) (invocation, error) {
 	for range 12 {
-		if pid <= 1 {
-			return invocation{}, false
+		if pid <= 0 {
+			return invocation{}, errNoPulumi
 		}
 		ppid, args, err := info(pid)
 		if err != nil {
-			return invocation{}, false
+			return invocation{}, fmt.Errorf("reading process %d, an ancestor of the cleanup: %w", pid, err)
 		}
 		if isPulumi(args) {
-			return parseInvocation(args), true
+			return parseInvocation(args), nil
 		}
 		pid = ppid
 	}
-	return invocation{}, false
+	return invocation{}, errNoPulumi
 }

@@ -41,20 +41,33 @@ type Resource struct {
 
 // The kinds the destroy cleanup and the bootstrap watch read or delete.
 var (
-	Pods           = Resource{GroupVersion: "v1", Plural: "pods", Namespaced: true, Kind: "Pod"}
-	Events         = Resource{GroupVersion: "v1", Plural: "events", Namespaced: true, Kind: "Event"}
-	Services       = Resource{GroupVersion: "v1", Plural: "services", Namespaced: true, Kind: "Service"}
-	Claims         = Resource{GroupVersion: "v1", Plural: "persistentvolumeclaims", Namespaced: true, Kind: "PersistentVolumeClaim"}
-	Volumes        = Resource{GroupVersion: "v1", Plural: "persistentvolumes", Kind: "PersistentVolume"}
-	Ingresses      = Resource{GroupVersion: "networking.k8s.io/v1", Plural: "ingresses", Namespaced: true, Kind: "Ingress"}
-	StatefulSets   = Resource{GroupVersion: "apps/v1", Plural: "statefulsets", Namespaced: true, Kind: "StatefulSet"}
-	Gateways       = Resource{GroupVersion: "gateway.networking.k8s.io/v1", Plural: "gateways", Namespaced: true, Kind: "Gateway"}
-	NodePools      = Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodepools", Kind: "NodePool"}
-	NodeClaims     = Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodeclaims", Kind: "NodeClaim"}
-	EC2NodeClasses = Resource{GroupVersion: "karpenter.k8s.aws/v1", Plural: "ec2nodeclasses", Kind: "EC2NodeClass"}
-	Secrets        = Resource{GroupVersion: "v1", Plural: "secrets", Namespaced: true, Kind: "Secret"}
-	StorageClasses = Resource{GroupVersion: "storage.k8s.io/v1", Plural: "storageclasses", Kind: "StorageClass"}
-	CRDs           = Resource{GroupVersion: "apiextensions.k8s.io/v1", Plural: "customresourcedefinitions", Kind: "CustomResourceDefinition"}
+	Pods         = Resource{GroupVersion: "v1", Plural: "pods", Namespaced: true, Kind: "Pod"}
+	Events       = Resource{GroupVersion: "v1", Plural: "events", Namespaced: true, Kind: "Event"}
+	Services     = Resource{GroupVersion: "v1", Plural: "services", Namespaced: true, Kind: "Service"}
+	Claims       = Resource{GroupVersion: "v1", Plural: "persistentvolumeclaims", Namespaced: true, Kind: "PersistentVolumeClaim"}
+	Volumes      = Resource{GroupVersion: "v1", Plural: "persistentvolumes", Kind: "PersistentVolume"}
+	Ingresses    = Resource{GroupVersion: "networking.k8s.io/v1", Plural: "ingresses", Namespaced: true, Kind: "Ingress"}
+	StatefulSets = Resource{GroupVersion: "apps/v1", Plural: "statefulsets", Namespaced: true, Kind: "StatefulSet"}
+	Gateways     = Resource{GroupVersion: "gateway.networking.k8s.io/v1", Plural: "gateways", Namespaced: true, Kind: "Gateway"}
+	// The AWS Load Balancer Controller's own kinds that it finalizes
+	// (pkg/shared_constants/finalizers.go at v3.5.0): bindings of target
+	// groups, Global Accelerators, and the Gateway API configurations
+	// (served as v1 from v3.5.0, v1beta1 before).
+	TargetGroupBindings               = Resource{GroupVersion: "elbv2.k8s.aws/v1beta1", Plural: "targetgroupbindings", Namespaced: true, Kind: "TargetGroupBinding"}
+	GlobalAccelerators                = Resource{GroupVersion: "aga.k8s.aws/v1beta1", Plural: "globalaccelerators", Namespaced: true, Kind: "GlobalAccelerator"}
+	ListenerRuleConfigurations        = Resource{GroupVersion: "gateway.k8s.aws/v1", Plural: "listenerruleconfigurations", Namespaced: true, Kind: "ListenerRuleConfiguration"}
+	LoadBalancerConfigurations        = Resource{GroupVersion: "gateway.k8s.aws/v1", Plural: "loadbalancerconfigurations", Namespaced: true, Kind: "LoadBalancerConfiguration"}
+	TargetGroupConfigurations         = Resource{GroupVersion: "gateway.k8s.aws/v1", Plural: "targetgroupconfigurations", Namespaced: true, Kind: "TargetGroupConfiguration"}
+	ListenerRuleConfigurationsV1beta1 = Resource{GroupVersion: "gateway.k8s.aws/v1beta1", Plural: "listenerruleconfigurations", Namespaced: true, Kind: "ListenerRuleConfiguration"}
+	LoadBalancerConfigurationsV1beta1 = Resource{GroupVersion: "gateway.k8s.aws/v1beta1", Plural: "loadbalancerconfigurations", Namespaced: true, Kind: "LoadBalancerConfiguration"}
+	TargetGroupConfigurationsV1beta1  = Resource{GroupVersion: "gateway.k8s.aws/v1beta1", Plural: "targetgroupconfigurations", Namespaced: true, Kind: "TargetGroupConfiguration"}
+	VolumeAttachments                 = Resource{GroupVersion: "storage.k8s.io/v1", Plural: "volumeattachments", Kind: "VolumeAttachment"}
+	NodePools                         = Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodepools", Kind: "NodePool"}
+	NodeClaims                        = Resource{GroupVersion: "karpenter.sh/v1", Plural: "nodeclaims", Kind: "NodeClaim"}
+	EC2NodeClasses                    = Resource{GroupVersion: "karpenter.k8s.aws/v1", Plural: "ec2nodeclasses", Kind: "EC2NodeClass"}
+	Secrets                           = Resource{GroupVersion: "v1", Plural: "secrets", Namespaced: true, Kind: "Secret"}
+	StorageClasses                    = Resource{GroupVersion: "storage.k8s.io/v1", Plural: "storageclasses", Kind: "StorageClass"}
+	CRDs                              = Resource{GroupVersion: "apiextensions.k8s.io/v1", Plural: "customresourcedefinitions", Kind: "CustomResourceDefinition"}
 )
 
 func (r Resource) String() string {
@@ -223,6 +236,24 @@ type Client struct {
 	mu      sync.Mutex
 	cached  string
 	expires time.Time
+	// skew is the API server's clock less this machine's, from the Date
+	// header of its last answer; known once it has answered.
+	skew      time.Duration
+	skewKnown bool
+}
+
+// ServerNow is the API server's clock: this machine's, corrected by how
+// far apart the two were at the server's last answer (its Date header,
+// RFC 7231, to the second), so that a timestamp the server wrote (a
+// condition's lastTransitionTime) is aged on the clock that wrote it.
+// ok is false until the server has answered.
+func (c *Client) ServerNow() (now time.Time, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.skewKnown {
+		return time.Now(), false
+	}
+	return time.Now().Add(c.skew), true
 }
 
 type kubeconfig struct {
@@ -359,6 +390,13 @@ func (c *Client) do(ctx context.Context, method, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if date, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+		// The Date is the second the answer was made, truncated: half a
+		// second is its mean error.
+		c.mu.Lock()
+		c.skew, c.skewKnown = date.Add(500*time.Millisecond).Sub(time.Now()), true
+		c.mu.Unlock()
+	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return nil, err

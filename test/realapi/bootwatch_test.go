@@ -110,7 +110,7 @@ func TestBootstrapWatchAgainstARealServer(t *testing.T) {
 	api, err := kubeapi.New(s.Kubeconfig(""))
 	require.NoError(t, err)
 	o := bootwatch.Options{Namespace: "karpenter", Selector: "app.kubernetes.io/name=karpenter", Container: "controller", OwnLabel: own,
-		Interval: 250 * time.Millisecond, StuckAfter: 3 * time.Second}
+		Interval: 250 * time.Millisecond, StuckAfter: 3 * time.Second, JoinAfter: 3 * time.Second}
 
 	var watched lines
 	// The controller's pod is never Ready: the watch runs to its bound.

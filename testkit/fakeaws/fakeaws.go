@@ -34,6 +34,8 @@ const (
 	// StandInName is the plain aws:eks/cluster:Cluster that WithEKSStandIn
 	// registers so pulumi-eks's eksCluster reference has a resource to name.
 	StandInName = "pulumi-eks-child-stand-in"
+	// ClusterCreatedAt is when EKS created the cluster.
+	ClusterCreatedAt = "2026-12-01T09:00:00Z"
 	// Suffix is what the fake engine appends to auto-named resources.
 	Suffix = "-7f3a"
 )
@@ -254,7 +256,8 @@ func (a *Account) state(rec *mock.Recorder, reg *mock.Registration) (string, res
 		a.standInURN = reg.URN
 		a.mu.Unlock()
 		state["name"] = resource.NewProperty(a.ClusterName)
-		state["arn"] = resource.NewProperty("arn:aws:eks:" + Region + ":" + AccountID + ":cluster/" + a.ClusterName)
+		state["arn"] = resource.NewProperty("arn:aws:eks:" + Region + ":" + a.caller() + ":cluster/" + a.ClusterName)
+		state["createdAt"] = resource.NewProperty(ClusterCreatedAt)
 		state["endpoint"] = resource.NewProperty(Endpoint)
 		state["vpcConfig"] = resource.NewProperty(resource.PropertyMap{
 			"clusterSecurityGroupId": resource.NewProperty("sg-eks-cluster"),

@@ -594,7 +594,8 @@ func StackCheckCommand(c *Config, boundaryArn string, r deployRole, template boo
 	return strings.Join(checks, "; ")
 }
 
-// RecoveryCommand resolves, before an update, destroy or refresh, what a
+// RecoveryCommand resolves, before an update, destroy, refresh or drift
+// remediation, what a
 // run that died left in the stack's state (cmd/recover-pending: pending
 // creates imported or cleared, a Helm release's pending record removed,
 // an earlier recovery's unread imports read), and stops the run with a
@@ -602,10 +603,11 @@ func StackCheckCommand(c *Config, boundaryArn string, r deployRole, template boo
 // `pulumi stack export` and a substring test of its output: the Go command
 // is built only when the state holds "pending_operations", which a state
 // without any omits (apitype.DeploymentV3, omitempty), or the recovery's
-// mark on an import not yet read (recovery.Unread). Previews change no
-// state and skip it.
+// mark on an import not yet read (recovery.Unread). A drift remediation
+// runs `pulumi up --refresh` and writes state, so it recovers first;
+// previews and drift detection write no state and skip it.
 func RecoveryCommand(repoDir string) string {
-	return fmt.Sprintf(`case "$PULUMI_CI_OPERATION" in update|destroy|refresh) `+
+	return fmt.Sprintf(`case "$PULUMI_CI_OPERATION" in update|destroy|refresh|remediate-drift) `+
 		`cd "$(git rev-parse --show-toplevel)"/%q || exit 1; `+
 		`state="$(pulumi stack export --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK" 2>&1)" || `+
 		`{ echo "nodeless-eks: could not read the stack's state to look for what an interrupted run left: $state" >&2; exit 1; }; `+

@@ -171,9 +171,18 @@ func TestRecoveryCommand(t *testing.T) {
 	require.NoError(t, err, "an unread import builds the recovery: %s", out)
 	assert.Equal(t, "run ./cmd/recover-pending\n", string(ran))
 
-	out, err = run("preview", interrupted)
+	// A drift remediation is `pulumi up --refresh`: it recovers first.
+	out, err = run("remediate-drift", interrupted)
 	require.NoError(t, err, out)
-	assert.NoFileExists(t, goRan, "a preview changes no state")
+	ran, err = os.ReadFile(goRan)
+	require.NoError(t, err, "a drift remediation writes state: it recovers first: %s", out)
+	assert.Equal(t, "run ./cmd/recover-pending\n", string(ran))
+
+	for _, op := range []string{"preview", "detect-drift"} {
+		out, err = run(op, interrupted)
+		require.NoError(t, err, out)
+		assert.NoFileExists(t, goRan, "a %s changes no state", op)
+	}
 
 	out, err = run("destroy", "")
 	require.Error(t, err, "a state that cannot be read stops the run")

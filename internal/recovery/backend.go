@@ -3,10 +3,14 @@ package recovery
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,6 +119,14 @@ func (s *Session) checkLocks(ctx context.Context, root string) error {
 				return fmt.Errorf("stack %s is locked by %s, on another machine, which the recovery cannot check: "+
 					"if that run is gone, `pulumi cancel --stack %s --yes` removes the lock, then run the recovery again", s.Stack, held, s.Stack)
 			}
+			// A hostname is no machine: containers share one when told to,
+			// and each has its own processes. A PID absent here proves the
+			// process gone only where every process of the host is seen.
+			if whole, why := s.seesEveryProcess(); !whole {
+				return fmt.Errorf("stack %s is locked by %s, on a host of this name, but %s, so a process of another container of "+
+					"that name would look gone: if that run is gone, `pulumi cancel --stack %s --yes` removes the lock, then run the "+
+					"recovery again", s.Stack, held, why, s.Stack)
+			}
 			alive, err := s.pulumiAlive(ctx, l.Pid)
 			if err != nil {
 				return err
@@ -133,6 +145,32 @@ func (s *Session) checkLocks(ctx context.Context, root string) error {
 		}
 	}
 	return nil
+}
+
+// initPIDNamespace is the inode of Linux's initial PID namespace
+// (PROC_PID_INIT_INO, include/linux/proc_ns.h): /proc/self/ns/pid links
+// to pid:[4026531836] in a process that sees every process of the host.
+const initPIDNamespace = "pid:[4026531836]"
+
+// seesEveryProcess reports whether this process sees all of its host's
+// processes, and why not: on Linux, in the initial PID namespace; a
+// container's own namespace sees only its own. Elsewhere (macOS) there are
+// no PID namespaces.
+func (s *Session) seesEveryProcess() (bool, string) {
+	readlink := os.Readlink
+	if s.Readlink != nil {
+		readlink = s.Readlink
+	}
+	ns, err := readlink("/proc/self/ns/pid")
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !onLinux():
+		return true, ""
+	case err != nil:
+		return false, fmt.Sprintf("this process cannot tell whether it sees every process of its host (/proc/self/ns/pid: %v)", err)
+	case ns != initPIDNamespace:
+		return false, fmt.Sprintf("this process runs in a PID namespace of its own (%s, a container), which sees only its own processes", ns)
+	}
+	return true, ""
 }
 
 // pulumiAlive reports whether pid is a running pulumi process: the system
@@ -174,33 +212,51 @@ func projectName(dir string) (string, error) {
 	return "", fmt.Errorf("no Pulumi.yaml with a name in %s", dir)
 }
 
-// checkActiveUpdate stops when Pulumi Cloud says an update of the stack is
-// in progress: `pulumi stack ls --json` gives updateInProgress for a
-// backend that reports progress (pkg/cmd/pulumi/stack/stack_list.go), and
-// the project's stacks are listed by name, qualified or not.
+// checkActiveUpdate stops when Pulumi Cloud says an operation on the
+// stack is in progress: GET /api/stacks/{org}/{project}/{stack} holds a
+// currentOperation while one runs (apitype.Stack, "CurrentOperation
+// provides information about a stack operation in-progress"). It reads the
+// one stack, by its fully qualified name (`pulumi stack --show-name
+// --fully-qualify-stack-names`), with the run's own token: a push-triggered
+// deployment's token may see only its own stack, and a list by name could
+// match another organization's.
 func (s *Session) checkActiveUpdate(ctx context.Context) error {
-	out, stderr, err := s.Run(ctx, nil, "pulumi", "stack", "ls", "--json", "--cwd", s.Dir, "--non-interactive")
-	if err != nil {
-		return fmt.Errorf("cannot tell whether another update of %s is running (`pulumi stack ls --json`: %v: %s); the recovery changed nothing",
-			s.Stack, err, strings.TrimSpace(stderr))
+	if s.Cloud == nil || s.Cloud.Token == "" {
+		return fmt.Errorf("no Pulumi Cloud token (PULUMI_ACCESS_TOKEN, or the one `pulumi login` stored) to ask whether an update of %s "+
+			"is running; the recovery changed nothing", s.Stack)
 	}
-	var stacks []struct {
-		Name             string `json:"name"`
-		UpdateInProgress *bool  `json:"updateInProgress"`
-	}
-	if err := json.Unmarshal(out, &stacks); err != nil {
-		return fmt.Errorf("reading `pulumi stack ls --json`: %w", err)
-	}
-	short := s.Stack[strings.LastIndex(s.Stack, "/")+1:]
-	for _, st := range stacks {
-		if st.Name != s.Stack && st.Name != short && !strings.HasSuffix(st.Name, "/"+short) {
-			continue
+	qualified := s.Stack
+	if strings.Count(qualified, "/") != 2 {
+		out, stderr, err := s.Run(ctx, nil, "pulumi", "stack", "--show-name", "--fully-qualify-stack-names", "--stack", s.Stack,
+			"--cwd", s.Dir, "--non-interactive")
+		if err != nil {
+			return fmt.Errorf("cannot name stack %s fully to ask Pulumi Cloud whether an update of it is running (`pulumi stack "+
+				"--show-name`: %v: %s); the recovery changed nothing", s.Stack, err, strings.TrimSpace(stderr))
 		}
-		if st.UpdateInProgress != nil && *st.UpdateInProgress {
-			return fmt.Errorf("Pulumi Cloud says an update of %s is in progress: if its run is gone (a runner that died, a closed laptop), "+
-				"`pulumi cancel --stack %s --yes` ends it; then run the recovery again", s.Stack, s.Stack)
-		}
-		return nil
+		qualified = strings.TrimSpace(string(out))
 	}
-	return fmt.Errorf("`pulumi stack ls --json` does not list %s, so the recovery cannot tell whether an update of it is running; it changed nothing", s.Stack)
+	parts := strings.Split(qualified, "/")
+	if len(parts) != 3 || slices.Contains(parts, "") {
+		return fmt.Errorf("stack %q is not <organization>/<project>/<stack>; the recovery changed nothing", qualified)
+	}
+	var st struct {
+		OrgName          string `json:"orgName"`
+		CurrentOperation *struct {
+			Kind   string `json:"kind"`
+			Author string `json:"author"`
+		} `json:"currentOperation"`
+	}
+	path := "/api/stacks/" + url.PathEscape(parts[0]) + "/" + url.PathEscape(parts[1]) + "/" + url.PathEscape(parts[2])
+	if err := s.Cloud.Call(ctx, http.MethodGet, path, nil, &st); err != nil {
+		return fmt.Errorf("cannot tell whether another update of %s is running (GET %s: %v); the recovery changed nothing", qualified, path, err)
+	}
+	if st.OrgName == "" {
+		return fmt.Errorf("Pulumi Cloud's answer to GET %s names no stack, so whether an update of %s is running is not known; the "+
+			"recovery changed nothing", path, qualified)
+	}
+	if op := st.CurrentOperation; op != nil {
+		return fmt.Errorf("Pulumi Cloud says an operation on %s is in progress (%s by %s): if its run is gone (a runner that died, a "+
+			"closed laptop), `pulumi cancel --stack %s --yes` ends it; then run the recovery again", qualified, op.Kind, op.Author, qualified)
+	}
+	return nil
 }

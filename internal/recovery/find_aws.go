@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,7 +25,9 @@ func awsJSON(ctx context.Context, l Lookups, t Target, out any, notFound []strin
 		}
 		return false, err
 	}
-	if out != nil {
+	// The CLI prints nothing for an answer without fields (SQS's
+	// get-queue-attributes of a queue without the attribute asked for).
+	if out != nil && len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {
 			return false, fmt.Errorf("reading aws %s: %w", strings.Join(args[:2], " "), err)
 		}
@@ -122,12 +125,31 @@ func findOIDCProvider(ctx context.Context, l Lookups, t Target) (Found, error) {
 	}
 	host := strings.TrimPrefix(in[0], "https://")
 	arn := fmt.Sprintf("arn:%s:iam::%s:oidc-provider/%s", partition(t.Access.Region), acct, host)
-	ok, err := awsJSON(ctx, l, t, nil, []string{"NoSuchEntity"}, "iam", "get-open-id-connect-provider", "--open-id-connect-provider-arn", arn)
+	var out struct {
+		Tags []struct{ Key, Value string }
+	}
+	ok, err := awsJSON(ctx, l, t, &out, []string{"NoSuchEntity"}, "iam", "get-open-id-connect-provider", "--open-id-connect-provider-arn", arn)
 	if err != nil || !ok {
 		return absent, err
 	}
+	// An account has one provider per URL, and a cluster's IRSA provider's
+	// URL is its own; Pulumi Cloud's is shared by whatever made it first:
+	// it is adopted only with the owner tag the create sent (deploy/ tags
+	// it with its own stack).
+	if host == "api.pulumi.com/oidc" {
+		tags, _ := decoded(t.Op.Resource.Inputs["tags"]).(map[string]any)
+		owner, _ := tags[ownerTagKey].(string)
+		if owner == "" || !slices.ContainsFunc(out.Tags, func(tag struct{ Key, Value string }) bool { return tag.Key == ownerTagKey && tag.Value == owner }) {
+			return absent, cannotTell("the account's %s exists, and it does not carry the tag %s=%q the create sent: another's, or one "+
+				"made before deploy/ tagged it; if it is this stack's, -import it, else reuse it with accounts.<name>.oidcProviderArn", arn, ownerTagKey, owner)
+		}
+	}
 	return exists(arn)
 }
+
+// ownerTagKey is deploy/'s OwnerTagKey: the deploy/ stack that made a
+// fixed-name singleton.
+const ownerTagKey = "nodeless-eks/deploy-stack"
 
 // queueGone are SQS's answers for a queue that does not exist: the query
 // protocol's code and the JSON protocol's, which newer CLIs speak.
@@ -341,7 +363,10 @@ func findKey(ctx context.Context, l Lookups, t Target) (Found, error) {
 		if _, err := awsJSON(ctx, l, t, &desc, nil, "kms", "describe-key", "--key-id", k.KeyId); err != nil {
 			return absent, err
 		}
-		if !strings.HasPrefix(desc.KeyMetadata.KeyState, "Pending") || desc.KeyMetadata.KeyState == "PendingImport" {
+		// A cut-off CreateKey leaves an Enabled key; one Disabled, or
+		// pending deletion, is someone's earlier key of that cluster name
+		// (a destroyed stack schedules its key's deletion), not this run's.
+		if desc.KeyMetadata.KeyState == "Enabled" {
 			candidates = append(candidates, k.KeyId)
 		}
 	}
@@ -547,11 +572,23 @@ func findInternetGateway(ctx context.Context, l Lookups, t Target) (Found, error
 	if _, err := awsJSON(ctx, l, t, &out, nil, "ec2", "describe-internet-gateways", "--filters", filterArg(filters)); err != nil {
 		return absent, err
 	}
-	var ids []string
+	// The create attaches the gateway to the stack's VPC in the same call
+	// (the provider's Create); an attached one is this create's. One
+	// unattached is this create's cut off between the two calls, or an
+	// earlier stack's of the same tags left by a destroy that failed after
+	// detaching: nothing tells which.
+	var ids, loose []string
 	for _, g := range out.InternetGateways {
-		if len(g.Attachments) == 0 || g.Attachments[0].VpcId == vpc {
+		switch {
+		case len(g.Attachments) == 0:
+			loose = append(loose, g.InternetGatewayId)
+		case g.Attachments[0].VpcId == vpc:
 			ids = append(ids, g.InternetGatewayId)
 		}
+	}
+	if len(ids) == 0 && len(loose) > 0 {
+		return absent, cannotTell("internet gateway(s) %s carry its tags and are attached to no VPC: this create's, cut off before it "+
+			"attached, or an earlier stack's leftover; -import the one that is this stack's, or delete them and -clear", strings.Join(loose, ", "))
 	}
 	return pick(t, "internet gateways", ids)
 }
@@ -603,9 +640,18 @@ func findSubnet(ctx context.Context, l Lookups, t Target) (Found, error) {
 	return exists(out.Subnets[0].SubnetId)
 }
 
+// findEip finds Elastic IPs of the create's tags, and adopts none: an
+// address has no creation time and, new, no association, so this create's
+// and an earlier stack's leftover of the same tags look alike.
 func findEip(ctx context.Context, l Lookups, t Target) (Found, error) {
-	return findTagged(ctx, l, t, "Elastic IPs", "Addresses", "AllocationId", []string{"ec2", "describe-addresses", "--filters"},
+	found, err := findTagged(ctx, l, t, "Elastic IPs", "Addresses", "AllocationId", []string{"ec2", "describe-addresses", "--filters"},
 		ec2Filter{"domain", []string{"vpc"}})
+	if err != nil || found.ID == "" {
+		return found, err
+	}
+	return absent, cannotTell("Elastic IP %s carries its tags, and nothing tells this create's from an earlier stack's leftover (an "+
+		"address has no creation time): -import it if no other stack's state holds it (an address costs while it is kept), else "+
+		"release it or leave it, and -clear", found.ID)
 }
 
 func findNatGateway(ctx context.Context, l Lookups, t Target) (Found, error) {

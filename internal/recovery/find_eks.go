@@ -146,9 +146,37 @@ func findAccessEntry(ctx context.Context, l Lookups, t Target) (Found, error) {
 	if err != nil {
 		return absent, err
 	}
-	ok, err := awsJSON(ctx, l, t, nil, eksGone, "eks", "describe-access-entry", "--cluster-name", in[0], "--principal-arn", in[1])
+	var entry struct {
+		AccessEntry struct {
+			CreatedAt string `json:"createdAt"`
+		} `json:"accessEntry"`
+	}
+	ok, err := awsJSON(ctx, l, t, &entry, eksGone, "eks", "describe-access-entry", "--cluster-name", in[0], "--principal-arn", in[1])
 	if err != nil || !ok {
 		return absent, err
+	}
+	// EKS gives the identity that creates a cluster an entry of its own
+	// with the cluster (bootstrapClusterCreatorAdminPermissions); the
+	// program's entry for that principal is refused as a duplicate, and
+	// is not the program's to adopt: deleting it later would take the
+	// creator's access.
+	var cluster struct {
+		Cluster struct {
+			CreatedAt string `json:"createdAt"`
+		} `json:"cluster"`
+	}
+	if _, err := awsJSON(ctx, l, t, &cluster, nil, "eks", "describe-cluster", "--name", in[0]); err != nil {
+		return absent, err
+	}
+	made, errE := time.Parse(time.RFC3339, entry.AccessEntry.CreatedAt)
+	born, errC := time.Parse(time.RFC3339, cluster.Cluster.CreatedAt)
+	if errE != nil || errC != nil {
+		return absent, cannotTell("EKS gave no creation time of the entry (%q) or the cluster (%q) to tell the creator's own entry from this create's",
+			entry.AccessEntry.CreatedAt, cluster.Cluster.CreatedAt)
+	}
+	if d := made.Sub(born); d > -time.Minute && d < 2*time.Minute {
+		return absent, cannotTell("the entry of %s was made with the cluster (at %s), as EKS makes the creator's: not this create's; "+
+			"if the stack should manage it, -import it knowing its delete takes the creator's access, else -clear", in[1], entry.AccessEntry.CreatedAt)
 	}
 	return exists(in[0] + ":" + in[1])
 }

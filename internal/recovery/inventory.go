@@ -68,7 +68,7 @@ var Inventory = map[string]Kind{
 		ID: "<role name>/<policy ARN>", Source: awsDocs + "iam.RolePolicyAttachment", find: findRolePolicyAttachment, Actions: []string{"iam:ListAttachedRolePolicies"},
 	},
 	"aws:iam/openIdConnectProvider:OpenIdConnectProvider": {
-		Leaves: "yes: CreateOpenIDConnectProvider", Finds: "iam get-open-id-connect-provider by the ARN its URL makes in the provider's account",
+		Leaves: "yes: CreateOpenIDConnectProvider", Finds: "iam get-open-id-connect-provider by the ARN its URL makes in the provider's account; Pulumi Cloud's, which an account holds once, only with the deploy/ stack's owner tag",
 		ID: "provider ARN", Source: awsDocs + "iam.OpenIdConnectProvider", find: findOIDCProvider, Actions: []string{"iam:GetOpenIDConnectProvider"},
 	},
 
@@ -96,8 +96,8 @@ var Inventory = map[string]Kind{
 		ID: "log group name", Source: awsDocs + "cloudwatch.LogGroup", find: findLogGroup, Actions: []string{"logs:DescribeLogGroups"},
 	},
 	"aws:kms/key:Key": {
-		Leaves: "yes: CreateKey, tagged nodeless-eks/cluster in the same call", Finds: "kms list-keys, then each key's tags: the one key " +
-			"tagged for the cluster that the state does not hold and is not pending deletion",
+		Leaves: "yes: CreateKey, tagged nodeless-eks/cluster in the same call", Finds: "kms list-keys, then each key's tags: the one Enabled " +
+			"key tagged for the cluster that the state does not hold (a Disabled one, or one pending deletion, is an earlier stack's)",
 		ID: "key ID", Source: awsDocs + "kms.Key", find: findKey, Actions: []string{"kms:ListKeys", "kms:ListAliases", "kms:ListResourceTags", "kms:DescribeKey"},
 	},
 	"aws:ec2/securityGroup:SecurityGroup": {
@@ -122,8 +122,8 @@ var Inventory = map[string]Kind{
 		ID: "association ID", Source: awsDocs + "ec2.VpcIpv4CidrBlockAssociation", find: findCidrAssociation, Actions: []string{"ec2:DescribeVpcs"},
 	},
 	"aws:ec2/internetGateway:InternetGateway": {
-		Leaves: "yes: CreateInternetGateway, tagged in the same call, then attached", Finds: "ec2 describe-internet-gateways by its tags, " +
-			"detached or attached to its VPC, less the gateways the state holds",
+		Leaves: "yes: CreateInternetGateway, tagged in the same call, then attached", Finds: "ec2 describe-internet-gateways by its tags: " +
+			"one attached to its VPC, less the gateways the state holds (a detached one, which may be an earlier stack's, is reported)",
 		ID: "internet gateway ID", Source: awsDocs + "ec2.InternetGateway", find: findInternetGateway, Actions: []string{"ec2:DescribeInternetGateways"},
 	},
 	"aws:ec2/routeTable:RouteTable": {
@@ -139,7 +139,8 @@ var Inventory = map[string]Kind{
 		ID: "subnet ID", Source: awsDocs + "ec2.Subnet", find: findSubnet, Actions: []string{"ec2:DescribeSubnets"},
 	},
 	"aws:ec2/eip:Eip": {
-		Leaves: "yes: AllocateAddress, tagged in the same call", Finds: "ec2 describe-addresses by its tags, less the addresses the state holds",
+		Leaves: "yes: AllocateAddress, tagged in the same call", Finds: "ec2 describe-addresses by its tags, less the addresses the state holds; " +
+			"one found is reported, never adopted (an address has no creation time to tell it from an earlier stack's)",
 		ID: "allocation ID", Source: awsDocs + "ec2.Eip", find: findEip, Actions: []string{"ec2:DescribeAddresses"},
 	},
 	"aws:ec2/natGateway:NatGateway": {
@@ -163,8 +164,8 @@ var Inventory = map[string]Kind{
 		ID: "<cluster>:<add-on name>", Source: awsDocs + "eks.Addon", find: findAddon, Actions: []string{"eks:DescribeAddon"},
 	},
 	"aws:eks/accessEntry:AccessEntry": {
-		Leaves: "yes: CreateAccessEntry", Finds: "eks describe-access-entry by cluster and principal",
-		ID: "<cluster>:<principal ARN>", Source: awsDocs + "eks.AccessEntry", find: findAccessEntry, Actions: []string{"eks:DescribeAccessEntry"},
+		Leaves: "yes: CreateAccessEntry", Finds: "eks describe-access-entry by cluster and principal; the creator's entry, made with the cluster, is not adopted",
+		ID: "<cluster>:<principal ARN>", Source: awsDocs + "eks.AccessEntry", find: findAccessEntry, Actions: []string{"eks:DescribeAccessEntry", "eks:DescribeCluster"},
 	},
 	"aws:eks/accessPolicyAssociation:AccessPolicyAssociation": {
 		Leaves: "yes: AssociateAccessPolicy", Finds: "eks list-associated-access-policies of the principal",

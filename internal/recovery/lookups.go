@@ -133,6 +133,10 @@ func (l *CLILookups) env(ctx context.Context, a AWSAccess) ([]string, error) {
 		return env, nil
 	}
 	args := []string{"sts", "assume-role", "--role-arn", a.RoleArn, "--role-session-name", "nodeless-eks-recover-pending", "--output", "json"}
+	if a.Region != "" {
+		// STS's regional endpoint, as the provider's own calls use it.
+		args = append(args, "--region", a.Region)
+	}
 	out, stderr, err := l.Run(ctx, profile, "aws", args...)
 	if err != nil {
 		return nil, awsError(args, stderr, err)

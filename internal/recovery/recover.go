@@ -130,7 +130,12 @@ func Plan(ctx context.Context, d *Deployment, l Lookups, o Options) ([]Verdict, 
 	}
 	var out []Verdict
 	for _, op := range d.PendingOperations {
-		if dec, ok := o.Decisions[op.Resource.URN]; ok && op.Type == Creating {
+		if dec, ok := o.Decisions[op.Resource.URN]; ok && leavesAnObject(op.Type) {
+			if dec.Import && d.byURN(op.Resource.URN) != nil {
+				return nil, fmt.Errorf("-import %s: the state already holds a resource of that URN, and `pulumi stack import` refuses a "+
+					"second one; the object the cut-off create left is another: delete it, or adopt it under another name with "+
+					"`pulumi import`, then -clear the URN (docs/recovery.md)", op.Resource.URN)
+			}
 			v := Verdict{Op: op, Outcome: Clear, Why: "cleared as decided by hand (-clear)"}
 			if dec.Import {
 				v.Outcome, v.ID, v.Why = Import, dec.ID, "imported as decided by hand (-import)"
@@ -141,7 +146,7 @@ func Plan(ctx context.Context, d *Deployment, l Lookups, o Options) ([]Verdict, 
 		out = append(out, decide(ctx, d, l, op))
 	}
 	for urn := range o.Decisions {
-		if !slices.ContainsFunc(d.PendingOperations, func(op Operation) bool { return op.Type == Creating && op.Resource.URN == urn }) {
+		if !slices.ContainsFunc(d.PendingOperations, func(op Operation) bool { return leavesAnObject(op.Type) && op.Resource.URN == urn }) {
 			return nil, fmt.Errorf("%s has no pending create to decide", urn)
 		}
 	}
@@ -150,7 +155,7 @@ func Plan(ctx context.Context, d *Deployment, l Lookups, o Options) ([]Verdict, 
 
 func hasCreates(d *Deployment) bool {
 	for _, op := range d.PendingOperations {
-		if op.Type == Creating {
+		if leavesAnObject(op.Type) {
 			return true
 		}
 	}
@@ -164,7 +169,7 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict
 	v := Verdict{Op: op}
 	urn, typ := op.Resource.URN, op.Resource.Type
 	t := Target{Op: op, Access: accessOf(d, op.Resource.Provider), State: d}
-	if op.Type != Creating {
+	if !leavesAnObject(op.Type) {
 		v.Outcome = Retry
 		noun, ok := operationNoun[op.Type]
 		if !ok {
@@ -198,10 +203,7 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict
 		v.Next = importOrClear(urn)
 		return v
 	case d.byURN(urn) != nil:
-		v.Outcome = Undecided
-		v.Why = "a replacement was interrupted: the state holds the resource it replaces, and the recovery does not guess which object is which"
-		v.Next = importOrClear(urn)
-		return v
+		return besideTheState(ctx, d, l, t, kind, v)
 	case !op.Resource.Custom || kind.find == nil:
 		v.Outcome, v.Why = Clear, "a create cut off leaves nothing: "+kind.Leaves
 		return v
@@ -231,6 +233,54 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict
 			v.Why += "; " + found.Note
 		}
 		v.Fix, v.Outputs = found.Fix, found.Outputs
+	}
+	return v
+}
+
+// besideTheState decides a pending create whose URN the state also holds:
+// a later `pulumi up` created the resource again (the usual case: pending
+// creates stay until a refresh clears them, and the next up creates anew),
+// or a replacement was cut off. `pulumi stack import` refuses a second
+// resource of one URN, so -import is never the answer, and -clear alone
+// would drop the only record of what the cut-off create left. The object
+// its inputs name is looked up: none, or the one the state holds, leaves
+// nothing to keep; another is named, for a person to delete or adopt
+// under another name before the pending create is cleared.
+func besideTheState(ctx context.Context, d *Deployment, l Lookups, t Target, kind Kind, v Verdict) Verdict {
+	urn := v.Op.Resource.URN
+	held := d.byURN(urn)
+	clearIt := fmt.Sprintf("go run ./cmd/recover-pending -stack <stack> -clear '%s'", urn)
+	if !v.Op.Resource.Custom || kind.find == nil {
+		if !v.Op.Resource.Custom {
+			v.Outcome, v.Why = Clear, "a create cut off leaves nothing: "+kind.Leaves
+			return v
+		}
+		v.Outcome = Undecided
+		v.Why = "the state holds a resource of this URN already (from a later create, or the one a replacement was to replace), " +
+			"and the recovery cannot look for what the cut-off create left"
+		v.Next = "find the object its inputs name; if it exists and is not " + held.ID + ", delete it or adopt it under another name " +
+			"(`pulumi import`); then `" + clearIt + "`"
+		return v
+	}
+	var found Found
+	err := checkAccess(ctx, l, t, kind)
+	if err == nil {
+		found, err = kind.find(ctx, l, t)
+	}
+	switch {
+	case err != nil:
+		v.Outcome = Undecided
+		v.Why = fmt.Sprintf("the state holds a resource of this URN already (%s), and whether the cut-off create left another cannot be told: %v", held.ID, err)
+		v.Next = "find the object its inputs name; if it exists and is not " + held.ID + ", delete it or adopt it under another name " +
+			"(`pulumi import`); then `" + clearIt + "`"
+	case !found.Exists || found.ID == held.ID:
+		v.Outcome, v.Why = Clear, "the state holds this URN's resource ("+held.ID+"), and the cut-off create left no other"
+	default:
+		v.Outcome = Undecided
+		v.Why = fmt.Sprintf("the cut-off create left %s, beside %s, which the state holds under this URN (a later create, or the "+
+			"resource a replacement was to replace); `pulumi stack import` cannot take a second resource of one URN", found.ID, held.ID)
+		v.Next = "delete " + found.ID + " if nothing uses it, or adopt it under another name (`pulumi import " + v.Op.Resource.Type +
+			" <name> " + found.ID + "`); then `" + clearIt + "` (clearing it first drops the only record of it)"
 	}
 	return v
 }

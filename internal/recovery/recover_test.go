@@ -176,19 +176,71 @@ func TestWhatIsNotACreate(t *testing.T) {
 func TestWhatTheRecoveryDoesNotGuess(t *testing.T) {
 	f := newFixture(t)
 	unknown := pendingCreate("aws:s3/bucket:Bucket", "b", map[string]any{"bucket": "b"})
-	replacement := pendingCreate("aws:iam/role:Role", "r", map[string]any{"name": "r-2"})
-	d := state(unknown, replacement)
-	d.Resources = append(d.Resources, Resource{URN: replacement.Resource.URN, Type: "aws:iam/role:Role", Custom: true, ID: "r-1"})
+	d := state(unknown)
 	calls := len(f.aws.calls)
 	verdicts, err := Plan(context.Background(), d, f.lookups(), Options{})
 	require.NoError(t, err)
-	require.Len(t, verdicts, 2)
+	require.Len(t, verdicts, 1)
 	assert.Equal(t, Undecided, verdicts[0].Outcome)
 	assert.Contains(t, verdicts[0].Why, "does not know this type")
-	assert.Equal(t, Undecided, verdicts[1].Outcome)
-	assert.Contains(t, verdicts[1].Why, "a replacement was interrupted")
 	assert.Len(t, f.aws.calls, calls)
 	assert.False(t, Decided(verdicts))
+}
+
+// TestAPendingCreateTheStateAlsoHolds: the usual case after a `pulumi up`
+// ran once more before the recovery (pending creates stay, and the up
+// created the resource anew), and a replacement cut off alike. -import is
+// never offered (`pulumi stack import` refuses a second resource of one
+// URN), and -clear only once the object the cut-off create left is known:
+// none, or the one the state holds, is cleared; another is named, for a
+// person; and -import of such a URN is refused.
+func TestAPendingCreateTheStateAlsoHolds(t *testing.T) {
+	again := func() (*Deployment, Operation) {
+		op := pendingCreate("aws:iam/role:Role", "r", map[string]any{"name": "r-2"})
+		d := state(op)
+		d.Resources = append(d.Resources, Resource{URN: op.Resource.URN, Type: "aws:iam/role:Role", Custom: true, ID: "r-1",
+			Provider: op.Resource.Provider, Outputs: map[string]any{"arn": "arn:aws:iam::123456789012:role/r-1"}})
+		return d, op
+	}
+	t.Run("the cut-off create left nothing", func(t *testing.T) {
+		f := newFixture(t)
+		f.aws.refuse("iam get-role", "NoSuchEntity")
+		d, _ := again()
+		verdicts, err := Plan(context.Background(), d, f.lookups(), Options{})
+		require.NoError(t, err)
+		assert.Equal(t, Clear, verdicts[0].Outcome, verdicts[0].Why)
+		assert.Contains(t, verdicts[0].Why, "the state holds this URN's resource (r-1), and the cut-off create left no other")
+	})
+	t.Run("it left another object: named, never imported", func(t *testing.T) {
+		f := newFixture(t)
+		f.aws.answer("iam get-role", map[string]any{"Role": map[string]any{"RoleName": "r-2"}})
+		d, op := again()
+		verdicts, err := Plan(context.Background(), d, f.lookups(), Options{})
+		require.NoError(t, err)
+		v := verdicts[0]
+		assert.Equal(t, Undecided, v.Outcome)
+		assert.Contains(t, v.Why, "the cut-off create left r-2, beside r-1, which the state holds under this URN")
+		assert.Contains(t, v.Next, "delete r-2 if nothing uses it, or adopt it under another name (`pulumi import aws:iam/role:Role <name> r-2`)")
+		assert.Contains(t, v.Next, "-clear '"+op.Resource.URN+"'")
+		assert.NotContains(t, v.Next, "-import", "stack import would refuse it")
+
+		_, err = Plan(context.Background(), d, f.lookups(), Options{Decisions: map[string]Decision{op.Resource.URN: {Import: true, ID: "r-2"}}})
+		require.Error(t, err, "-import of a URN the state holds is refused")
+		assert.Contains(t, err.Error(), "the state already holds a resource of that URN, and `pulumi stack import` refuses a second one")
+		verdicts, err = Plan(context.Background(), d, f.lookups(), Options{Decisions: map[string]Decision{op.Resource.URN: {}}})
+		require.NoError(t, err)
+		assert.Equal(t, Clear, verdicts[0].Outcome, "a person's -clear, once they dealt with it")
+	})
+	t.Run("the object the state holds is no orphan", func(t *testing.T) {
+		f := newFixture(t)
+		f.aws.answer("iam get-role", map[string]any{"Role": map[string]any{"RoleName": "r-1"}})
+		d, op := again()
+		op.Resource.Inputs["name"] = "r-1"
+		d.PendingOperations[0] = op
+		verdicts, err := Plan(context.Background(), d, f.lookups(), Options{})
+		require.NoError(t, err)
+		assert.Equal(t, Clear, verdicts[0].Outcome, verdicts[0].Why)
+	})
 }
 
 func TestProviderOfAnotherAccount(t *testing.T) {

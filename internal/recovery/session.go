@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"nodeless-eks/internal/pulumicloud"
 )
@@ -34,6 +35,14 @@ type Session struct {
 	Options Options
 	// Hostname is this machine's name (os.Hostname when nil).
 	Hostname func() (string, error)
+	// Readlink reads a symbolic link (os.Readlink when nil): the PID
+	// namespace this process runs in.
+	Readlink func(string) (string, error)
+	// BackupDir keeps the state as it was before each edit; "" is the
+	// user's cache directory (os.UserCacheDir, nodeless-eks/recover-pending).
+	BackupDir string
+
+	backupFile string // this run's backup
 }
 
 // ErrUndecided is returned when a pending create may exist and the
@@ -111,13 +120,14 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 		return res, ErrUndecided
 	}
 	imports, clears := map[string]Imported{}, map[string]bool{}
+	s.backupFile = ""
 	var fixes []Verdict
 	for _, v := range verdicts {
 		if v.Fix != nil {
 			fixes = append(fixes, v)
 		}
 		switch {
-		case v.Op.Type != Creating:
+		case !leavesAnObject(v.Op.Type):
 		case v.Outcome == Import:
 			imports[v.Op.Resource.URN] = Imported{ID: v.ID, Outputs: v.Outputs}
 			res.Imported = append(res.Imported, v.Op.Resource.URN)
@@ -145,10 +155,10 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 	}
 	if toRead := slices.Concat(res.Imported, unread); len(toRead) > 0 {
 		gone, err := s.refresh(ctx, toRead)
+		res.Gone = gone
 		if err != nil {
 			return res, err
 		}
-		res.Gone = gone
 	}
 	for _, v := range fixes {
 		if err := v.Fix.Apply(ctx); err != nil {
@@ -176,6 +186,13 @@ func (s *Session) editState(ctx context.Context, raw []byte, imports map[string]
 	if err != nil {
 		return err
 	}
+	backup, err := s.backup(again)
+	if err != nil {
+		return err
+	}
+	s.backupFile = backup
+	s.printf("recover-pending: the state before this edit is kept in %s; `pulumi stack import --stack %s --file %s` puts it back\n",
+		backup, s.Stack, backup)
 	dir, err := os.MkdirTemp("", "recover-pending-")
 	if err != nil {
 		return err
@@ -191,8 +208,34 @@ func (s *Session) editState(ctx context.Context, raw []byte, imports map[string]
 	return nil
 }
 
+// backup writes the state as it was before an edit where it outlives the
+// recovery, readable by its user only (it holds the stack's ciphertext).
+func (s *Session) backup(raw []byte) (string, error) {
+	dir := s.BackupDir
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("finding a directory for the state's backup: %w", err)
+		}
+		dir = filepath.Join(cache, "nodeless-eks", "recover-pending")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("making the state's backup directory: %w", err)
+	}
+	name := strings.NewReplacer("/", "_", ":", "_").Replace(s.Stack) + "-" + time.Now().UTC().Format("20060102T150405Z") + ".json"
+	file := filepath.Join(dir, name)
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		return "", fmt.Errorf("keeping the state before the edit: %w", err)
+	}
+	return file, nil
+}
+
 // refresh reads the imported objects into the state, as an import does,
-// and checks that it did.
+// and checks that it did. An import the refresh finds gone is a failure:
+// its ID named no object (a typo in -import, an ID the inventory builds
+// wrong), the state no longer records the cut-off create, and the object,
+// if it exists, is now tracked by nothing; the backup of the state before
+// the edit puts the pending create back.
 func (s *Session) refresh(ctx context.Context, urns []string) (gone []string, err error) {
 	args := []string{"refresh", "--yes", "--skip-preview"}
 	for _, u := range urns {
@@ -215,10 +258,18 @@ func (s *Session) refresh(ctx context.Context, urns []string) (gone []string, er
 		switch {
 		case d.byURN(u) == nil:
 			gone = append(gone, u)
-			s.printf("recover-pending: %s was gone when the refresh read it; the next `pulumi up` creates it\n", Name(u))
 		case slices.Contains(left, u):
 			return gone, fmt.Errorf("the refresh did not read %s; run the recovery again before the next `pulumi up`", u)
 		}
+	}
+	if len(gone) > 0 {
+		undo := "the state before the edit was not kept"
+		if s.backupFile != "" {
+			undo = fmt.Sprintf("`pulumi stack import --stack %s --file %s` puts the pending create back", s.Stack, s.backupFile)
+		}
+		return gone, fmt.Errorf("the refresh found no object with the ID imported for %s, and dropped it from the state: the ID is "+
+			"wrong (a typo in -import, or the object is not where the recovery looked), or the object is gone. %s; then find the "+
+			"object and -import its ID, or -clear the URN if it does not exist (docs/recovery.md)", strings.Join(gone, ", "), undo)
 	}
 	return gone, nil
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"nodeless-eks/internal/kubeapi"
+	"nodeless-eks/internal/pulumicloud"
 )
 
 // fakePulumi stands in for the Pulumi CLI over one stack's state: `stack
@@ -39,9 +42,11 @@ type fakePulumi struct {
 	exports  int
 	// processes are the running processes `ps` sees, by PID.
 	processes map[int]string
-	// inProgress is what `stack ls --json` says of the stack's update.
+	// inProgress is whether Pulumi Cloud's stack shows a currentOperation.
 	inProgress bool
-	aws        *fakeAWS
+	// stacks are the stacks Pulumi Cloud knows, fully qualified.
+	stacks []string
+	aws    *fakeAWS
 }
 
 func (p *fakePulumi) run(ctx context.Context, env []string, name string, args ...string) ([]byte, string, error) {
@@ -62,8 +67,9 @@ func (p *fakePulumi) run(ctx context.Context, env []string, name string, args ..
 	switch {
 	case args[0] == "whoami":
 		return []byte(`{"user":"me","organizations":["me"],"url":"` + p.backend + `"}`), "", nil
-	case args[0] == "stack" && args[1] == "ls":
-		return []byte(fmt.Sprintf(`[{"name":"staging","updateInProgress":false},{"name":"dev","current":true,"updateInProgress":%t}]`, p.inProgress)), "", nil
+	case args[0] == "stack" && args[1] == "--show-name":
+		require.Contains(p.t, args, "--fully-qualify-stack-names")
+		return []byte("my-org/nodeless-eks/" + arg(args, "--stack") + "\n"), "", nil
 	case args[0] == "stack" && args[1] == "export":
 		p.exports++
 		if p.onExport != nil {
@@ -242,7 +248,34 @@ func newSession(t *testing.T, p *fakePulumi, f *fixture, out *bytes.Buffer) *Ses
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), []byte("name: nodeless-eks\nruntime: go\n"), 0o644))
 	l := f.lookups()
 	l.Run = p.run
-	return &Session{Run: p.run, Dir: dir, Stack: "dev", Out: out, Lookups: l, Hostname: func() (string, error) { return "runner-1", nil }}
+	s := &Session{Run: p.run, Dir: dir, Stack: "dev", Out: out, Lookups: l, Hostname: func() (string, error) { return "runner-1", nil },
+		BackupDir: t.TempDir(), Readlink: func(string) (string, error) { return initPIDNamespace, nil }}
+	if strings.HasPrefix(p.backend, "https://") {
+		s.Cloud = &pulumicloud.Client{API: p.cloud(t), Token: "pul-test"}
+	}
+	return s
+}
+
+// cloud serves GET /api/stacks/{org}/{project}/{stack} as Pulumi Cloud
+// does (apitype.Stack): a currentOperation while p.inProgress.
+func (p *fakePulumi) cloud(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		assert.Equal(t, "token pul-test", r.Header.Get("Authorization"))
+		name := strings.TrimPrefix(r.URL.Path, "/api/stacks/")
+		if r.Method != http.MethodGet || !slices.Contains(p.stacks, name) {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"code":404,"message":"Stack '`+name+`' not found"}`)
+			return
+		}
+		parts := strings.Split(name, "/")
+		st := map[string]any{"orgName": parts[0], "projectName": parts[1], "stackName": parts[2]}
+		if p.inProgress {
+			st["currentOperation"] = map[string]any{"kind": "update", "author": "alice", "started": 1764763200}
+		}
+		json.NewEncoder(w).Encode(st)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 func finalState(t *testing.T, p *fakePulumi) *Deployment {
@@ -448,20 +481,28 @@ func TestAnUpdateInProgressInPulumiCloud(t *testing.T) {
 	f.aws.refuse("iam get-role", "NoSuchEntity")
 	role := res(karpRole, "aws:iam/role:Role", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
 	before := exportOf(t, time.Now().Add(-time.Hour), baseResources(), []map[string]any{pending(Creating, role)})
-	p := &fakePulumi{export: before, backend: "https://api.pulumi.com", inProgress: true}
+	p := &fakePulumi{export: before, backend: "https://api.pulumi.com", inProgress: true, stacks: []string{"my-org/nodeless-eks/dev"}}
 	var out bytes.Buffer
 	s := newSession(t, p, f, &out)
 	_, err := s.Recover(context.Background())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Pulumi Cloud says an update of dev is in progress")
-	assert.Contains(t, err.Error(), "`pulumi cancel --stack dev --yes` ends it")
+	assert.Contains(t, err.Error(), "Pulumi Cloud says an operation on my-org/nodeless-eks/dev is in progress (update by alice)")
+	assert.Contains(t, err.Error(), "`pulumi cancel --stack my-org/nodeless-eks/dev --yes` ends it")
 	assert.Equal(t, before, p.export)
 	assert.Empty(t, f.aws.calls, "nothing is looked up while another run may be writing")
 
-	s.Stack = "my-org/nodeless-eks/qa" // a stack the list does not show
+	s.Stack = "my-org/nodeless-eks/qa" // a stack Pulumi Cloud does not know
 	_, err = s.Recover(context.Background())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "does not list my-org/nodeless-eks/qa")
+	assert.Contains(t, err.Error(), "cannot tell whether another update of my-org/nodeless-eks/qa is running")
+	assert.Contains(t, err.Error(), "answered 404")
+
+	token := s.Cloud
+	s.Cloud = nil // no token: nothing says no update runs
+	_, err = s.Recover(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no Pulumi Cloud token")
+	s.Cloud = token
 
 	p.inProgress = false
 	s.Stack = "my-org/nodeless-eks/dev"
@@ -505,12 +546,24 @@ func TestRefreshThatFailsOrFindsItGone(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "run the recovery again (it reads them first) before the next `pulumi up`")
 
+	// An imported ID the refresh finds nothing for is a failure, not a
+	// create left to the next up: the backup puts the pending create back.
 	p, s, out := setup(t)
+	before := p.export
 	p.gone = map[string]bool{karpRole: true}
 	res, err := s.Recover(context.Background())
-	require.NoError(t, err)
+	require.Error(t, err)
 	assert.Equal(t, []string{karpRole}, res.Gone)
-	assert.Contains(t, out.String(), "was gone when the refresh read it; the next `pulumi up` creates it")
+	assert.Contains(t, err.Error(), "the refresh found no object with the ID imported for "+karpRole)
+	backups, _ := filepath.Glob(filepath.Join(s.BackupDir, "dev-*.json"))
+	require.Len(t, backups, 1, out.String())
+	assert.Contains(t, err.Error(), "`pulumi stack import --stack dev --file "+backups[0]+"` puts the pending create back")
+	kept, err := os.ReadFile(backups[0])
+	require.NoError(t, err)
+	assert.JSONEq(t, string(before), string(kept), "the backup is the state as it was before the edit")
+	info, err := os.Stat(backups[0])
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the backup holds the stack's ciphertext: its user's only")
 }
 
 func TestDryRunChangesNothing(t *testing.T) {

@@ -32,6 +32,13 @@ const (
 	Importing = "importing"
 )
 
+// leavesAnObject reports an operation that, cut off, may have made an
+// object the state does not hold: a create, or an import (`pulumi import`,
+// or a refresh with --import-pending-creates, which marks the operation
+// importing: nothing in pulumi/pulumi reads it back, so the next run does
+// not perform it again).
+func leavesAnObject(opType string) bool { return opType == Creating || opType == Importing }
+
 // Resource is a resource of the state as `pulumi stack export` writes it
 // (apitype.ResourceV3): what the recovery reads of it.
 type Resource struct {
@@ -204,7 +211,7 @@ func Edit(raw []byte, imports map[string]Imported, clears map[string]bool) ([]by
 		op, _ := raw.(map[string]any)
 		res, _ := op["resource"].(map[string]any)
 		urn, _ := res["urn"].(string)
-		if op["type"] != Creating {
+		if t, _ := op["type"].(string); !leavesAnObject(t) {
 			kept = append(kept, raw)
 			continue
 		}

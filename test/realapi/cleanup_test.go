@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,7 +22,8 @@ import (
 // controllers plays, against the real API server, what the cleanup relies
 // on and no process here runs: the LB controller (it removes its finalizer
 // from an Ingress, Gateway or LoadBalancer Service being deleted once the
-// load balancer is gone), kube-controller-manager's claim protection (a
+// load balancer is gone, and from its own bindings, accelerators and
+// configurations once what they hold in AWS is), kube-controller-manager's claim protection (a
 // claim's finalizer goes once no pod uses it), the volume provisioners of
 // EBS (the EBS CSI driver, and for in-tree volumes under CSI migration the
 // same): a Delete volume whose claim is gone is deleted, and with it its
@@ -90,7 +90,8 @@ func (c *controllers) start(t *testing.T) (stop func() []string) {
 
 func (c *controllers) tick(ctx context.Context) error {
 	s := c.s
-	for _, kind := range []string{"Service", "Ingress", "Gateway"} {
+	for _, kind := range []string{"Service", "Ingress", "Gateway", "TargetGroupBinding", "GlobalAccelerator", "TargetGroupConfiguration",
+		"LoadBalancerConfiguration", "ListenerRuleConfiguration"} {
 		objs, err := s.list(ctx, kind, "")
 		if err != nil {
 			return err
@@ -115,7 +116,7 @@ func (c *controllers) tick(ctx context.Context) error {
 				if err := s.release(ctx, o); err != nil {
 					return err
 				}
-				c.did("LB controller: deleted the load balancer of %s %s/%s", kind, ns(o), name(o))
+				c.did("LB controller: let %s %s/%s go", kind, ns(o), name(o))
 			}
 		}
 	}
@@ -262,6 +263,18 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 	s.create(t, service("late", "zz", "LoadBalancer", "service.k8s.aws/resources"))
 	s.create(t, ingress("web", "shop", "ingress.k8s.aws/resources"))
 	s.create(t, gateway("web-gw", "shop", "gateway.k8s.aws/resources"))
+	// The LB controller's own kinds, finalized as it finalizes them (its
+	// v3.5.0 sources): a binding a user made, an accelerator, and the
+	// Gateway API configurations, at the versions the CRDs serve.
+	for _, o := range []m{
+		lbObject("TargetGroupBinding", "elbv2.k8s.aws/v1beta1", "legacy-tg", "shop", "elbv2.k8s.aws/resources"),
+		lbObject("GlobalAccelerator", "aga.k8s.aws/v1beta1", "edge", "shop", "aga.k8s.aws/resources"),
+		lbObject("TargetGroupConfiguration", "gateway.k8s.aws/v1beta1", "web-tg", "shop", "gateway.k8s.aws/targetgroupconfigurations"),
+		lbObject("LoadBalancerConfiguration", "gateway.k8s.aws/v1", "web-lb", "shop", "gateway.k8s.aws/loadbalancerconfigurations"),
+		lbObject("ListenerRuleConfiguration", "gateway.k8s.aws/v1", "web-rule", "shop", "gateway.k8s.aws/listenerruleconfigurations"),
+	} {
+		s.create(t, o)
+	}
 	ebs := func(handle string) m {
 		return m{"csi": m{"driver": "ebs.csi.aws.com", "volumeHandle": handle}}
 	}
@@ -307,13 +320,7 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		}
 	})
 
-	bin := filepath.Join(t.TempDir(), "destroy-cleanup")
-	buildCtx, cancelBuild := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancelBuild()
-	build := exec.CommandContext(buildCtx, "go", "build", "-o", bin, "./cmd/destroy-cleanup")
-	build.Dir = "../.." // the root module
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building cmd/destroy-cleanup (within 5 minutes): %s", out)
+	bin := destroyCleanup(t)
 	ctl := &controllers{s: s, lbController: true, recreate: "shop/operator-lb"}
 	stop := ctl.start(t)
 	report := filepath.Join(t.TempDir(), "destroy-cleanup.log")
@@ -321,11 +328,16 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 	// confirms fits in, and a deadline within go test's.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = append(os.Environ(), "NODELESS_EKS_KUBECONFIG="+s.Kubeconfig(execPlugin(t)), "NODELESS_EKS_OWN_LABEL="+ownKey+"="+ownValue,
-		"NODELESS_EKS_LB_TIMEOUT=1m", "NODELESS_EKS_VOLUME_TIMEOUT=2m30s", "NODELESS_EKS_NODE_TIMEOUT=1m", "NODELESS_EKS_CLEANUP_REPORT="+report)
+	// Run as the delete command of a whole `pulumi destroy`, under a real
+	// process of that name: the guard reads it from /proc. A pod whose
+	// kubelet never confirms is deleted at once 5 s past its grace period
+	// (a minute by default).
+	cmd := underPulumi(ctx, t, bin, false, "destroy", "--yes", "--stack", "dev")
+	cmd.Env = append(cmd.Env, "NODELESS_EKS_KUBECONFIG="+s.Kubeconfig(execPlugin(t)), "NODELESS_EKS_OWN_LABEL="+ownKey+"="+ownValue,
+		"NODELESS_EKS_LB_TIMEOUT=1m", "NODELESS_EKS_VOLUME_TIMEOUT=2m30s", "NODELESS_EKS_NODE_TIMEOUT=1m", "NODELESS_EKS_CLEANUP_REPORT="+report,
+		"NODELESS_EKS_STUCK_POD_WAIT=5s")
 	start := time.Now()
-	out, err = cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	errs := stop()
 	t.Logf("destroy-cleanup took %s:\n%s\ncontrollers:\n%s", time.Since(start).Round(time.Second), out, strings.Join(ctl.Done(), "\n"))
 	require.Empty(t, errs, "the controllers' stand-in failed")
@@ -349,9 +361,26 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		bulk, err := s.list(ctxT(), "Service", "bulk")
 		require.NoError(t, err)
 		assert.Len(t, bulk, 520)
-		assert.Contains(t, ctl.Done(), "LB controller: deleted the load balancer of Service zz/late")
+		assert.Contains(t, ctl.Done(), "LB controller: let Service zz/late go")
 		assert.Contains(t, log, "recreated since the cleanup deleted them, by a controller that still runs: Service shop/operator-lb",
 			"told by the UID the server gave it, and not waited for")
+	})
+	t.Run("the LB controller's own objects go while it runs, before the volumes", func(t *testing.T) {
+		for _, path := range []string{"/apis/elbv2.k8s.aws/v1beta1/namespaces/shop/targetgroupbindings/legacy-tg",
+			"/apis/aga.k8s.aws/v1beta1/namespaces/shop/globalaccelerators/edge",
+			"/apis/gateway.k8s.aws/v1beta1/namespaces/shop/targetgroupconfigurations/web-tg",
+			"/apis/gateway.k8s.aws/v1/namespaces/shop/loadbalancerconfigurations/web-lb",
+			"/apis/gateway.k8s.aws/v1/namespaces/shop/listenerruleconfigurations/web-rule"} {
+			status, _, err := s.do(ctxT(), http.MethodGet, path, "", nil)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusNotFound, status, "%s is gone", path)
+		}
+		for _, o := range []string{"TargetGroupBinding shop/legacy-tg", "GlobalAccelerator shop/edge", "TargetGroupConfiguration shop/web-tg",
+			"LoadBalancerConfiguration shop/web-lb", "ListenerRuleConfiguration shop/web-rule"} {
+			assert.Contains(t, log, "deleting "+o)
+		}
+		before("deleting Service shop/public", "deleting TargetGroupBinding shop/legacy-tg")
+		before("deleting TargetGroupBinding shop/legacy-tg", "deleting StatefulSet shop/db")
 	})
 	t.Run("volumes: CSI and in-tree Delete ones go, Retain and other drivers' stay", func(t *testing.T) {
 		for vol, want := range map[string]int{"pvc-data": http.StatusNotFound, "pvc-gp2": http.StatusNotFound,
@@ -360,12 +389,19 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, want, status, vol)
 		}
-		for _, kept := range []string{"shop/persistentvolumeclaims/archive", "shop/persistentvolumeclaims/shared", "legacy/persistentvolumeclaims/audit",
-			"shop/pods/web-1"} {
+		for _, kept := range []string{"shop/persistentvolumeclaims/shared", "shop/pods/web-1"} {
 			status, _, err := s.do(ctxT(), http.MethodGet, "/api/v1/namespaces/"+kept, "", nil)
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusOK, status, "%s stays", kept)
 		}
+		// A Retain volume's claim goes, so that the driver detaches the
+		// volume while it runs; the volume stays, Released.
+		for _, gone := range []string{"shop/persistentvolumeclaims/archive", "legacy/persistentvolumeclaims/audit"} {
+			status, _, err := s.do(ctxT(), http.MethodGet, "/api/v1/namespaces/"+gone, "", nil)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusNotFound, status, "%s is deleted, its volume kept", gone)
+		}
+		assert.Contains(t, log, "deleting PersistentVolumeClaim shop/archive (its EBS volume has reclaim policy Retain")
 		assert.Contains(t, log, "keeping EBS volume vol-0keep (PersistentVolume pvc-keep, claim shop/archive): its reclaim policy is Retain. "+
 			"It is billed until you delete it: aws ec2 delete-volume --volume-id vol-0keep")
 		assert.Contains(t, log, "keeping EBS volume vol-0gp2keep (PersistentVolume pvc-gp2-keep, claim legacy/audit)")
@@ -375,7 +411,7 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		// grace period; meanwhile it says what it waits for.
 		assert.Contains(t, log, "deleting Pod shop/db-0 at once")
 		assert.Contains(t, log, "kubelet has not confirmed: it holds a claim of a volume to delete")
-		assert.Contains(t, log, "2 left (PersistentVolume pvc-data (vol-0data), PersistentVolume pvc-gp2 (vol-0gp2)), 30s of 2m30s")
+		assert.Regexp(t, `2 left \(PersistentVolume pvc-data \(vol-0data\), PersistentVolume pvc-gp2 \(vol-0gp2\)\), \d+s of 2m30s`, log)
 	})
 	t.Run("node pools: the foreign ones go, after their claims; the stack's stay, with theirs", func(t *testing.T) {
 		for path, want := range map[string]int{"/apis/karpenter.sh/v1/nodepools/argo-pool": http.StatusNotFound,
@@ -431,4 +467,54 @@ func TestDestroyCleanupFailsAtTheStepThatDoesNotFinish(t *testing.T) {
 	assert.Contains(t, err.Error(), "Service stuck/stuck-lb")
 	assert.Contains(t, err.Error(), "NODELESS_EKS_SKIP_DESTROY_CLEANUP=true")
 	assert.NotContains(t, log.String(), "EBS volume", "no later step runs")
+}
+
+// TestTheTargetedDestroyGuardUnderARealProcessTree runs the built cleanup
+// as the delete command of Pulumi commands that are not a whole destroy,
+// under a real process named pulumi (and as PID 1 of a PID namespace,
+// where unshare can make one): it refuses, naming the command and the
+// switch, and deletes nothing of a cluster that stays.
+func TestTheTargetedDestroyGuardUnderARealProcessTree(t *testing.T) {
+	s := need(t)
+	installCRDs(t, s)
+	s.create(t, namespace("guard"))
+	s.create(t, service("stays", "guard", "LoadBalancer", "service.k8s.aws/resources"))
+	t.Cleanup(func() {
+		_ = s.release(ctxT(), m{"kind": "Service", "metadata": m{"name": "stays", "namespace": "guard"}})
+		s.do(ctxT(), http.MethodDelete, "/api/v1/namespaces/guard/services/stays", "", nil)
+	})
+	bin := destroyCleanup(t)
+	target := "urn:pulumi:dev::nodeless-eks::nodeless-eks:cluster:Cluster::eks-demo"
+	pid1, whyNot := canBePID1()
+	for name, tc := range map[string]struct {
+		args   []string
+		asPID1 bool
+		want   string
+	}{
+		"--target with --target-dependents": {args: []string{"destroy", "--yes", "--target", target, "--target-dependents"},
+			want: "is a destroy of some resources only"},
+		"shorthands combined (-yt)": {args: []string{"destroy", "-yt", target, "--target-dependents"}, want: "is a destroy of some resources only"},
+		"an up that deletes it":     {args: []string{"up", "--yes"}, want: "is not a destroy, yet it deletes the destroy cleanup"},
+		"the CLI as PID 1":          {args: []string{"destroy", "--yes", "--target", target, "--target-dependents"}, asPID1: true, want: "is a destroy of some resources only"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if tc.asPID1 && !pid1 {
+				t.Skip(whyNot)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := underPulumi(ctx, t, bin, tc.asPID1, tc.args...)
+			cmd.Env = append(cmd.Env, "NODELESS_EKS_KUBECONFIG="+s.Kubeconfig(""), "NODELESS_EKS_OWN_LABEL="+ownKey+"="+ownValue,
+				"NODELESS_EKS_LB_TIMEOUT=1m", "NODELESS_EKS_VOLUME_TIMEOUT=1m", "NODELESS_EKS_NODE_TIMEOUT=1m")
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err, "%s", out)
+			assert.Contains(t, string(out), tc.want)
+			assert.Contains(t, string(out), "NODELESS_EKS_DESTROY_CLEANUP_PARTIAL=true")
+			assert.Contains(t, string(out), "/pulumi "+strings.Join(tc.args, " ")+"`", "it names the command it read")
+			svc, err := s.list(ctxT(), "Service", "guard")
+			require.NoError(t, err)
+			require.Len(t, svc, 1)
+			assert.Nil(t, svc[0]["metadata"].(m)["deletionTimestamp"], "nothing of the cluster that stays is deleted")
+		})
+	}
 }

@@ -21,13 +21,14 @@ import (
 // The CRDs the tier installs come from pinned modules: Karpenter's from
 // the karpenter-provider-aws module the test module requires (its
 // pkg/apis embeds them), the Gateway API's at the version the LB
-// controller v3.5.0 requires (its go.mod). The LB controller's own CRDs
-// (TargetGroupBinding, IngressClassParams and its gateway.k8s.aws
-// configurations) are not installed: the program applies them from GitHub
-// (addons.LoadBalancerControllerCRDs), which the tier cannot reach, and the
-// Go module proxy refuses sigs.k8s.io/aws-load-balancer-controller/v3
-// v3.5.0 ("This module version is not available"); neither the cleanup nor
-// the watch reads those kinds.
+// controller v3.5.0 requires (its go.mod). The LB controller's own kinds
+// (TargetGroupBinding, GlobalAccelerator and its gateway.k8s.aws
+// configurations) are minimal CRDs written here
+// (testdata/lb-controller-crds.yaml): the program applies the real ones
+// from GitHub (addons.LoadBalancerControllerCRDs), which the tier cannot
+// reach, and the Go module proxy refuses
+// sigs.k8s.io/aws-load-balancer-controller/v3 v3.5.0 ("This module
+// version is not available"). The cleanup reads only their metadata.
 const (
 	gatewayModule = "sigs.k8s.io/gateway-api"
 	gatewayAPI    = "v1.6.0"
@@ -82,6 +83,21 @@ func (s *server) installCRDs() error {
 			}
 			docs = append(docs, js)
 		}
+	}
+	own, err := os.ReadFile(filepath.Join("testdata", "lb-controller-crds.yaml"))
+	if err != nil {
+		return err
+	}
+	objs, err := kubecheck.DecodeManifests(string(own))
+	if err != nil {
+		return fmt.Errorf("testdata/lb-controller-crds.yaml: %w", err)
+	}
+	for _, obj := range objs {
+		js, err := obj.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		docs = append(docs, js)
 	}
 	var names []string
 	for _, doc := range docs {

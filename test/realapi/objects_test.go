@@ -133,6 +133,18 @@ var paths = map[string]string{
 	"NodePool": "/apis/karpenter.sh/v1/nodepools", "NodeClaim": "/apis/karpenter.sh/v1/nodeclaims",
 	"EC2NodeClass": "/apis/karpenter.k8s.aws/v1/ec2nodeclasses",
 	"StatefulSet":  "/apis/apps/v1/namespaces/%s/statefulsets",
+	// The LB controller's own kinds, at the versions the tier's CRDs serve.
+	"TargetGroupBinding":        "/apis/elbv2.k8s.aws/v1beta1/namespaces/%s/targetgroupbindings",
+	"GlobalAccelerator":         "/apis/aga.k8s.aws/v1beta1/namespaces/%s/globalaccelerators",
+	"TargetGroupConfiguration":  "/apis/gateway.k8s.aws/v1beta1/namespaces/%s/targetgroupconfigurations",
+	"LoadBalancerConfiguration": "/apis/gateway.k8s.aws/v1/namespaces/%s/loadbalancerconfigurations",
+	"ListenerRuleConfiguration": "/apis/gateway.k8s.aws/v1/namespaces/%s/listenerruleconfigurations",
+}
+
+// lbObject is one of the LB controller's own kinds, finalized as the
+// controller finalizes it.
+func lbObject(kind, apiVersion, name, ns, finalizer string) m {
+	return m{"apiVersion": apiVersion, "kind": kind, "metadata": meta(name, ns, nil, finalizer), "spec": m{}}
 }
 
 // collection is the path of obj's kind, in its namespace.
@@ -163,6 +175,9 @@ var resources = map[string]kubeapi.Resource{
 	"Service": kubeapi.Services, "Ingress": kubeapi.Ingresses, "Gateway": kubeapi.Gateways, "Pod": kubeapi.Pods,
 	"PersistentVolumeClaim": kubeapi.Claims, "PersistentVolume": kubeapi.Volumes,
 	"NodePool": kubeapi.NodePools, "NodeClaim": kubeapi.NodeClaims, "EC2NodeClass": kubeapi.EC2NodeClasses,
+	"TargetGroupBinding": kubeapi.TargetGroupBindings, "GlobalAccelerator": kubeapi.GlobalAccelerators,
+	"TargetGroupConfiguration":  kubeapi.TargetGroupConfigurationsV1beta1,
+	"LoadBalancerConfiguration": kubeapi.LoadBalancerConfigurations, "ListenerRuleConfiguration": kubeapi.ListenerRuleConfigurations,
 }
 
 // list lists the objects of kind in namespace ns ("" for all namespaces

@@ -50,9 +50,15 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if script, ok := os.LookupEnv(envAsPulumi); ok {
+		os.Exit(asPulumi(script))
+	}
 	code := m.Run()
 	if srv != nil {
 		srv.stop()
+	}
+	if cleanupBin != "" {
+		os.RemoveAll(filepath.Dir(cleanupBin))
 	}
 	os.Exit(code)
 }

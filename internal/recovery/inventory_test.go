@@ -218,7 +218,7 @@ var scenarios = map[string]scenario{
 			f.aws.answer("ec2 describe-addresses", map[string]any{"Addresses": []any{map[string]any{"AllocationId": "eipalloc-1"}}})
 		},
 		undecided: "Elastic IP eipalloc-1 carries its tags, and nothing tells this create's from an earlier stack's leftover",
-		absent: func(f *fixture) { f.aws.answer("ec2 describe-addresses", map[string]any{"Addresses": []any{}}) },
+		absent:    func(f *fixture) { f.aws.answer("ec2 describe-addresses", map[string]any{"Addresses": []any{}}) },
 	},
 	"aws:ec2/natGateway:NatGateway": {
 		inputs: map[string]any{"subnetId": "subnet-1", "allocationId": "eipalloc-1", "tags": map[string]any{"Name": "eks-demo-eu-west-1a"}}, id: "nat-1",

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
+	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/kubeapi"
 )
 
@@ -78,7 +80,7 @@ func (c eksCluster) aws(ctx context.Context, creds []string, args ...string) ([]
 		full = append(full, "--profile", c.Profile)
 	}
 	cmd := exec.CommandContext(ctx, "aws", full...)
-	cmd.Env = append(append(os.Environ(), c.Env...), creds...)
+	cmd.Env = awscli.Environ(os.Environ(), append(slices.Clone(c.Env), creds...)...) // "AWS_PROFILE=" unsets it
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -167,11 +169,11 @@ func (c eksCluster) exists(ctx context.Context) (bool, string, error) {
 	var described struct {
 		Cluster struct {
 			Status, Arn string
-			CreatedAt   string `json:"createdAt"`
+			CreatedAt   awscli.Time `json:"createdAt"`
 		} `json:"cluster"`
 	}
 	if err := json.Unmarshal(out, &described); err != nil || described.Cluster.Status == "" {
-		return false, "", fmt.Errorf("aws eks describe-cluster --name %s printed no cluster status", c.Name)
+		return false, "", fmt.Errorf("aws eks describe-cluster --name %s printed no cluster status (%v)", c.Name, err)
 	}
 	if c.CreatedAt != "" && !sameTime(c.CreatedAt, described.Cluster.CreatedAt) {
 		// Recreated under the same name: the program's cluster is gone.
@@ -189,14 +191,13 @@ func asAWSError(err error, target **awsError) bool {
 	return ok
 }
 
-// sameTime compares two RFC 3339 times (EKS's createdAt as the CLI prints
-// it, and pulumi-aws's), to the second. Times it cannot read count as the
-// same: only a proven difference makes the cluster another.
-func sameTime(a, b string) bool {
-	ta, errA := time.Parse(time.RFC3339, a)
-	tb, errB := time.Parse(time.RFC3339, b)
-	if errA != nil || errB != nil {
+// sameTime compares pulumi-aws's createdAt (RFC 3339) with EKS's as the
+// CLI printed it, to the second. Times it cannot read count as the same:
+// only a proven difference makes the cluster another.
+func sameTime(created string, described awscli.Time) bool {
+	ta, err := time.Parse(time.RFC3339, created)
+	if err != nil || described.IsZero() {
 		return true
 	}
-	return ta.Truncate(time.Second).Equal(tb.Truncate(time.Second))
+	return ta.Truncate(time.Second).Equal(described.Truncate(time.Second))
 }

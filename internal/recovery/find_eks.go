@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/bounds"
 )
 
@@ -148,7 +149,7 @@ func findAccessEntry(ctx context.Context, l Lookups, t Target) (Found, error) {
 	}
 	var entry struct {
 		AccessEntry struct {
-			CreatedAt string `json:"createdAt"`
+			CreatedAt awscli.Time `json:"createdAt"`
 		} `json:"accessEntry"`
 	}
 	ok, err := awsJSON(ctx, l, t, &entry, eksGone, "eks", "describe-access-entry", "--cluster-name", in[0], "--principal-arn", in[1])
@@ -162,21 +163,20 @@ func findAccessEntry(ctx context.Context, l Lookups, t Target) (Found, error) {
 	// creator's access.
 	var cluster struct {
 		Cluster struct {
-			CreatedAt string `json:"createdAt"`
+			CreatedAt awscli.Time `json:"createdAt"`
 		} `json:"cluster"`
 	}
 	if _, err := awsJSON(ctx, l, t, &cluster, nil, "eks", "describe-cluster", "--name", in[0]); err != nil {
 		return absent, err
 	}
-	made, errE := time.Parse(time.RFC3339, entry.AccessEntry.CreatedAt)
-	born, errC := time.Parse(time.RFC3339, cluster.Cluster.CreatedAt)
-	if errE != nil || errC != nil {
-		return absent, cannotTell("EKS gave no creation time of the entry (%q) or the cluster (%q) to tell the creator's own entry from this create's",
-			entry.AccessEntry.CreatedAt, cluster.Cluster.CreatedAt)
+	made, born := entry.AccessEntry.CreatedAt.Time, cluster.Cluster.CreatedAt.Time
+	if made.IsZero() || born.IsZero() {
+		return absent, cannotTell("EKS gave no creation time of the entry (%s) or the cluster (%s) to tell the creator's own entry from this create's",
+			made, born)
 	}
 	if d := made.Sub(born); d > -time.Minute && d < 2*time.Minute {
 		return absent, cannotTell("the entry of %s was made with the cluster (at %s), as EKS makes the creator's: not this create's; "+
-			"if the stack should manage it, -import it knowing its delete takes the creator's access, else -clear", in[1], entry.AccessEntry.CreatedAt)
+			"if the stack should manage it, -import it knowing its delete takes the creator's access, else -clear", in[1], made.Format(time.RFC3339))
 	}
 	return exists(in[0] + ":" + in[1])
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/kubeapi"
 	"nodeless-eks/internal/poll"
 	"nodeless-eks/internal/pulumicloud"
@@ -85,11 +86,11 @@ func IsAWSCode(err error, codes ...string) bool {
 // output; the error comes with its standard error.
 type Runner func(ctx context.Context, env []string, name string, args ...string) (stdout []byte, stderr string, err error)
 
-// Exec runs a command for real, in the environment of this process plus
-// env.
+// Exec runs a command for real, in the environment of this process with
+// env laid over it ("NAME=" removes NAME: awscli.Environ).
 func Exec(ctx context.Context, env []string, name string, args ...string) ([]byte, string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = awscli.Environ(os.Environ(), env...) // "NAME=" unsets NAME
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

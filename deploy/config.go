@@ -569,7 +569,20 @@ func (c *Config) checkIsolation(r *reader) {
 		}
 		review := c.ReviewStacks && c.ReviewAccount == acct
 		shared := len(prod) > 0 && (len(others) > 0 || review)
+		var previewing []string
+		for _, name := range others {
+			if c.Stacks[name].Previews() {
+				previewing = append(previewing, name)
+			}
+		}
 		switch {
+		case len(prod) > 0 && len(previewing) > 0:
+			// A preview runs the pull request's code with the stack's
+			// deploy role: no acknowledgement admits it beside production.
+			r.bad("accounts.%s: holds production stack(s) %s and stack(s) %s, which preview pull requests: a preview runs the pull "+
+				"request's code with a deploy role that reaches every volume, instance and security group of the account; "+
+				"sharedWithNonProduction does not admit that. Set stacks.<name>.previewPullRequests: false on %s, or move "+
+				"production to an account of its own", acct, strings.Join(prod, ", "), strings.Join(previewing, ", "), strings.Join(previewing, ", "))
 		case len(prod) > 0 && review:
 			// No acknowledgement admits them: a pull request's code would
 			// run with roles that reach production's volumes and network.

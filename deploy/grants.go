@@ -261,11 +261,19 @@ func (g *grantCheck) stack(name string, production bool) ([]string, error) {
 			Permission int    `json:"permission"`
 		} `json:"teams"`
 	}
-	found, err := g.get(base+"/teams", &teams)
-	if err != nil || !found {
+	// Whether the stack exists is asked of the stack itself: a 404 from
+	// /teams alone would skip its collaborators (the creator's grant).
+	var stack struct {
+		OrgName string `json:"orgName"`
+	}
+	if found, err := g.get(base, &stack); err != nil || !found {
 		return nil, err
 	}
-	if teams.Teams == nil {
+	found, err := g.get(base+"/teams", &teams)
+	if err != nil {
+		return nil, err
+	}
+	if !found || teams.Teams == nil {
 		return nil, fmt.Errorf("the answer to GET %s/teams lists no teams", base)
 	}
 	var collaborators struct {

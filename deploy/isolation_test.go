@@ -371,9 +371,17 @@ func TestSharedProductionAccount(t *testing.T) {
 		"stacks":         `{"prod":{"account":"prod","production":true},"staging":{"account":"prod"}}`,
 		"driftDetection": "false",
 	}
+	// A stack that previews pull requests (staging does by default) runs
+	// a pull request's code: no acknowledgement admits it there.
+	_, res := runFile(t, "Pulumi.example.yaml", set)
+	require.Error(t, res.Err)
+	assert.Contains(t, res.Err.Error(), "accounts.prod: holds production stack(s) prod and stack(s) staging, which preview pull requests")
+	assert.Contains(t, res.Err.Error(), "sharedWithNonProduction does not admit that")
+
+	set["stacks"] = `{"prod":{"account":"prod","production":true},"staging":{"account":"prod","previewPullRequests":false}}`
 	warnings := captureWarnings(t)
 	rec, res := runFile(t, "Pulumi.example.yaml", set)
-	require.NoError(t, res.Err, "acknowledged, the shared account is accepted")
+	require.NoError(t, res.Err, "acknowledged, a shared account without pull-request code is accepted")
 	assert.True(t, slices.ContainsFunc(*warnings, func(w string) bool {
 		return strings.Contains(w, "accounts.prod.sharedWithNonProduction: non-production runs in account 111122223333 can reach production's data")
 	}), "and every run says so: %v", *warnings)
@@ -651,6 +659,17 @@ func TestEveryGrantSourceIsRead(t *testing.T) {
 		rec, res := runPrepared(t, "Pulumi.example.yaml", nil, fixture{})
 		rec.RequireRefused(t, res.Err, "reading /api/stacks/my-org/nodeless-eks/prod/collaborators failed")
 	})
+	t.Run("a stack that exists and whose teams answer 404 is not taken for a stack without grants", func(t *testing.T) {
+		api := withCloud(t, isolated)
+		api.PutOrg("my-org", func() fakecloud.Org {
+			o := isolatedOrg()
+			o.Stacks = prodGrants(fakecloud.StackGrants{Creator: "bob"})
+			return o
+		}())
+		api.Fail("/prod/teams", 404)
+		rec, res := runPrepared(t, "Pulumi.example.yaml", nil, fixture{})
+		rec.RequireRefused(t, res.Err, "the answer to GET /api/stacks/my-org/nodeless-eks/prod/teams lists no teams")
+	})
 }
 
 // TestSettingsRewrittenByARun gives the staging stack settings that a run
@@ -694,6 +713,13 @@ func TestSettingsRewrittenByARun(t *testing.T) {
 		},
 	}
 	api.Put("/api/stacks/my-org/nodeless-eks/staging/deployments/settings", rewritten)
+	// A Pulumi Cloud role is refused: pulumiservice v1.3.0 does not model
+	// the field, so no update would write it back.
+	rec, res := runPrepared(t, "Pulumi.example.yaml", nil, fixture{})
+	rec.RequireRefused(t, res.Err, "stacks.staging: its deployment settings name a Pulumi Cloud role (role-admin), which deploy/ never sets and cannot remove")
+
+	delete(rewritten["operationContext"].(map[string]any), "role")
+	api.Put("/api/stacks/my-org/nodeless-eks/staging/deployments/settings", rewritten)
 	*warnings = nil
 	_, res = runPrepared(t, "Pulumi.example.yaml", nil, fixture{})
 	require.NoError(t, res.Err)
@@ -701,7 +727,7 @@ func TestSettingsRewrittenByARun(t *testing.T) {
 		return strings.HasPrefix(w, "stacks.staging: its deployment settings were changed outside deploy/")
 	})
 	require.GreaterOrEqual(t, i, 0, "warnings: %v", *warnings)
-	for _, want := range []string{"a Pulumi Cloud role (role-admin)", "a PULUMI_ACCESS_TOKEN", "GITHUB_TOKEN is not " + GitHubTokenWithheld,
+	for _, want := range []string{"a PULUMI_ACCESS_TOKEN", "GITHUB_TOKEN is not " + GitHubTokenWithheld,
 		"the pre-run commands lack the GitHub token check", "dependency caching is on", `its runner pool is "pool-1", not ""`,
 		"its AWS role is not deploy-staging", "this update writes them back"} {
 		assert.Contains(t, (*warnings)[i], want)

@@ -468,9 +468,20 @@ func newSettings(ctx *pulumi.Context, c *Config, stack string, r deployRole, rol
 // commands do needs GitHub.
 const GitHubTokenWithheld = "withheld-by-nodeless-eks-deploy"
 
+// GitHubTokenVariables are the variables Deployments puts Pulumi's GitHub
+// App token in: GITHUB_TOKEN, and on GitHub Enterprise Server also
+// GITHUB_ENTERPRISE_TOKEN and GH_ENTERPRISE_TOKEN (Pulumi's GitHub App
+// page: "On GitHub Enterprise Server, Pulumi additionally sets GH_HOST,
+// GITHUB_ENTERPRISE_TOKEN, and GH_ENTERPRISE_TOKEN"). Each is withheld.
+var GitHubTokenVariables = []string{"GITHUB_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_ENTERPRISE_TOKEN"}
+
 // EnvironmentVariables are the variables every deployment's settings set.
 func EnvironmentVariables() map[string]string {
-	return map[string]string{"GITHUB_TOKEN": GitHubTokenWithheld}
+	env := map[string]string{}
+	for _, v := range GitHubTokenVariables {
+		env[v] = GitHubTokenWithheld
+	}
+	return env
 }
 
 // CachesDependencies reports whether a stack's deployments use
@@ -485,14 +496,24 @@ func EnvironmentVariables() map[string]string {
 // request code and on the review template; and off on production, which
 // then reads nothing another run wrote, even if a pull-request run
 // rewrote its own stack's settings to turn caching on (its ephemeral token
-// is admin on its stack, stack_deployment_settings:write included). It
-// stays on for the other stacks, which run only the branch's code.
+// is admin on its stack, stack_deployment_settings:write included). And
+// since the cache is the project's (Pulumi's Deployments FAQ: "Caches are
+// shared on the project level"), a pull-request run that turns caching on
+// for its own stack, or clears the project's cache, writes what every
+// other caching stack restores: so while any stack of the fleet runs pull
+// request code, no stack caches. Without previews or review stacks, the
+// non-production stacks on Pulumi's hosted runners cache.
 func CachesDependencies(c *Config, stack string, template bool) bool {
-	if template {
+	if template || c.ReviewStacks {
 		return false
 	}
+	for _, name := range sortedKeys(c.Stacks) {
+		if c.Stacks[name].Previews() {
+			return false
+		}
+	}
 	s := c.Stacks[stack]
-	return !s.Production && !s.Previews() && s.AgentPoolID == ""
+	return !s.Production && s.AgentPoolID == ""
 }
 
 // PathFilters deploy a stack when the root program or the stack's own
@@ -537,9 +558,14 @@ func PreRunCommands(c *Config, stack, boundaryArn string, r deployRole, template
 // that lost the variable (rewritten outside deploy/), or a Deployments that
 // no longer lets it override its own.
 func GitHubTokenCheckCommand() string {
-	return fmt.Sprintf(`[ "${GITHUB_TOKEN-%[1]s}" = %[1]q ] || { echo "nodeless-eks: this run holds a GITHUB_TOKEN that deploy/ did not give it `+
+	var checks []string
+	for _, v := range GitHubTokenVariables {
+		checks = append(checks, fmt.Sprintf(`[ "${%s-%s}" = %q ]`, v, GitHubTokenWithheld, GitHubTokenWithheld))
+	}
+	return fmt.Sprintf(`{ %s; } || { echo "nodeless-eks: this run holds in %s a token that deploy/ did not give it `+
 		`(Pulumi's GitHub App token, which can push to the repository), so none of the repository's code runs: run pulumi up in deploy/ `+
-		`to restore the stack's settings (deploy/README.md, \"What a pull request can reach\")" >&2; exit 1; }`, GitHubTokenWithheld)
+		`to restore the stack's settings (deploy/README.md, \"What a pull request can reach\")" >&2; exit 1; }`,
+		strings.Join(checks, " && "), strings.Join(GitHubTokenVariables, " or "))
 }
 
 // StackCheckCommand stops a run whose stack file does not give every role

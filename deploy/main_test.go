@@ -276,8 +276,9 @@ func TestExampleConfig(t *testing.T) {
 			oidc := opctx["oidc"].ObjectValue()["aws"].ObjectValue()
 			assert.Equal(t, "arn:aws:iam::"+want.acct+":role/"+want.role+"-7f3a", oidc["roleARN"].StringValue())
 			assert.Equal(t, "6h0m0s", oidc["duration"].StringValue())
-			assert.Equal(t, []resource.PropertyKey{"GITHUB_TOKEN"}, opctx["environmentVariables"].ObjectValue().StableKeys(),
-				"no PULUMI_ACCESS_TOKEN: a run keeps its stack-only token")
+			assert.Equal(t, []resource.PropertyKey{"GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GITHUB_TOKEN"},
+				opctx["environmentVariables"].ObjectValue().StableKeys(),
+				"Pulumi's GitHub tokens withheld, and no PULUMI_ACCESS_TOKEN: a run keeps its stack-only token")
 			assert.NotContains(t, opctx, "role", "no Pulumi Cloud role: the default, stack-only access")
 
 			drift := rec.Get(t, "pulumiservice:index:DriftSchedule", "drift-"+stack)
@@ -368,6 +369,27 @@ func TestExampleConfig(t *testing.T) {
 		}
 		assert.Equal(t, map[string]bool{"prod": false, "staging": false, "pr": false}, cache,
 			"production reads nothing another run wrote; staging previews pull requests; pr is the review stacks' template")
+	})
+
+	t.Run("the cache is the project's: a stack caches only while no stack of the fleet runs pull-request code", func(t *testing.T) {
+		var c Config
+		c.Stacks = map[string]StackSettings{"prod": {Production: true}, "staging": {}, "qa": {AgentPoolID: "pool-1"}}
+		no := false
+		for name, s := range c.Stacks {
+			s.PreviewPullRequests = &no
+			c.Stacks[name] = s
+		}
+		assert.True(t, CachesDependencies(&c, "staging", false), "push-only, on Pulumi's hosted runners")
+		assert.False(t, CachesDependencies(&c, "prod", false), "production never")
+		assert.False(t, CachesDependencies(&c, "qa", false), "a customer-managed pool keeps its own")
+		c.ReviewStacks = true
+		assert.False(t, CachesDependencies(&c, "staging", false), "review stacks would write what staging restores")
+		c.ReviewStacks = false
+		yes := true
+		qa := c.Stacks["qa"]
+		qa.PreviewPullRequests = &yes
+		c.Stacks["qa"] = qa
+		assert.False(t, CachesDependencies(&c, "staging", false), "qa's previews would write what staging restores")
 	})
 
 	t.Run("the review template is never deployed itself, and its copies expire after their last update", func(t *testing.T) {
@@ -891,9 +913,16 @@ func TestGitHubTokenCheckCommand(t *testing.T) {
 	require.NoError(t, err, "no token at all")
 	out, err := run("GITHUB_TOKEN=ghs_16C7e42F292c6912E7710c838347Ae178B4a")
 	require.Error(t, err)
-	assert.Contains(t, out, "this run holds a GITHUB_TOKEN that deploy/ did not give it")
+	assert.Contains(t, out, "this run holds in GITHUB_TOKEN or GITHUB_ENTERPRISE_TOKEN or GH_ENTERPRISE_TOKEN a token that deploy/ did not give it")
 	_, err = run("GITHUB_TOKEN=")
 	require.Error(t, err, "an empty token is not the settings' value either")
+	// GitHub Enterprise Server: Pulumi sets two more variables to its token.
+	for _, v := range []string{"GITHUB_ENTERPRISE_TOKEN", "GH_ENTERPRISE_TOKEN"} {
+		_, err = run("GITHUB_TOKEN="+GitHubTokenWithheld, v+"=ghs_16C7e42F292c6912E7710c838347Ae178B4a")
+		require.Error(t, err, "%s holds Pulumi's token", v)
+		_, err = run("GITHUB_TOKEN="+GitHubTokenWithheld, v+"="+GitHubTokenWithheld)
+		require.NoError(t, err, "%s withheld", v)
+	}
 }
 
 // TestReviewTTLCommand runs the exact pre-run command of review stacks
@@ -1041,8 +1070,12 @@ func TestBadConfig(t *testing.T) {
 			`stacks "account-access": its deploy role would be deploy-account-access, the role deploy/ assumes in each account`},
 
 		// Production's account.
-		{"production beside a non-production stack", map[string]string{"stacks": `{"prod":{"account":"prod","production":true},"staging":{"account":"prod"}}`},
+		{"production beside a non-production stack", map[string]string{"stacks": `{"prod":{"account":"prod","production":true},"staging":{"account":"prod","previewPullRequests":false}}`},
 			"accounts.prod: holds production stack(s) prod and staging; their runs could copy production's EBS volumes"},
+		{"production beside a stack that previews pull requests, acknowledged", map[string]string{
+			"stacks":   `{"prod":{"account":"prod","production":true},"staging":{"account":"prod"}}`,
+			"accounts": `{"prod":{"id":"111122223333","roleArn":"arn:aws:iam::111122223333:role/deploy-account-access","sharedWithNonProduction":true},"dev":{"id":"123456789012","roleArn":"arn:aws:iam::123456789012:role/deploy-account-access"}}`},
+			"which preview pull requests: a preview runs the pull request's code"},
 		{"production beside the review stacks", map[string]string{"reviewAccount": "prod"},
 			`reviewAccount "prod": account prod holds production stack(s) prod, and review stacks run a pull request's code`},
 		{"production beside the review stacks, acknowledged", map[string]string{"reviewAccount": "prod",

@@ -197,8 +197,9 @@ func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Clien
 	warnings = append(warnings, deploymentConcurrency(callCtx, c, client)...)
 	drift, err := checkSettingsDrift(callCtx, c, client)
 	if err != nil {
-		warnings = append(warnings, fmt.Sprintf("could not read the stacks' deployment settings to see whether a run rewrote them (%v); "+
-			"this update writes them whole anyway", err))
+		// Fails closed: a setting no update restores (a Pulumi Cloud role)
+		// would go unseen.
+		return warnings, fmt.Errorf("reading the stacks' deployment settings, to see whether a run rewrote them: %w", err)
 	}
 	return append(warnings, drift...), nil
 }

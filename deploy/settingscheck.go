@@ -79,6 +79,16 @@ func checkSettingsDrift(ctx context.Context, c *Config, client *pulumicloud.Clie
 		if err != nil {
 			return warnings, err
 		}
+		// pulumiservice v1.3.0's DeploymentSettings does not model
+		// operationContext.role (provider/pkg/resources/deployment_settings.go:
+		// its property map has no role), so its Read and Diff see no change
+		// and no update writes it back: a role a run set is refused here.
+		if oc := s.OperationContext; oc != nil && oc.Role != nil && oc.Role.ID != "" {
+			return warnings, fmt.Errorf("stacks.%s: its deployment settings name a Pulumi Cloud role (%s), which deploy/ never sets and "+
+				"cannot remove (pulumiservice v1.3.0 does not manage the field): every run of the stack would have that role's "+
+				"permissions. Remove it in the stack's Settings, Deploy, Advanced (or PUT the settings without it), and find who "+
+				"set it in the organization's audit log", name, oc.Role.ID)
+		}
 		if changed := settingsChanges(c, name, template, s); len(changed) > 0 {
 			warnings = append(warnings, fmt.Sprintf("stacks.%s: its deployment settings were changed outside deploy/ (%s); this update "+
 				"writes them back (deploy/ refreshes before every update). A run of the stack's own code can do this with its token: "+

@@ -892,6 +892,8 @@ func TestParseInvocation(t *testing.T) {
 		{[]string{"pulumi", "destroy", "-x", "urn"}, false, "destroy"},
 		{[]string{"pulumi", "destroy", "-x=urn"}, false, "destroy"},
 		{[]string{"pulumi", "destroy", "--exclude", "urn", "--exclude-dependents"}, false, "destroy"},
+		// destroy.go turns it into an --exclude of every protected URN.
+		{[]string{"pulumi", "destroy", "--exclude-protected", "--yes"}, false, "destroy"},
 		{[]string{"pulumi", "up", "--yes"}, false, "up"},
 		{[]string{"pulumi", "version"}, false, ""},
 		// Shorthands grouped as pflag reads them.

@@ -47,8 +47,9 @@ var pulumiSubcommands = map[string]string{"destroy": "destroy", "down": "destroy
 
 // partialFlags are destroy's long flags that pick some resources only:
 // --target and --exclude (destroy.go), as "--target urn" or
-// "--target=urn".
-var partialFlags = []string{"--target", "--exclude"}
+// "--target=urn", and --exclude-protected, which destroy.go turns into an
+// --exclude of every protected URN (a cluster protected by hand stays).
+var partialFlags = []string{"--target", "--exclude", "--exclude-protected"}
 
 // Shorthands of `pulumi destroy` and the CLI's global flags (pulumi/pulumi
 // pkg/cmd/pulumi/operations/destroy.go, pkg/cmd/pulumi/pulumi.go): those

@@ -170,6 +170,17 @@ func (s *Session) seesEveryProcess() (bool, string) {
 	case ns != initPIDNamespace:
 		return false, fmt.Sprintf("this process runs in a PID namespace of its own (%s, a container), which sees only its own processes", ns)
 	}
+	// A lock's PID is the writer's, in the writer's PID namespace: a
+	// pulumi in a container that shares the host's name (host networking)
+	// writes a PID that means another process here, or none. So the PID
+	// counts only where no process of the host runs in another namespace.
+	pids, _ := filepath.Glob("/proc/[0-9]*/ns/pid")
+	for _, p := range pids {
+		if other, err := readlink(p); err == nil && other != initPIDNamespace {
+			return false, fmt.Sprintf("a process of this host runs in a PID namespace of its own (%s: %s, a container), and a lock "+
+				"it wrote names a PID of that namespace, not of this one", p, other)
+		}
+	}
 	return true, ""
 }
 

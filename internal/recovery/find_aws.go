@@ -354,9 +354,13 @@ func findKey(ctx context.Context, l Lookups, t Target) (Found, error) {
 			}
 			return absent, err
 		}
-		if !slices.ContainsFunc(out.Tags, func(tag struct{ TagKey, TagValue string }) bool {
-			return tag.TagKey == names.ClusterTagKey && tag.TagValue == cluster
-		}) {
+		// Every tag the create sent, not the cluster's alone: another
+		// stack's key of the same cluster name differs in the stack's own.
+		has := map[string]string{}
+		for _, tag := range out.Tags {
+			has[tag.TagKey] = tag.TagValue
+		}
+		if !allTagged(tags, has) {
 			continue
 		}
 		var desc struct{ KeyMetadata struct{ KeyState string } }
@@ -375,6 +379,16 @@ func findKey(ctx context.Context, l Lookups, t Target) (Found, error) {
 			names.ClusterTagKey, cluster, strings.Join(unreadable, ", "))
 	}
 	return pick(t, "KMS keys", candidates)
+}
+
+// allTagged reports whether has carries every string tag of want.
+func allTagged(want map[string]any, has map[string]string) bool {
+	for k, v := range want {
+		if s, ok := v.(string); !ok || has[k] != s {
+			return false
+		}
+	}
+	return true
 }
 
 func findSecurityGroup(ctx context.Context, l Lookups, t Target) (Found, error) {

@@ -154,6 +154,9 @@ func TestALockFromAContainerOfThisName(t *testing.T) {
 	}{
 		"a PID namespace of its own": {link: "pid:[4026532198]", want: "runs in a PID namespace of its own (pid:[4026532198], a container)"},
 		"no /proc":                   {err: os.ErrPermission, want: "cannot tell whether it sees every process of its host"},
+		// This process sees the host, and a container of the same name
+		// (host networking) runs beside it.
+		"a container beside it": {link: "container", want: "a process of this host runs in a PID namespace of its own"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t)
@@ -162,7 +165,15 @@ func TestALockFromAContainerOfThisName(t *testing.T) {
 			p := &fakePulumi{export: before, processes: map[int]string{}}
 			var out bytes.Buffer
 			s := newSession(t, p, f, &out)
-			s.Readlink = func(string) (string, error) { return tc.link, tc.err }
+			s.Readlink = func(path string) (string, error) {
+				if tc.link == "container" {
+					if path == "/proc/self/ns/pid" || path != fmt.Sprintf("/proc/%d/ns/pid", os.Getpid()) {
+						return initPIDNamespace, nil
+					}
+					return "pid:[4026532555]", nil
+				}
+				return tc.link, tc.err
+			}
 			dir := filepath.Join(strings.TrimPrefix(p.backend, "file://"), ".pulumi", "locks", "dev")
 			require.NoError(t, os.MkdirAll(dir, 0o755))
 			lock := filepath.Join(dir, "l.json")

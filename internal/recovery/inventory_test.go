@@ -375,15 +375,19 @@ var scenarios = map[string]scenario{
 // holds, an unrelated one, and the one the cut-off create made, in state.
 func kmsAccount(f *fixture, newKeyState string) {
 	f.aws.answer("kms list-keys", map[string]any{"Keys": []any{map[string]any{"KeyId": "key-aws"}, map[string]any{"KeyId": "key-held"},
-		map[string]any{"KeyId": "key-other"}, map[string]any{"KeyId": "key-new"}}})
+		map[string]any{"KeyId": "key-other"}, map[string]any{"KeyId": "key-staging"}, map[string]any{"KeyId": "key-new"}}})
 	f.aws.answer("kms list-aliases", map[string]any{"Aliases": []any{map[string]any{"AliasName": "alias/aws/ebs", "TargetKeyId": "key-aws"}}})
-	tags := map[string]string{"key-held": "eks-demo", "key-other": "another-cluster", "key-new": "eks-demo"}
+	// The dev stack's tags (environment, owner) and the cluster's; key-staging
+	// is another stack's key of the same cluster name.
+	tags := map[string][2]string{"key-held": {"eks-demo", "dev"}, "key-other": {"another-cluster", "dev"}, "key-staging": {"eks-demo", "staging"},
+		"key-new": {"eks-demo", "dev"}}
 	f.aws.on("kms list-resource-tags", func(a []string) awsAnswer {
-		cluster, ok := tags[arg(a, "--key-id")]
+		tag, ok := tags[arg(a, "--key-id")]
 		if !ok {
 			return awsAnswer{code: "AccessDeniedException"}
 		}
-		return awsAnswer{out: map[string]any{"Tags": []any{map[string]any{"TagKey": "nodeless-eks/cluster", "TagValue": cluster}}}}
+		return awsAnswer{out: map[string]any{"Tags": []any{map[string]any{"TagKey": "nodeless-eks/cluster", "TagValue": tag[0]},
+			map[string]any{"TagKey": "environment", "TagValue": tag[1]}, map[string]any{"TagKey": "owner", "TagValue": "platform-team"}}}}
 	})
 	f.aws.answer("kms describe-key", map[string]any{"KeyMetadata": map[string]any{"KeyState": newKeyState}})
 }

@@ -138,6 +138,18 @@ func Plan(ctx context.Context, d *Deployment, l Lookups, o Options) ([]Verdict, 
 			}
 			v := Verdict{Op: op, Outcome: Clear, Why: "cleared as decided by hand (-clear)"}
 			if dec.Import {
+				// The edit cannot be undone once made (`pulumi stack import`
+				// drops every pending operation), so an ID is checked
+				// first where the inventory can look: a lookup that proves
+				// no object, or finds another, refuses the person's ID.
+				switch found := decide(ctx, d, l, op); {
+				case found.Outcome == Clear:
+					return nil, fmt.Errorf("-import %s=%s: the recovery's lookup finds no such object (%s); check the ID (a typo, "+
+						"another account or region), or -clear the URN if nothing was made", op.Resource.URN, dec.ID, found.Why)
+				case found.Outcome == Import && found.ID != dec.ID:
+					return nil, fmt.Errorf("-import %s=%s: the object the cut-off create left is %s, not %s; -import that ID, "+
+						"or leave the URN to the recovery", op.Resource.URN, dec.ID, found.ID, dec.ID)
+				}
 				v.Outcome, v.ID, v.Why = Import, dec.ID, "imported as decided by hand (-import)"
 			}
 			out = append(out, v)

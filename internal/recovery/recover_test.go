@@ -311,7 +311,20 @@ func TestDecisionsByHand(t *testing.T) {
 	assert.Equal(t, Import, verdicts[0].Outcome)
 	assert.Equal(t, "r-1", verdicts[0].ID)
 	assert.Equal(t, Clear, verdicts[1].Outcome)
-	assert.Empty(t, f.aws.calls)
+	// The edit cannot be undone (stack import drops pending operations):
+	// an -import's ID is looked up first; a lookup that cannot answer
+	// (here: no answers at all) leaves the person's word.
+	assert.Contains(t, f.aws.calls, "iam get-role --role-name r-1")
+	assert.NotContains(t, strings.Join(f.aws.calls, "\n"), "sqs", "a -clear needs no lookup")
+
+	f.aws.refuse("iam get-role", "NoSuchEntity")
+	_, err = Plan(context.Background(), state(role), f.lookups(), Options{Decisions: map[string]Decision{role.Resource.URN: {Import: true, ID: "r-1"}}})
+	require.Error(t, err, "an ID the lookup proves absent is refused before the state is edited")
+	assert.Contains(t, err.Error(), "-import "+role.Resource.URN+"=r-1: the recovery's lookup finds no such object")
+	f.aws.answer("iam get-role", map[string]any{"Role": map[string]any{"RoleName": "r-1"}})
+	_, err = Plan(context.Background(), state(role), f.lookups(), Options{Decisions: map[string]Decision{role.Resource.URN: {Import: true, ID: "r-typo"}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the object the cut-off create left is r-1, not r-typo")
 
 	_, err = Plan(context.Background(), state(role), f.lookups(), Options{Decisions: map[string]Decision{queue.Resource.URN: {}}})
 	assert.ErrorContains(t, err, "has no pending create to decide", "a decision for nothing pending is a typo")

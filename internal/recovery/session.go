@@ -191,8 +191,8 @@ func (s *Session) editState(ctx context.Context, raw []byte, imports map[string]
 		return err
 	}
 	s.backupFile = backup
-	s.printf("recover-pending: the state before this edit is kept in %s; `pulumi stack import --stack %s --file %s` puts it back\n",
-		backup, s.Stack, backup)
+	s.printf("recover-pending: the state before this edit is kept in %s: the cut-off creates' URNs, types and inputs, for a "+
+		"`pulumi import` by hand (`pulumi stack import` of it restores the resources, not the pending operations, which it drops)\n", backup)
 	dir, err := os.MkdirTemp("", "recover-pending-")
 	if err != nil {
 		return err
@@ -263,13 +263,15 @@ func (s *Session) refresh(ctx context.Context, urns []string) (gone []string, er
 		}
 	}
 	if len(gone) > 0 {
-		undo := "the state before the edit was not kept"
+		record := "its type and inputs were in the pending operation"
 		if s.backupFile != "" {
-			undo = fmt.Sprintf("`pulumi stack import --stack %s --file %s` puts the pending create back", s.Stack, s.backupFile)
+			record = "its type and inputs are in " + s.backupFile + ", the state before the edit"
 		}
 		return gone, fmt.Errorf("the refresh found no object with the ID imported for %s, and dropped it from the state: the ID is "+
-			"wrong (a typo in -import, or the object is not where the recovery looked), or the object is gone. %s; then find the "+
-			"object and -import its ID, or -clear the URN if it does not exist (docs/recovery.md)", strings.Join(gone, ", "), undo)
+			"wrong (the inventory's lookup could not check it), or the object was deleted meanwhile. The pending create is gone "+
+			"with it (`pulumi stack import` drops pending operations), so the next `pulumi up` creates the resource anew: if the "+
+			"object exists, adopt it first with `pulumi import <type> <name> <ID>` or delete it (%s; docs/recovery.md)",
+			strings.Join(gone, ", "), record)
 	}
 	return gone, nil
 }

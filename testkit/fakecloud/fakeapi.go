@@ -161,6 +161,9 @@ func (a *API) PutOrg(org string, o Org) {
 			collaborators["stackCreatorUserName"] = g.Creator
 		}
 		a.Put("/api/stacks/"+org+"/"+project+"/"+name+"/collaborators", collaborators)
+		// The stack itself (apitype.Stack), as GET /api/stacks/{org}/{project}/{stack} answers.
+		a.Put("/api/stacks/"+org+"/"+project+"/"+name, map[string]any{"orgName": org, "projectName": project, "stackName": name,
+			"tags": map[string]string{}, "version": 1})
 	}
 }
 

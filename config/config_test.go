@@ -113,7 +113,7 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"kubernetes version with a patch", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.34.2"}, `kubernetesVersion "1.34.2": want "1.NN"`},
 		{"kubernetes version with a v", "kubernetesVersion", map[string]string{"kubernetesVersion": "v1.34"}, `kubernetesVersion "v1.34"`},
 		{"kubernetes version below karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.25"}, `kubernetesVersion "1.25": karpenter 1.14.3 supports 1.26-1.36`},
-		{"kubernetes version above karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.37"}, `kubernetesVersion "1.37": karpenter 1.14.3 supports 1.26-1.36`},
+		{"kubernetes version above karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.37"}, `kubernetesVersion "1.37": karpenter 1.14.3, the version pinned here, supports 1.26-1.36; a newer minor needs a Karpenter line that supports it (1.15 for 1.37)`},
 		{"kubernetes version EKS no longer knows", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.28"}, `kubernetesVersion "1.28": not in the EKS support calendar this program knows (1.29-1.36`},
 		{"a new cluster on a minor past extended support", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.31"}, `kubernetesVersion "1.31": EKS ended extended support on 2026-11-26 and creates no new cluster of it; start at "1.36"`},
 		{"STANDARD on a minor past standard support", "supportType", map[string]string{"kubernetesVersion": "1.33"}, `supportType "STANDARD": kubernetesVersion "1.33" left standard support on 2026-07-29, and EKS accepts STANDARD only for a minor in standard support; upgrade to "1.34"`},

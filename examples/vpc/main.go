@@ -87,9 +87,10 @@ func program(ctx *pulumi.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing availability zones: %w", err)
 	}
-	names := slices.Sorted(slices.Values(zones.Names))
+	names, dropped := eksZones(zones.Names, zones.ZoneIds)
 	if len(names) < s.AvailabilityZones {
-		return fmt.Errorf("availabilityZones %d: the region offers %d (%v)", s.AvailabilityZones, len(names), names)
+		return fmt.Errorf("availabilityZones %d: the region offers %d that EKS accepts for control-plane subnets (%v; not %v)",
+			s.AvailabilityZones, len(names), names, dropped)
 	}
 	plan, err := Plan(s.VpcName, s.Primary, s.Pods, names[:s.AvailabilityZones])
 	if err != nil {
@@ -99,6 +100,27 @@ func program(ctx *pulumi.Context) error {
 		return err
 	}
 	return newVpc(ctx, s, plan)
+}
+
+// eksUnsupportedZoneIDs are the zones where EKS creates no control plane:
+// use1-az3 (us-east-1), usw1-az2 (us-west-1) and cac1-az3 (ca-central-1),
+// as the EKS user guide lists them (cluster creation, subnet requirements).
+// Zone names map to IDs per account, so the IDs decide.
+var eksUnsupportedZoneIDs = []string{"use1-az3", "usw1-az2", "cac1-az3"}
+
+// eksZones are the zone names, sorted, less those whose ID EKS refuses
+// (dropped, as "name (id)"). ids are the zone IDs in the order of names,
+// as GetAvailabilityZones returns them; without them no zone is dropped.
+func eksZones(names, ids []string) (kept, dropped []string) {
+	for i, name := range names {
+		if i < len(ids) && len(ids) == len(names) && slices.Contains(eksUnsupportedZoneIDs, ids[i]) {
+			dropped = append(dropped, name+" ("+ids[i]+")")
+			continue
+		}
+		kept = append(kept, name)
+	}
+	slices.Sort(kept)
+	return kept, dropped
 }
 
 // stackTagKey marks the VPC with the stack that created it, so that a

@@ -200,3 +200,16 @@ func TestTypesAreInTheRecoveryInventory(t *testing.T) {
 		}
 	}
 }
+
+// TestZonesEKSRefuses: us-east-1's use1-az3 (and two others) hold no EKS
+// control plane; the example never puts a private subnet there, whatever
+// name the account gives that zone.
+func TestZonesEKSRefuses(t *testing.T) {
+	kept, dropped := eksZones([]string{"us-east-1c", "us-east-1a", "us-east-1b", "us-east-1d"},
+		[]string{"use1-az1", "use1-az3", "use1-az2", "use1-az4"})
+	assert.Equal(t, []string{"us-east-1b", "us-east-1c", "us-east-1d"}, kept)
+	assert.Equal(t, []string{"us-east-1a (use1-az3)"}, dropped)
+	kept, dropped = eksZones([]string{"eu-west-1b", "eu-west-1a"}, nil)
+	assert.Equal(t, []string{"eu-west-1a", "eu-west-1b"}, kept, "without IDs nothing is dropped")
+	assert.Empty(t, dropped)
+}

@@ -23,8 +23,8 @@ const (
 
 // DestroyCleanupCommand is the cleanup's delete step, a POSIX shell script
 // (pulumi-command runs it with /bin/sh -c, in its provider's working
-// directory when the command names no dir: provider/pkg/provider/local
-// commandOutputs.go at v1.2.1, as at v1.1.0. The engine starts the provider in the project's directory, the
+// directory when the command names no dir: provider/pkg/provider/local at
+// v1.1.0. The engine starts the provider in the project's directory, the
 // one it records for the stack, where Pulumi.yaml is, whatever directory
 // `pulumi destroy` was started from. On Windows it runs cmd /C, which
 // cannot run it: destroy from WSL, Linux or macOS). It honours the

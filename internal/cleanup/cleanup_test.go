@@ -922,7 +922,7 @@ func TestParseInvocation(t *testing.T) {
 			40: {30, []string{"/tmp/go-build/exe/destroy-cleanup"}},
 			30: {20, []string{"go", "run", "./cmd/destroy-cleanup"}},
 			20: {10, []string{"/bin/sh", "-c", "report=..."}},
-			10: {5, []string{"/home/u/.pulumi/plugins/resource-command-v1.2.1/pulumi-resource-command", "127.0.0.1:4000"}},
+			10: {5, []string{"/home/u/.pulumi/plugins/resource-command-v1.1.0/pulumi-resource-command", "127.0.0.1:4000"}},
 			5:  {1, []string{"/usr/local/bin/pulumi", "destroy", "--target", "urn", "--target-dependents"}},
 		}
 		info := func(pid int) (int, []string, error) {

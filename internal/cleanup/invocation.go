@@ -13,7 +13,7 @@ import (
 
 // The cleanup runs as the delete step of a command resource: pulumi-command
 // starts it with /bin/sh under its own provider process, which the Pulumi
-// CLI started (pulumi-command v1.2.1 provider/pkg/provider/local: no
+// CLI started (pulumi-command v1.1.0 provider/pkg/provider/local: no
 // variable tells the command which operation, or whether the destroy is
 // targeted). A whole `pulumi destroy` is what it is for; anything else
 // that deletes it, a targeted destroy that reaches it through

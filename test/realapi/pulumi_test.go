@@ -18,7 +18,7 @@ import (
 // envAsPulumi makes the test binary play the Pulumi CLI: run as
 // .../pulumi <args>, it runs the variable's script with sh -c and exits
 // with its status, as the CLI runs pulumi-command's provider, which runs
-// the delete command with sh -c (pulumi-command v1.2.1
+// the delete command with sh -c (pulumi-command v1.1.0
 // provider/pkg/provider/local). The destroy cleanup's guard then finds a
 // real process named pulumi, with those arguments, among its ancestors.
 const envAsPulumi = "REALAPI_AS_PULUMI"

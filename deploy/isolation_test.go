@@ -524,6 +524,8 @@ func TestBoundaryDeniesWhatAnotherAccountShares(t *testing.T) {
 			Resource: "arn:aws:ecr:eu-west-1:602401143452:repository/eks/coredns", Context: in("602401143452")}, iamtest.Allowed},
 		{"read AWS's public AMI parameters", iamtest.Request{Action: "ssm:GetParameter",
 			Resource: "arn:aws:ssm:eu-west-1::parameter/aws/service/bottlerocket/aws-k8s-1.36/x86_64/latest/image_id", Context: in("aws")}, iamtest.Allowed},
+		{"read an SSM document AWS owns (Run Command, patching)", iamtest.Request{Action: "ssm:GetDocument",
+			Resource: "arn:aws:ssm:eu-west-1::document/AWS-RunPatchBaseline", Context: in("aws")}, iamtest.Allowed},
 		{"pull its own account's image", iamtest.Request{Action: "ecr:BatchGetImage",
 			Resource: "arn:aws:ecr:eu-west-1:" + account + ":repository/app", Context: in(account)}, iamtest.Allowed},
 		{"create a volume from its own snapshot", iamtest.Request{Action: "ec2:CreateVolume",

@@ -577,7 +577,14 @@ func (s scope) awsOwnedResources() []string {
 		registry = eksImageRegistry
 	}
 	return []string{
-		fmt.Sprintf("arn:%s:ssm:*::parameter/aws/service/*", s.partition),
+		// An SSM ARN without an account is AWS's own: its public parameters
+		// (/aws/service/*) and its documents (AWS-RunPatchBaseline, which
+		// nodes with AmazonSSMManagedInstanceCore run); aws-samples'
+		// data-perimeter-policy-examples resource_perimeter_scp.json
+		// exempts AWS's documents too. (It also exempts AWS-managed prefix
+		// lists, which nothing the program registers names; that entry
+		// would take the longest fleet stack's boundary past IAM's 6,144.)
+		fmt.Sprintf("arn:%s:ssm:*::*", s.partition),
 		fmt.Sprintf("arn:%s:iam::aws:policy/*", s.partition),
 		fmt.Sprintf("arn:%s:ecr:%s:%s:repository/*", s.partition, s.region, registry),
 	}

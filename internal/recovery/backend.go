@@ -198,13 +198,30 @@ func (s *Session) pulumiAlive(ctx context.Context, pid int) (bool, error) {
 	if !exists {
 		return false, nil
 	}
-	out, stderr, err := s.Run(ctx, nil, "ps", "-p", strconv.Itoa(pid), "-o", "comm=")
-	command := strings.TrimSpace(string(out))
+	command, err := s.commandOf(ctx, pid)
 	if err != nil || command == "" {
-		return false, fmt.Errorf("cannot tell whether process %d, which holds the stack's lock, is pulumi (`ps -p %d`: %v: %s); "+
-			"if no pulumi run of the stack is alive, `pulumi cancel --stack %s --yes` removes the lock", pid, pid, err, strings.TrimSpace(stderr), s.Stack)
+		return false, fmt.Errorf("cannot tell whether process %d, which holds the stack's lock, is pulumi (%v); "+
+			"if no pulumi run of the stack is alive, `pulumi cancel --stack %s --yes` removes the lock", pid, err, s.Stack)
 	}
 	return strings.Contains(filepath.Base(command), "pulumi"), nil
+}
+
+// commandOf names a process's program: Session.Command when set; on
+// Linux /proc/<pid>/comm (proc(5)), which needs no ps (debian-slim images
+// have none, BusyBox's has no -p); elsewhere `ps -p <pid> -o comm=`.
+func (s *Session) commandOf(ctx context.Context, pid int) (string, error) {
+	if s.Command != nil {
+		return s.Command(pid)
+	}
+	if onLinux() {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		return strings.TrimSpace(string(raw)), err
+	}
+	out, stderr, err := s.Run(ctx, nil, "ps", "-p", strconv.Itoa(pid), "-o", "comm=")
+	if err != nil {
+		return "", fmt.Errorf("`ps -p %d`: %v: %s", pid, err, strings.TrimSpace(stderr))
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // projectName reads the name of the project in dir's Pulumi.yaml.

@@ -201,3 +201,17 @@ func TestAnUnattachedInternetGatewayIsNotAdopted(t *testing.T) {
 	assert.Equal(t, Undecided, v.Outcome, v.Why)
 	assert.Contains(t, v.Why, "igw-loose carry its tags and are attached to no VPC")
 }
+
+// TestProcessNamesFromProc: on Linux the lock's process is named from
+// /proc, with no ps (debian-slim images have none, BusyBox's has no -p).
+func TestProcessNamesFromProc(t *testing.T) {
+	if !onLinux() {
+		t.Skip("no /proc")
+	}
+	s := &Session{Run: func(context.Context, []string, string, ...string) ([]byte, string, error) {
+		return nil, "", fmt.Errorf("no ps here")
+	}}
+	name, err := s.commandOf(context.Background(), os.Getpid())
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Base(os.Args[0])[:min(15, len(filepath.Base(os.Args[0])))], name, "comm, cut at 15 bytes (proc(5))")
+}

@@ -38,6 +38,9 @@ type Session struct {
 	// Readlink reads a symbolic link (os.Readlink when nil): the PID
 	// namespace this process runs in.
 	Readlink func(string) (string, error)
+	// Command names a process's program (when nil: /proc on Linux, ps
+	// elsewhere).
+	Command func(pid int) (string, error)
 	// BackupDir keeps the state as it was before each edit; "" is the
 	// user's cache directory (os.UserCacheDir, nodeless-eks/recover-pending).
 	BackupDir string

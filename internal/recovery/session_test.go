@@ -249,7 +249,12 @@ func newSession(t *testing.T, p *fakePulumi, f *fixture, out *bytes.Buffer) *Ses
 	l := f.lookups()
 	l.Run = p.run
 	s := &Session{Run: p.run, Dir: dir, Stack: "dev", Out: out, Lookups: l, Hostname: func() (string, error) { return "runner-1", nil },
-		BackupDir: t.TempDir(), Readlink: func(string) (string, error) { return initPIDNamespace, nil }}
+		BackupDir: t.TempDir(), Readlink: func(string) (string, error) { return initPIDNamespace, nil },
+		// The processes the fake sees, as /proc or ps would name them.
+		Command: func(pid int) (string, error) {
+			out, _, err := p.run(context.Background(), nil, "ps", "-p", strconv.Itoa(pid), "-o", "comm=")
+			return strings.TrimSpace(string(out)), err
+		}}
 	if strings.HasPrefix(p.backend, "https://") {
 		s.Cloud = &pulumicloud.Client{API: p.cloud(t), Token: "pul-test"}
 	}

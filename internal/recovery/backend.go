@@ -176,7 +176,15 @@ func (s *Session) seesEveryProcess() (bool, string) {
 	// counts only where no process of the host runs in another namespace.
 	pids, _ := filepath.Glob("/proc/[0-9]*/ns/pid")
 	for _, p := range pids {
-		if other, err := readlink(p); err == nil && other != initPIDNamespace {
+		other, err := readlink(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue // the process ended meanwhile
+		case err != nil:
+			// Another user's process (not root: EACCES) may be a container's.
+			return false, fmt.Sprintf("this process cannot read %s (%v), so it cannot tell whether a container runs beside it", p, err)
+		}
+		if other != initPIDNamespace {
 			return false, fmt.Sprintf("a process of this host runs in a PID namespace of its own (%s: %s, a container), and a lock "+
 				"it wrote names a PID of that namespace, not of this one", p, other)
 		}

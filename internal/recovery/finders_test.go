@@ -157,6 +157,8 @@ func TestALockFromAContainerOfThisName(t *testing.T) {
 		// This process sees the host, and a container of the same name
 		// (host networking) runs beside it.
 		"a container beside it": {link: "container", want: "a process of this host runs in a PID namespace of its own"},
+		// Not root: another user's process cannot be read, and may be a container's.
+		"another user's process": {link: "unreadable", want: "so it cannot tell whether a container runs beside it"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t)
@@ -166,6 +168,12 @@ func TestALockFromAContainerOfThisName(t *testing.T) {
 			var out bytes.Buffer
 			s := newSession(t, p, f, &out)
 			s.Readlink = func(path string) (string, error) {
+				if tc.link == "unreadable" {
+					if path == "/proc/self/ns/pid" || path != fmt.Sprintf("/proc/%d/ns/pid", os.Getpid()) {
+						return initPIDNamespace, nil
+					}
+					return "", os.ErrPermission
+				}
 				if tc.link == "container" {
 					if path == "/proc/self/ns/pid" || path != fmt.Sprintf("/proc/%d/ns/pid", os.Getpid()) {
 						return initPIDNamespace, nil

@@ -220,11 +220,7 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict
 		v.Outcome, v.Why = Clear, "a create cut off leaves nothing: "+kind.Leaves
 		return v
 	}
-	var found Found
-	err := checkAccess(ctx, l, t, kind)
-	if err == nil {
-		found, err = kind.find(ctx, l, t)
-	}
+	found, err := lookUp(ctx, l, t, kind)
 	switch {
 	case err != nil:
 		v.Outcome = Undecided
@@ -247,6 +243,15 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict
 		v.Fix, v.Outputs = found.Fix, found.Outputs
 	}
 	return v
+}
+
+// lookUp finds the object a pending create may have left, once the
+// credentials are proved to reach the resource's own account.
+func lookUp(ctx context.Context, l Lookups, t Target, kind Kind) (Found, error) {
+	if err := checkAccess(ctx, l, t, kind); err != nil {
+		return Found{}, err
+	}
+	return kind.find(ctx, l, t)
 }
 
 // besideTheState decides a pending create whose URN the state also holds:
@@ -274,11 +279,7 @@ func besideTheState(ctx context.Context, d *Deployment, l Lookups, t Target, kin
 			"(`pulumi import`); then `" + clearIt + "`"
 		return v
 	}
-	var found Found
-	err := checkAccess(ctx, l, t, kind)
-	if err == nil {
-		found, err = kind.find(ctx, l, t)
-	}
+	found, err := lookUp(ctx, l, t, kind)
 	switch {
 	case err != nil:
 		v.Outcome = Undecided

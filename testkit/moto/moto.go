@@ -75,6 +75,9 @@ func Start(t *testing.T) *Server {
 		t.Fatalf("resetting moto: %v", err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("resetting moto: %s answered %s; the test would see another test's objects", s.URL, resp.Status)
+	}
 	t.Setenv("PATH", s.Bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")

@@ -328,10 +328,11 @@ func TestQuickStartRunsForAnyName(t *testing.T) {
 			declared[dir][key] = true
 		}
 	}
-	mainGo, err := os.ReadFile("main.go")
+	// main.go exports each of nodeless.Outputs by its tag.
+	outputs, err := os.ReadFile(filepath.Join("nodeless", "deploy.go"))
 	require.NoError(t, err)
 	exported := map[string]bool{}
-	for _, m := range regexp.MustCompile(`ctx\.Export\("([A-Za-z]+)"`).FindAllStringSubmatch(string(mainGo), -1) {
+	for _, m := range regexp.MustCompile(`Output +` + "`" + `pulumi:"([A-Za-z]+)"`).FindAllStringSubmatch(string(outputs), -1) {
 		exported[m[1]] = true
 	}
 	run := func(name string, env ...string) ([]string, string, error) {

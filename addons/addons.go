@@ -87,6 +87,11 @@ type Args struct {
 	// expansion by the SDK can miss children): with Protect, a destroy
 	// stops at the cleanup before any of them goes.
 	Keep []pulumi.Resource
+	// DestroyCleanup registers the destroy cleanup; nil registers
+	// pulumi-command's local.Command, which runs the cleanup with `go run`
+	// in the checkout (the Go program's). provider/ gives its own resource,
+	// whose delete runs the cleanup in-process.
+	DestroyCleanup CleanupRegistrar
 	// Protect keeps `pulumi destroy` from running the destroy cleanup,
 	// which deletes workloads' EBS volumes and load balancers, and from
 	// deleting ArgoCD, the one release deleted before it, and the LB

@@ -3,6 +3,7 @@ package addons
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"nodeless-eks/internal/cleanup"
@@ -77,28 +78,22 @@ func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pul
 	prerequisites := slices.Concat([]pulumi.Resource{args.KarpenterRelease, args.VpcCni}, needs,
 		args.AccessEntries, args.NodeClasses, args.NodePools)
 	budget := cleanup.Budget(loadBalancerCleanupTimeout, volumeCleanupTimeout, args.CleanupNodeTimeout)
-	cmd, err := local.NewCommand(ctx, name+destroyCleanupName, &local.CommandArgs{
-		// Go is on every machine that runs this program; the repository is
-		// checked out wherever `pulumi destroy` runs. The command uses only
-		// the standard library, which the program's own build compiled.
-		Delete: pulumi.String(DestroyCleanupCommand),
-		Environment: pulumi.StringMap{
-			cleanup.EnvKubeconfig:          args.Kubeconfig,
-			cleanup.EnvClusterArn:          args.ClusterArn,
-			cleanup.EnvClusterCreatedAt:    args.ClusterCreatedAt,
-			cleanup.EnvOwnLabel:            pulumi.String(names.StackSelector(args.StackLabel)),
-			cleanup.EnvLoadBalancerTimeout: pulumi.String(loadBalancerCleanupTimeout.String()),
-			cleanup.EnvVolumeTimeout:       pulumi.String(volumeCleanupTimeout.String()),
-			cleanup.EnvNodeTimeout:         pulumi.String(args.CleanupNodeTimeout.String()),
-			cleanup.EnvReport:              pulumi.String(ReportFile(args.StackLabel)),
-		},
-	},
+	settings := pulumi.StringMap{
+		cleanup.EnvKubeconfig:          args.Kubeconfig,
+		cleanup.EnvClusterArn:          args.ClusterArn,
+		cleanup.EnvClusterCreatedAt:    args.ClusterCreatedAt,
+		cleanup.EnvOwnLabel:            pulumi.String(names.StackSelector(args.StackLabel)),
+		cleanup.EnvLoadBalancerTimeout: pulumi.String(loadBalancerCleanupTimeout.String()),
+		cleanup.EnvVolumeTimeout:       pulumi.String(volumeCleanupTimeout.String()),
+		cleanup.EnvNodeTimeout:         pulumi.String(args.CleanupNodeTimeout.String()),
+		cleanup.EnvReport:              pulumi.String(ReportFile(args.StackLabel)),
+	}
+	opts := []pulumi.ResourceOption{
 		parent,
-		pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(name + oldDestroyCleanupName)}}),
 		// Deleted first: before the controllers, add-ons and access it needs,
 		// and before the stack's own pools and classes.
 		pulumi.DependsOn(prerequisites),
-		// The delete's custom timeout; the command also keeps its own
+		// The delete's custom timeout; the cleanup also keeps its own
 		// deadline (internal/cleanup.Main), so it ends within this whether
 		// or not the provider enforces it.
 		pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: budget.String()}),
@@ -109,9 +104,36 @@ func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pul
 		// let this step delete the workloads' data. Everything the running
 		// cluster needs is among its dependencies.
 		pulumi.Protect(args.Protect),
-	)
+	}
+	register := args.DestroyCleanup
+	if register == nil {
+		register = commandCleanup
+	}
+	r, err := register(ctx, name+destroyCleanupName, settings, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("creating the destroy cleanup: %w", err)
 	}
-	return cmd, nil
+	return r, nil
+}
+
+// CleanupRegistrar registers the destroy cleanup under name: a resource
+// that does nothing on create and update and, on delete, runs
+// internal/cleanup.Main with settings (cleanup.Env* names) read as its
+// environment. opts order it and bound it; a registrar keeps them all.
+type CleanupRegistrar func(ctx *pulumi.Context, name string, settings pulumi.StringMap,
+	opts ...pulumi.ResourceOption) (pulumi.Resource, error)
+
+// commandCleanup is the Go program's cleanup: a pulumi-command
+// local.Command whose delete runs DestroyCleanupCommand with settings as
+// its environment.
+func commandCleanup(ctx *pulumi.Context, name string, settings pulumi.StringMap,
+	opts ...pulumi.ResourceOption) (pulumi.Resource, error) {
+	return local.NewCommand(ctx, name, &local.CommandArgs{
+		// Go is on every machine that runs this program; the repository is
+		// checked out wherever `pulumi destroy` runs. The command uses only
+		// the standard library, which the program's own build compiled.
+		Delete:      pulumi.String(DestroyCleanupCommand),
+		Environment: settings,
+	}, append(opts,
+		pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(strings.TrimSuffix(name, destroyCleanupName) + oldDestroyCleanupName)}}))...)
 }

@@ -9,6 +9,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"nodeless-eks/cluster"
@@ -19,6 +20,7 @@ import (
 	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	pulumiconfig "github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 )
 
 // Defaults for optional keys; Pulumi.yaml declares the same values.
@@ -147,23 +149,76 @@ type AddonVersions struct {
 // today. Every problem is reported at once, before any resource is
 // registered.
 func Load(ctx *pulumi.Context, today time.Time) (*Config, error) {
+	project := pulumiconfig.New(ctx, "")
+	return loadWith(ctx, today, "invalid stack configuration", func(name string) string {
+		if strings.Contains(name, ":") {
+			return pulumiconfig.Get(ctx, name)
+		}
+		return project.Get(name)
+	})
+}
+
+// FromInputs is Load for the inputs of a component (provider/'s Cluster):
+// values holds each input that is set, by the key's name, as its stack
+// config value would read (a string as is; a bool, a number, a list or an
+// object as JSON). Keys of another namespace (aws:region) come from the
+// stack's configuration, as the default providers' settings do. The
+// checks and their messages are Load's; what refers to them is named.
+func FromInputs(ctx *pulumi.Context, today time.Time, what string, values map[string]string) (*Config, error) {
+	for name := range values {
+		if !isKey(name) {
+			return nil, fmt.Errorf("%s:\n%s: not an input (want one of %s)", what, name, strings.Join(InputNames(), ", "))
+		}
+	}
+	return loadWith(ctx, today, what, func(name string) string {
+		if strings.Contains(name, ":") {
+			return pulumiconfig.Get(ctx, name)
+		}
+		return values[name]
+	})
+}
+
+// InputNames are the keys of the project's namespace, in their order:
+// the inputs of the component, which are the stack config keys.
+func InputNames() []string {
+	var names []string
+	for _, k := range (&Config{}).keys(nil, nil) {
+		if !strings.Contains(k.name, ":") {
+			names = append(names, k.name)
+		}
+	}
+	return names
+}
+
+func isKey(name string) bool {
+	for _, n := range InputNames() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// loadWith is Load with each key's raw value from get ("" for unset); what
+// heads the error.
+func loadWith(ctx *pulumi.Context, today time.Time, what string, get func(name string) string) (*Config, error) {
 	c := defaults(ctx.Project(), ctx.Stack())
 	var pools map[string]spec.Pool
 	var classes map[string]spec.NodeClass
-	errs := readKeys(ctx, c.keys(&pools, &classes))
+	errs := readKeys(get, c.keys(&pools, &classes))
 	c.ControllerResources = controllerResourcesOr(c.ControllerResources, c.Production)
 	c.NodePools, c.NodeClasses = spec.Resolve(pools, classes)
 	if err := c.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
+		return nil, fmt.Errorf("%s:\n%w", what, err)
 	}
 	if c.SupportType == "" && !c.Production {
 		c.SupportType = cluster.SupportStandard
 	}
 	if err := preflight(ctx, c, today); err != nil {
-		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
+		return nil, fmt.Errorf("%s:\n%w", what, err)
 	}
 	return c, nil
 }

@@ -6,16 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"nodeless-eks/cluster"
 	"nodeless-eks/internal/iamopts"
 	"nodeless-eks/internal/names"
 	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/versions"
-
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-	pulumiconfig "github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 )
 
 // key is one configuration key: the field its value goes into, and what a
@@ -94,16 +90,10 @@ func (c *Config) keys(pools *map[string]spec.Pool, classes *map[string]spec.Node
 // readKeys reads every key that is set into its field, leaving the default
 // where a key is unset or empty, and returns one error per value that does
 // not parse, so that every problem is reported at once.
-func readKeys(ctx *pulumi.Context, keys []key) []error {
-	project := pulumiconfig.New(ctx, "")
+func readKeys(get func(name string) string, keys []key) []error {
 	var errs []error
 	for _, k := range keys {
-		var raw string
-		if strings.Contains(k.name, ":") {
-			raw = pulumiconfig.Get(ctx, k.name)
-		} else {
-			raw = project.Get(k.name)
-		}
+		raw := get(k.name)
 		if raw == "" {
 			continue
 		}

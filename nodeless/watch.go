@@ -1,4 +1,4 @@
-package main
+package nodeless
 
 import (
 	"context"
@@ -14,26 +14,43 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// The bootstrap watch reads the cluster every bootWatchInterval and says
-// why a pod, class or pool is stuck once it has been for bootWatchStuckAfter:
-// a Fargate pod normally has its node within 2 minutes, so a cause is said
-// within 3 minutes of its first sign; a False condition, a failed launch,
-// Karpenter's FailedScheduling, an image that cannot be pulled or a crash
-// is said at the next read. Variables so that tests can read faster.
-var (
-	bootWatchInterval   = 10 * time.Second
-	bootWatchStuckAfter = 2 * time.Minute
-)
+// Watch is how the bootstrap watch reads the cluster and reports; its
+// zero value is the real watch. The fields are seams for tests.
+type Watch struct {
+	// API reads the cluster of a kubeconfig; nil is internal/kubeapi.
+	API func(kubeconfig string) (bootwatch.API, error)
+	// Log is where lines go; nil is ctx.Log.
+	Log func(ctx *pulumi.Context) pulumi.Log
+	// Running counts the watches in flight, when set; tests wait on it,
+	// the program never does.
+	Running *sync.WaitGroup
+	// The watch reads the cluster every Interval and says why a pod,
+	// class or pool is stuck once it has been for StuckAfter: a Fargate pod
+	// normally has its node within 2 minutes, so a cause is said within 3
+	// minutes of its first sign; a False condition, a failed launch,
+	// Karpenter's FailedScheduling, an image that cannot be pulled or a
+	// crash is said at the next read. Zero means those defaults: 10 s, 2 min.
+	Interval, StuckAfter time.Duration
+}
 
-// Seams for the tests: the cluster the watch reads, where its lines go,
-// and the watches in flight.
-var (
-	bootAPI = func(kubeconfig string) (bootwatch.API, error) { return kubeapi.New(kubeconfig) }
-	bootLog = func(ctx *pulumi.Context) pulumi.Log { return ctx.Log }
-	// bootWatches counts running watches; tests wait on it, the program
-	// never does.
-	bootWatches sync.WaitGroup
-)
+func (w Watch) withDefaults() Watch {
+	if w.API == nil {
+		w.API = func(kubeconfig string) (bootwatch.API, error) { return kubeapi.New(kubeconfig) }
+	}
+	if w.Log == nil {
+		w.Log = func(ctx *pulumi.Context) pulumi.Log { return ctx.Log }
+	}
+	if w.Running == nil {
+		w.Running = &sync.WaitGroup{}
+	}
+	if w.Interval == 0 {
+		w.Interval = 10 * time.Second
+	}
+	if w.StuckAfter == 0 {
+		w.StuckAfter = 2 * time.Minute
+	}
+	return w
+}
 
 // bootstrap is what the watch follows, in the order `pulumi up` creates it.
 type bootstrap struct {
@@ -61,31 +78,32 @@ type bootstrap struct {
 // wait for: it ends when its step's resource is created, when its bound
 // passes (the step's resource fails then too), or when the program exits,
 // so it never keeps `pulumi up` waiting.
-func watchBootstrap(ctx *pulumi.Context, b bootstrap) {
+func watchBootstrap(ctx *pulumi.Context, w Watch, b bootstrap) {
 	if ctx.DryRun() {
 		return
 	}
-	log := bootLog(ctx)
+	w = w.withDefaults()
+	log := w.Log(ctx)
 	sink := resourceSink{log: log, b: b}
 	opts := bootwatch.Options{
 		// The chart's selector labels and container name (karpenter chart
 		// templates/_helpers.tpl and deployment.yaml; test/kubecheck renders it).
 		Namespace: karpenter.Namespace, Selector: "app.kubernetes.io/name=karpenter,app.kubernetes.io/instance=karpenter",
 		Container: "controller", OwnLabel: b.ownLabel,
-		Interval: bootWatchInterval, StuckAfter: bootWatchStuckAfter,
+		Interval: w.Interval, StuckAfter: w.StuckAfter,
 	}
 	start := func(trigger pulumi.Output, until pulumi.CustomResource, bound time.Duration,
 		run func(context.Context, bootwatch.API, bootwatch.Sink, bootwatch.Options, time.Duration)) {
 		done := created(until)
 		pulumi.All(b.kubeconfig, trigger).ApplyT(func(v []any) error {
-			api, err := bootAPI(v[0].(string))
+			api, err := w.API(v[0].(string))
 			if err != nil {
 				_ = log.Warn(fmt.Sprintf("the bootstrap watch cannot read the cluster (%v); `pulumi up` goes on without it", err), nil)
 				return nil
 			}
-			bootWatches.Add(1)
+			w.Running.Add(1)
 			go func() {
-				defer bootWatches.Done()
+				defer w.Running.Done()
 				wctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				go func() {

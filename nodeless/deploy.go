@@ -1,0 +1,239 @@
+// Package nodeless is the whole nodeless EKS bootstrap, in bootstrap
+// order: network lookup, control plane with its Fargate profile, Karpenter
+// on Fargate, node pools, and the add-ons that run on the nodes Karpenter
+// launches. The Go program (main.go) runs it at the root of its stack; the
+// package's Cluster component (provider/) runs it under the component, so
+// the two register the same resources from the same config.Config.
+package nodeless
+
+import (
+	"slices"
+
+	"nodeless-eks/addons"
+	"nodeless-eks/cluster"
+	"nodeless-eks/config"
+	"nodeless-eks/internal/names"
+	"nodeless-eks/karpenter"
+	"nodeless-eks/nodepool"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// Options say where the layers go and how the parts that run outside
+// the engine run.
+type Options struct {
+	// Parent is the component the layers are children of; nil puts them
+	// at the root of the stack.
+	Parent pulumi.Resource
+	// DestroyCleanup registers the destroy cleanup (addons.Args); nil is
+	// the Go program's pulumi-command one.
+	DestroyCleanup addons.CleanupRegistrar
+	// Watch reads the cluster during `pulumi up`.
+	Watch Watch
+}
+
+// Outputs are the stack outputs of the Go program and the outputs of the
+// Cluster component, by the same names (Map).
+type Outputs struct {
+	Region                        pulumi.StringOutput      `pulumi:"region"`
+	ClusterName                   pulumi.StringOutput      `pulumi:"clusterName"`
+	ClusterEndpoint               pulumi.StringOutput      `pulumi:"clusterEndpoint"`
+	Kubeconfig                    pulumi.StringOutput      `pulumi:"kubeconfig"`
+	OidcProviderArn               pulumi.StringOutput      `pulumi:"oidcProviderArn"`
+	OidcIssuer                    pulumi.StringOutput      `pulumi:"oidcIssuer"`
+	ClusterSecurityGroupId        pulumi.StringOutput      `pulumi:"clusterSecurityGroupId"`
+	NodeSecurityGroupId           pulumi.StringOutput      `pulumi:"nodeSecurityGroupId"`
+	SecretsKeyArn                 pulumi.StringOutput      `pulumi:"secretsKeyArn"`
+	LogGroupName                  pulumi.StringOutput      `pulumi:"logGroupName"`
+	VpcId                         pulumi.StringOutput      `pulumi:"vpcId"`
+	PrivateSubnetIds              pulumi.StringArrayOutput `pulumi:"privateSubnetIds"`
+	PodSubnetIds                  pulumi.StringMapOutput   `pulumi:"podSubnetIds"`
+	ControllerRoleArn             pulumi.StringOutput      `pulumi:"controllerRoleArn"`
+	NodeRoleName                  pulumi.StringOutput      `pulumi:"nodeRoleName"`
+	NodeRoleArn                   pulumi.StringOutput      `pulumi:"nodeRoleArn"`
+	InterruptionQueueName         pulumi.StringOutput      `pulumi:"interruptionQueueName"`
+	KarpenterVersion              pulumi.StringOutput      `pulumi:"karpenterVersion"`
+	NodePoolNames                 pulumi.StringArrayOutput `pulumi:"nodePoolNames"`
+	CoreDnsVersion                pulumi.StringOutput      `pulumi:"coreDnsVersion"`
+	LoadBalancerControllerRoleArn pulumi.StringOutput      `pulumi:"loadBalancerControllerRoleArn"`
+	ArgoCdNamespace               pulumi.StringOutput      `pulumi:"argoCdNamespace"`
+}
+
+// Map is each output by its name, as the program exports it.
+func (o *Outputs) Map() map[string]pulumi.Output {
+	return map[string]pulumi.Output{
+		"region": o.Region, "clusterName": o.ClusterName, "clusterEndpoint": o.ClusterEndpoint,
+		"kubeconfig": o.Kubeconfig, "oidcProviderArn": o.OidcProviderArn, "oidcIssuer": o.OidcIssuer,
+		"clusterSecurityGroupId": o.ClusterSecurityGroupId, "nodeSecurityGroupId": o.NodeSecurityGroupId,
+		"secretsKeyArn": o.SecretsKeyArn, "logGroupName": o.LogGroupName, "vpcId": o.VpcId,
+		"privateSubnetIds": o.PrivateSubnetIds, "podSubnetIds": o.PodSubnetIds,
+		"controllerRoleArn": o.ControllerRoleArn, "nodeRoleName": o.NodeRoleName, "nodeRoleArn": o.NodeRoleArn,
+		"interruptionQueueName": o.InterruptionQueueName, "karpenterVersion": o.KarpenterVersion,
+		"nodePoolNames": o.NodePoolNames, "coreDnsVersion": o.CoreDnsVersion,
+		"loadBalancerControllerRoleArn": o.LoadBalancerControllerRoleArn, "argoCdNamespace": o.ArgoCdNamespace,
+	}
+}
+
+// Deploy registers the cluster cfg describes (config.Load or
+// config.FromInputs made it: valid, and checked against the account),
+// warns of what cfg.Warnings says, and starts the bootstrap watch.
+func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error) {
+	var layer []pulumi.ResourceOption
+	if o.Parent != nil {
+		layer = append(layer, pulumi.Parent(o.Parent))
+	}
+	for _, w := range cfg.Warnings {
+		if err := ctx.Log.Warn(w, &pulumi.LogArgs{Resource: o.Parent}); err != nil {
+			return nil, err
+		}
+	}
+
+	// The stack's own NodePools and classes carry it; the destroy cleanup
+	// and the bootstrap watch tell them from others' by it.
+	stackLabel := names.StackLabel(ctx.Project(), ctx.Stack())
+
+	vpc, err := cluster.NewVpc(ctx, cfg.ClusterName, &cluster.VpcArgs{
+		VpcName:                  cfg.VpcName,
+		PrivateSubnetNamePattern: cfg.PrivateSubnetNamePattern,
+		PodSubnetNamePattern:     cfg.PodSubnetNamePattern,
+	}, layer...)
+	if err != nil {
+		return nil, err
+	}
+
+	eks, err := cluster.New(ctx, cfg.ClusterName, &cluster.Args{
+		ClusterName:           cfg.ClusterName,
+		KubernetesVersion:     cfg.KubernetesVersion,
+		Region:                cfg.Region,
+		VpcID:                 pulumi.String(vpc.ID),
+		PrivateSubnetIDs:      vpc.PrivateSubnetIDs,
+		PodSubnetIDsByAZ:      vpc.PodSubnetIDsByAZ,
+		FargateNamespace:      karpenter.Namespace,
+		EndpointPublicAccess:  cfg.EndpointPublicAccess,
+		EndpointPrivateAccess: cfg.EndpointPrivateAccess,
+		PublicAccessCidrs:     cfg.PublicAccessCidrs,
+		VpcCniVersion:         cfg.AddonVersions.VpcCni,
+		Tags:                  cfg.Tags,
+		LogTypes:              cfg.ClusterLogTypes,
+		LogRetentionDays:      cfg.LogRetentionDays,
+		KmsKeyArn:             cfg.KmsKeyArn,
+		AccessEntries:         cfg.AccessEntries,
+		IAM:                   cfg.IAM,
+		KeepPulumiEKSRole:     cfg.KeepPulumiEKSServiceRole,
+		Protect:               cfg.Production,
+		SupportType:           cfg.SupportType,
+	}, layer...)
+	if err != nil {
+		return nil, err
+	}
+
+	ctl, err := karpenter.New(ctx, cfg.ClusterName+"-karpenter", &karpenter.Args{
+		ClusterName:         cfg.ClusterName,
+		Region:              cfg.Region,
+		KubernetesVersion:   cfg.KubernetesVersion,
+		ChartVersion:        cfg.KarpenterVersion,
+		ControllerResources: cfg.ControllerResources,
+		NodeRepair:          cfg.NodeRepair,
+		CreatedClusterName:  eks.ClusterName,
+		ClusterEndpoint:     eks.ClusterEndpoint,
+		OidcProviderArn:     eks.OidcProviderArn,
+		OidcIssuer:          eks.OidcIssuer,
+		Provider:            eks.Provider,
+		FargateProfile:      eks.FargateProfile,
+		Tags:                cfg.Tags,
+		IAM:                 cfg.IAM,
+	}, layer...)
+	if err != nil {
+		return nil, err
+	}
+
+	pools, err := nodepool.New(ctx, cfg.ClusterName+"-nodepools", &nodepool.Args{
+		ClusterName:       cfg.ClusterName,
+		StackLabel:        stackLabel,
+		Pools:             cfg.NodePools,
+		Classes:           cfg.NodeClasses,
+		NodeRoleName:      ctl.NodeRoleName,
+		SubnetIDs:         vpc.PrivateSubnetIDs,
+		SecurityGroupID:   eks.NodeSecurityGroupId,
+		Provider:          eks.Provider,
+		KarpenterRelease:  ctl.Release,
+		NodePrerequisites: ctl.NodePrerequisites,
+		VpcCni:            eks.VpcCni,
+	}, layer...)
+	if err != nil {
+		return nil, err
+	}
+
+	addOns, err := addons.New(ctx, cfg.ClusterName+"-addons", &addons.Args{
+		ClusterName:        cfg.ClusterName,
+		Region:             cfg.Region,
+		KubernetesVersion:  cfg.KubernetesVersion,
+		CreatedClusterName: eks.ClusterName,
+		VpcID:              pulumi.String(vpc.ID),
+		Provider:           eks.Provider,
+		NodePools:          pools.Pools,
+		NodeClasses:        pools.Classes,
+		KarpenterRelease:   ctl.Release,
+		VpcCni:             eks.VpcCni,
+		AccessEntries:      eks.AccessEntries,
+		StackLabel:         stackLabel,
+		Kubeconfig:         eks.Kubeconfig,
+		ClusterArn:         eks.ClusterArn,
+		ClusterCreatedAt:   eks.ClusterCreatedAt,
+		CleanupNodeTimeout: cfg.CleanupNodeTimeout(),
+		Versions: addons.Versions{
+			KubeProxy:                   cfg.AddonVersions.KubeProxy,
+			CoreDNS:                     cfg.AddonVersions.CoreDNS,
+			PodIdentityAgent:            cfg.AddonVersions.PodIdentityAgent,
+			NodeMonitoringAgent:         cfg.AddonVersions.NodeMonitoringAgent,
+			EBSCSIDriver:                cfg.AddonVersions.EBSCSIDriver,
+			MetricsServer:               cfg.AddonVersions.MetricsServer,
+			LoadBalancerControllerChart: cfg.LoadBalancerControllerVersion,
+			ArgoCDChart:                 cfg.ArgoCDVersion,
+		},
+		CoreDNSReplicas:     cfg.CoreDNSReplicas,
+		ArgoCD:              cfg.ArgoCD,
+		NodeMonitoringAgent: cfg.NodeRepair,
+		MetricsServer:       cfg.MetricsServer,
+		Tags:                cfg.Tags,
+		IAM:                 cfg.IAM,
+		Protect:             cfg.Production,
+		DestroyCleanup:      o.DestroyCleanup,
+		// Whatever the running cluster needs goes only after the cleanup.
+		Keep: slices.Concat(eks.Owned, ctl.Owned),
+	}, layer...)
+	if err != nil {
+		return nil, err
+	}
+
+	watchBootstrap(ctx, o.Watch, bootstrap{
+		kubeconfig: eks.Kubeconfig, fargateProfile: eks.FargateProfile, controller: ctl.Release, coreDNS: addOns.CoreDNS,
+		karpenter: ctl, nodePools: pools, addons: addOns,
+		ownLabel: names.StackSelector(stackLabel),
+	})
+
+	return &Outputs{
+		Region:                        pulumi.String(cfg.Region).ToStringOutput(),
+		ClusterName:                   eks.ClusterName,
+		ClusterEndpoint:               eks.ClusterEndpoint,
+		Kubeconfig:                    eks.Kubeconfig,
+		OidcProviderArn:               eks.OidcProviderArn,
+		OidcIssuer:                    eks.OidcIssuer,
+		ClusterSecurityGroupId:        eks.ClusterSecurityGroupId,
+		NodeSecurityGroupId:           eks.NodeSecurityGroupId,
+		SecretsKeyArn:                 eks.SecretsKeyArn,
+		LogGroupName:                  eks.LogGroupName,
+		VpcId:                         pulumi.String(vpc.ID).ToStringOutput(),
+		PrivateSubnetIds:              pulumi.ToStringArray(vpc.PrivateSubnetIDs).ToStringArrayOutput(),
+		PodSubnetIds:                  pulumi.ToStringMap(vpc.PodSubnetIDsByAZ).ToStringMapOutput(),
+		ControllerRoleArn:             ctl.ControllerRoleArn,
+		NodeRoleName:                  ctl.NodeRoleName,
+		NodeRoleArn:                   ctl.NodeRoleArn,
+		InterruptionQueueName:         ctl.InterruptionQueueName,
+		KarpenterVersion:              ctl.KarpenterVersion,
+		NodePoolNames:                 pools.NodePoolNames,
+		CoreDnsVersion:                addOns.CoreDNSVersion,
+		LoadBalancerControllerRoleArn: addOns.LoadBalancerControllerRoleArn,
+		ArgoCdNamespace:               addOns.ArgoCDNamespace,
+	}, nil
+}

@@ -332,7 +332,7 @@ func TestQuickStartRunsForAnyName(t *testing.T) {
 	outputs, err := os.ReadFile(filepath.Join("nodeless", "deploy.go"))
 	require.NoError(t, err)
 	exported := map[string]bool{}
-	for _, m := range regexp.MustCompile(`Output +` + "`" + `pulumi:"([A-Za-z]+)"`).FindAllStringSubmatch(string(outputs), -1) {
+	for _, m := range regexp.MustCompile(`Output +`+"`"+`pulumi:"([A-Za-z]+)"`).FindAllStringSubmatch(string(outputs), -1) {
 		exported[m[1]] = true
 	}
 	run := func(name string, env ...string) ([]string, string, error) {

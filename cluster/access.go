@@ -16,12 +16,12 @@ import (
 type AccessEntry struct {
 	// PrincipalArn is an IAM role or user ARN (a role ARN may carry a path;
 	// an STS assumed-role session ARN is not a principal EKS accepts).
-	PrincipalArn string `json:"principalArn"`
+	PrincipalArn string `json:"principalArn" pulumi:"principalArn"`
 	// Policy is a key of AccessPolicies.
-	Policy string `json:"policy"`
+	Policy string `json:"policy" pulumi:"policy"`
 	// Namespaces limits the policy to these namespaces; empty means the
 	// whole cluster. cluster-admin is always cluster-wide.
-	Namespaces []string `json:"namespaces,omitempty"`
+	Namespaces []string `json:"namespaces,omitempty" pulumi:"namespaces,optional"`
 }
 
 // AccessPolicies are the EKS access policies an entry may name, by the

@@ -135,13 +135,13 @@ type Config struct {
 
 // AddonVersions pins EKS add-on versions (e.g. "v1.20.4-eksbuild.1").
 type AddonVersions struct {
-	VpcCni              string `json:"vpcCni,omitempty"`
-	KubeProxy           string `json:"kubeProxy,omitempty"`
-	CoreDNS             string `json:"coredns,omitempty"`
-	PodIdentityAgent    string `json:"podIdentityAgent,omitempty"`
-	NodeMonitoringAgent string `json:"nodeMonitoringAgent,omitempty"`
-	EBSCSIDriver        string `json:"ebsCsiDriver,omitempty"`
-	MetricsServer       string `json:"metricsServer,omitempty"`
+	VpcCni              string `json:"vpcCni,omitempty" pulumi:"vpcCni,optional"`
+	KubeProxy           string `json:"kubeProxy,omitempty" pulumi:"kubeProxy,optional"`
+	CoreDNS             string `json:"coredns,omitempty" pulumi:"coredns,optional"`
+	PodIdentityAgent    string `json:"podIdentityAgent,omitempty" pulumi:"podIdentityAgent,optional"`
+	NodeMonitoringAgent string `json:"nodeMonitoringAgent,omitempty" pulumi:"nodeMonitoringAgent,optional"`
+	EBSCSIDriver        string `json:"ebsCsiDriver,omitempty" pulumi:"ebsCsiDriver,optional"`
+	MetricsServer       string `json:"metricsServer,omitempty" pulumi:"metricsServer,optional"`
 }
 
 // Load reads the stack configuration, applies defaults, validates it and

@@ -58,9 +58,9 @@ func FargateSize(cpu float64, memMiB int) (vCPU, memGiB float64, err error) {
 // ControllerResources are the controller's requests, equal to its limits.
 type ControllerResources struct {
 	// CPU is a Kubernetes quantity of whole or milli cores: "1", "0.5", "250m".
-	CPU string `json:"cpu,omitempty"`
+	CPU string `json:"cpu,omitempty" pulumi:"cpu,optional"`
 	// Memory is a quantity in Mi or Gi: "768Mi", "2Gi".
-	Memory string `json:"memory,omitempty"`
+	Memory string `json:"memory,omitempty" pulumi:"memory,optional"`
 }
 
 // Controller sizes: the small one serves dev and test clusters, the

@@ -25,79 +25,79 @@ const (
 // defaults of DefaultPool; an empty list means "no requirement".
 type Pool struct {
 	// NodeClass names an entry of the node classes. Default "default".
-	NodeClass string `json:"nodeClass,omitempty"`
+	NodeClass string `json:"nodeClass,omitempty" pulumi:"nodeClass,optional"`
 	// Requirements is the instance menu.
-	Requirements *Requirements `json:"requirements,omitempty"`
+	Requirements *Requirements `json:"requirements,omitempty" pulumi:"requirements,optional"`
 	// Limits caps the pool's total resources, e.g. {"cpu": "50", "memory": "128Gi"}.
-	Limits map[string]string `json:"limits,omitempty"`
+	Limits map[string]string `json:"limits,omitempty" pulumi:"limits,optional"`
 	// Disruption controls consolidation.
-	Disruption *Disruption `json:"disruption,omitempty"`
+	Disruption *Disruption `json:"disruption,omitempty" pulumi:"disruption,optional"`
 	// ExpireAfter replaces nodes after this age ("720h" or "Never").
-	ExpireAfter string `json:"expireAfter,omitempty"`
+	ExpireAfter string `json:"expireAfter,omitempty" pulumi:"expireAfter,optional"`
 	// TerminationGracePeriod bounds a node's drain, so a destroy cannot
 	// hang on a pod that refuses eviction. Default "1h".
-	TerminationGracePeriod string `json:"terminationGracePeriod,omitempty"`
+	TerminationGracePeriod string `json:"terminationGracePeriod,omitempty" pulumi:"terminationGracePeriod,optional"`
 	// Weight orders pools (1-100, higher first); 0 means unset.
-	Weight int `json:"weight,omitempty"`
+	Weight int `json:"weight,omitempty" pulumi:"weight,optional"`
 	// Labels go on every node of the pool.
-	Labels map[string]string `json:"labels,omitempty"`
+	Labels map[string]string `json:"labels,omitempty" pulumi:"labels,optional"`
 	// Taints go on every node of the pool.
-	Taints []Taint `json:"taints,omitempty"`
+	Taints []Taint `json:"taints,omitempty" pulumi:"taints,optional"`
 }
 
 // Requirements is the instance menu of a pool. Nil means the default.
 type Requirements struct {
 	// Arch: kubernetes.io/arch In, of amd64 and arm64.
-	Arch []string `json:"arch,omitempty"`
+	Arch []string `json:"arch,omitempty" pulumi:"arch,optional"`
 	// CapacityTypes: karpenter.sh/capacity-type In, of spot, on-demand and reserved.
-	CapacityTypes []string `json:"capacityTypes,omitempty"`
+	CapacityTypes []string `json:"capacityTypes,omitempty" pulumi:"capacityTypes,optional"`
 	// Categories: karpenter.k8s.aws/instance-category In (c, m, r, ...).
-	Categories []string `json:"categories,omitempty"`
+	Categories []string `json:"categories,omitempty" pulumi:"categories,optional"`
 	// GenerationGreaterThan: karpenter.k8s.aws/instance-generation Gt.
-	GenerationGreaterThan *int `json:"generationGreaterThan,omitempty"`
+	GenerationGreaterThan *int `json:"generationGreaterThan,omitempty" pulumi:"generationGreaterThan,optional"`
 	// CPUs: karpenter.k8s.aws/instance-cpu In.
-	CPUs []int `json:"cpus,omitempty"`
+	CPUs []int `json:"cpus,omitempty" pulumi:"cpus,optional"`
 	// CPUGreaterThan: karpenter.k8s.aws/instance-cpu Gt.
-	CPUGreaterThan *int `json:"cpuGreaterThan,omitempty"`
+	CPUGreaterThan *int `json:"cpuGreaterThan,omitempty" pulumi:"cpuGreaterThan,optional"`
 	// MemoryMiBGreaterThan: karpenter.k8s.aws/instance-memory Gt (MiB).
-	MemoryMiBGreaterThan *int `json:"memoryMiBGreaterThan,omitempty"`
+	MemoryMiBGreaterThan *int `json:"memoryMiBGreaterThan,omitempty" pulumi:"memoryMiBGreaterThan,optional"`
 	// Hypervisors: karpenter.k8s.aws/instance-hypervisor In (nitro).
-	Hypervisors []string `json:"hypervisors,omitempty"`
+	Hypervisors []string `json:"hypervisors,omitempty" pulumi:"hypervisors,optional"`
 	// Extra requirements, as in the NodePool API.
-	Extra []Requirement `json:"extra,omitempty"`
+	Extra []Requirement `json:"extra,omitempty" pulumi:"extra,optional"`
 }
 
 // Requirement is a NodePool requirement.
 type Requirement struct {
-	Key       string   `json:"key"`
-	Operator  string   `json:"operator"`
-	Values    []string `json:"values,omitempty"`
-	MinValues *int     `json:"minValues,omitempty"`
+	Key       string   `json:"key" pulumi:"key"`
+	Operator  string   `json:"operator" pulumi:"operator"`
+	Values    []string `json:"values,omitempty" pulumi:"values,optional"`
+	MinValues *int     `json:"minValues,omitempty" pulumi:"minValues,optional"`
 }
 
 // Disruption is a NodePool's disruption policy.
 type Disruption struct {
 	// ConsolidationPolicy is WhenEmpty, WhenEmptyOrUnderutilized or Balanced.
-	ConsolidationPolicy string `json:"consolidationPolicy,omitempty"`
+	ConsolidationPolicy string `json:"consolidationPolicy,omitempty" pulumi:"consolidationPolicy,optional"`
 	// ConsolidateAfter is how long a node must be consolidatable ("1m", "Never").
-	ConsolidateAfter string `json:"consolidateAfter,omitempty"`
+	ConsolidateAfter string `json:"consolidateAfter,omitempty" pulumi:"consolidateAfter,optional"`
 	// Budgets limit how many nodes are disrupted at once.
-	Budgets []Budget `json:"budgets,omitempty"`
+	Budgets []Budget `json:"budgets,omitempty" pulumi:"budgets,optional"`
 }
 
 // Budget is a disruption budget.
 type Budget struct {
-	Nodes    string   `json:"nodes"`
-	Schedule string   `json:"schedule,omitempty"`
-	Duration string   `json:"duration,omitempty"`
-	Reasons  []string `json:"reasons,omitempty"`
+	Nodes    string   `json:"nodes" pulumi:"nodes"`
+	Schedule string   `json:"schedule,omitempty" pulumi:"schedule,optional"`
+	Duration string   `json:"duration,omitempty" pulumi:"duration,optional"`
+	Reasons  []string `json:"reasons,omitempty" pulumi:"reasons,optional"`
 }
 
 // Taint is a node taint.
 type Taint struct {
-	Key    string `json:"key"`
-	Value  string `json:"value,omitempty"`
-	Effect string `json:"effect"`
+	Key    string `json:"key" pulumi:"key"`
+	Value  string `json:"value,omitempty" pulumi:"value,optional"`
+	Effect string `json:"effect" pulumi:"effect"`
 }
 
 // NodeClass is one EC2NodeClass as the stack configures it.
@@ -106,13 +106,13 @@ type NodeClass struct {
 	// "al2023@latest" or "al2023@v20250101". Default bottlerocket@latest;
 	// production stacks must pin a version that exists for the cluster's
 	// Kubernetes minor.
-	AMIAlias string `json:"amiAlias,omitempty"`
+	AMIAlias string `json:"amiAlias,omitempty" pulumi:"amiAlias,optional"`
 	// VolumeSize is the data (Bottlerocket) or root (AL2023) volume, e.g. "20Gi".
-	VolumeSize string `json:"volumeSize,omitempty"`
+	VolumeSize string `json:"volumeSize,omitempty" pulumi:"volumeSize,optional"`
 	// VolumeType is the EBS type, default gp3.
-	VolumeType string `json:"volumeType,omitempty"`
+	VolumeType string `json:"volumeType,omitempty" pulumi:"volumeType,optional"`
 	// Tags go on the instances, volumes and network interfaces.
-	Tags map[string]string `json:"tags,omitempty"`
+	Tags map[string]string `json:"tags,omitempty" pulumi:"tags,optional"`
 }
 
 // Defaults.

@@ -92,6 +92,7 @@ type Recorder struct {
 	mu             sync.Mutex
 	byKey          map[string]*Registration // "type::name"
 	byURN          map[string]*Registration
+	states         map[string]resource.PropertyMap // by URN: {urn, id, state}
 	order          []*Registration
 	invocations    []Invocation
 }
@@ -99,7 +100,7 @@ type Recorder struct {
 // New returns a recorder for stack of project, the names its URNs carry.
 func New(project, stack string) *Recorder {
 	return &Recorder{project: project, stack: stack, HoldLimit: 20 * time.Second,
-		byKey: map[string]*Registration{}, byURN: map[string]*Registration{}}
+		byKey: map[string]*Registration{}, byURN: map[string]*Registration{}, states: map[string]resource.PropertyMap{}}
 }
 
 // NewResource records the registration and answers with State.
@@ -152,14 +153,21 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 	r.order = append(r.order, reg)
 	r.mu.Unlock()
 
-	if r.State != nil {
-		return r.State(reg)
-	}
-	id := ""
+	id, state := "", args.Inputs.Copy()
 	if args.Custom {
 		id = args.Name + "-id"
 	}
-	return id, args.Inputs.Copy(), nil
+	if r.State != nil {
+		var err error
+		if id, state, err = r.State(reg); err != nil {
+			return "", nil, err
+		}
+	}
+	r.mu.Lock()
+	r.states[reg.URN] = resource.PropertyMap{"urn": resource.NewProperty(reg.URN), "id": resource.NewProperty(id),
+		"state": resource.NewProperty(state)}
+	r.mu.Unlock()
+	return id, state, nil
 }
 
 // Call records the invoke and answers with Invoke.
@@ -167,10 +175,29 @@ func (r *Recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) 
 	r.mu.Lock()
 	r.invocations = append(r.invocations, Invocation{Token: args.Token, Args: args.Args, Provider: args.Provider})
 	r.mu.Unlock()
+	if args.Token == getResource {
+		return r.resourceState(args.Args["urn"].StringValue())
+	}
 	if r.Invoke == nil {
 		return nil, fmt.Errorf("unexpected invoke %s", args.Token)
 	}
 	return r.Invoke(args)
+}
+
+// getResource is the invoke the SDK reads a resource reference's state
+// with. The SDK's own mocks answer it before the Recorder is asked
+// (sdk/go/pulumi/mocks.go); pulumi-go-provider's test server, whose
+// monitor hands every invoke on (integration/fake/monitor.go at v1.5.0),
+// does not, so the Recorder answers it from what it registered.
+const getResource = "pulumi:pulumi:getResource"
+
+func (r *Recorder) resourceState(urn string) (resource.PropertyMap, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st, ok := r.states[urn]; ok {
+		return st, nil
+	}
+	return nil, fmt.Errorf("unknown resource %s", urn)
 }
 
 // urn is the URN the SDK's mock monitor gives a resource (mocks.go newURN):

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/blang/semver"
+	"github.com/pulumi/pulumi/pkg/v3/codegen/nodejs"
+	"github.com/pulumi/pulumi/pkg/v3/codegen/python"
+	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The SDK check's toolchain: sdktest/node_modules (.ci/run: npm ci). With
+// envTypeScript=required a missing one fails the test instead of
+// skipping it.
+const envTypeScript = "NODELESS_EKS_TYPESCRIPT"
+
+// TestGeneratedSDKs generates the TypeScript and Python SDKs from the
+// schema the provider serves, with the code generators the language hosts
+// run for `pulumi package add` (pulumi-language-nodejs and -python call
+// codegen/nodejs and codegen/python GeneratePackage, a local SDK for
+// nodejs), then type-checks the TypeScript SDK and example/index.ts with
+// tsc and compiles the Python SDK with python3 -m compileall.
+func TestGeneratedSDKs(t *testing.T) {
+	var spec schema.PackageSpec
+	require.NoError(t, json.Unmarshal(schemaJSON(t), &spec))
+	bind := func() *schema.Package {
+		pkg, err := schema.ImportSpec(spec, nil, noPackages{}, schema.ValidationOptions{})
+		require.NoError(t, err, "the schema binds")
+		return pkg
+	}
+	dir := t.TempDir()
+	write := func(root string, files map[string][]byte) {
+		for name, body := range files {
+			path := filepath.Join(root, name)
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+			require.NoError(t, os.WriteFile(path, body, 0o644))
+		}
+	}
+
+	ts, err := nodejs.GeneratePackage("pulumi-language-nodejs", bind(), nil, nil, true, noPackages{})
+	require.NoError(t, err)
+	sdk := filepath.Join(dir, "sdks", Name)
+	write(sdk, ts)
+	require.Contains(t, ts, "cluster.ts")
+
+	py, err := python.GeneratePackage("pulumi-language-python", bind(), nil, noPackages{})
+	require.NoError(t, err)
+	write(filepath.Join(dir, "python"), py)
+	var pyPkg string
+	for name := range py {
+		if strings.HasSuffix(name, "/cluster.py") {
+			pyPkg = filepath.Dir(name)
+		}
+	}
+	require.NotEmpty(t, pyPkg, "the Python SDK has the Cluster: %v", keys(py))
+
+	t.Run("python compileall", func(t *testing.T) {
+		py3, err := exec.LookPath("python3")
+		if err != nil {
+			t.Skip("no python3")
+		}
+		out, err := exec.Command(py3, "-m", "compileall", "-q", filepath.Join(dir, "python")).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	})
+
+	t.Run("tsc", func(t *testing.T) {
+		modules, err := filepath.Abs(filepath.Join("sdktest", "node_modules"))
+		require.NoError(t, err)
+		tsc := filepath.Join(modules, ".bin", "tsc")
+		if _, err := os.Stat(tsc); err != nil {
+			if os.Getenv(envTypeScript) == "required" {
+				t.Fatalf("%s=required and no %s: run npm ci in provider/sdktest", envTypeScript, tsc)
+			}
+			t.Skipf("no %s (npm ci in provider/sdktest)", tsc)
+		}
+		require.NoError(t, os.Symlink(modules, filepath.Join(dir, "node_modules")))
+		run := func(args ...string) {
+			t.Helper()
+			cmd := exec.Command(tsc, args...)
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "tsc %s:\n%s", strings.Join(args, " "), out)
+		}
+		// The SDK as its own tsconfig builds it.
+		run("-p", filepath.Join("sdks", Name), "--noEmit")
+
+		// The example, resolving @pulumi/nodeless-eks to the SDK as the
+		// file: dependency of its package.json does.
+		example, err := os.ReadFile(filepath.Join("example", "index.ts"))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "index.ts"), example, 0o644))
+		var tsconfig map[string]any
+		raw, err := os.ReadFile(filepath.Join("example", "tsconfig.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(raw, &tsconfig))
+		opts := tsconfig["compilerOptions"].(map[string]any)
+		opts["noEmit"] = true
+		opts["baseUrl"] = "."
+		opts["paths"] = map[string]any{"@pulumi/" + Name: []string{"./sdks/" + Name}}
+		raw, err = json.Marshal(tsconfig)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "tsconfig.json"), raw, 0o644))
+		run("-p", ".")
+
+		// A wrong input is a type error, not a surprise at `pulumi up`.
+		bad := strings.Replace(string(example), `vpcName: "platform-vpc",`, `vpcName: 42,`, 1)
+		require.NotEqual(t, string(example), bad)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "index.ts"), []byte(bad), 0o644))
+		cmd := exec.Command(tsc, "-p", ".")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "tsc accepted a number for vpcName")
+		line := strings.Count(string(example[:strings.Index(string(example), "vpcName:")]), "\n") + 1
+		assert.Contains(t, string(out), fmt.Sprintf("index.ts(%d,", line), "the error is on vpcName's line")
+		assert.Contains(t, string(out), "Type 'number' is not assignable to type 'string'")
+	})
+}
+
+func keys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// noPackages is the schema loader: the package refers to no other
+// package (its inputs are plain values), so any load is a mistake.
+type noPackages struct{}
+
+func (noPackages) LoadPackage(pkg string, _ *semver.Version) (*schema.Package, error) {
+	return nil, fmt.Errorf("the schema refers to package %s", pkg)
+}
+
+func (noPackages) LoadPackageV2(_ context.Context, d *schema.PackageDescriptor) (*schema.Package, error) {
+	return nil, fmt.Errorf("the schema refers to package %s", d.Name)
+}
+
+func (noPackages) LoadPackageReference(pkg string, _ *semver.Version) (schema.PackageReference, error) {
+	return nil, fmt.Errorf("the schema refers to package %s", pkg)
+}
+
+func (noPackages) LoadPackageReferenceV2(_ context.Context, d *schema.PackageDescriptor) (schema.PackageReference, error) {
+	return nil, fmt.Errorf("the schema refers to package %s", d.Name)
+}

@@ -8,6 +8,7 @@ import (
 	"go/format"
 	"os"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -511,4 +512,23 @@ func jsonOf(t *testing.T, v any) string {
 	raw, err := json.Marshal(v)
 	require.NoError(t, err)
 	return string(raw)
+}
+
+// TestPluginFile: PulumiPlugin.yaml passes the CLI's own loader, names the
+// Go runtime, and requires a CLI no older than the SDK the provider is
+// built with (go.mod).
+func TestPluginFile(t *testing.T) {
+	plugin, err := workspace.LoadPluginProject("PulumiPlugin.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "go", plugin.Runtime.Name())
+	admits, err := semver.ParseRange(plugin.RequiredPulumiVersion)
+	require.NoError(t, err, "requiredPulumiVersion is a semver range")
+	gomod, err := os.ReadFile("go.mod")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`github.com/pulumi/pulumi/sdk/v3 v(\S+)`).FindSubmatch(gomod)
+	require.NotNil(t, m)
+	sdk := semver.MustParse(string(m[1]))
+	assert.True(t, admits(sdk), "the CLI of the provider's SDK, %s, is admitted", sdk)
+	older := semver.Version{Major: sdk.Major, Minor: sdk.Minor - 1}
+	assert.False(t, admits(older), "an older CLI, %s, is refused", older)
 }

@@ -134,10 +134,12 @@ type destroyCleanupResource struct {
 
 // registerDestroyCleanup is the Cluster's addons.CleanupRegistrar: a
 // DestroyCleanup of this package, with the options the add-ons give it
-// (its dependencies, the delete timeout, protection).
+// (its dependencies, the delete timeout, protection), served by the
+// provider the Cluster's SDK names (Version, PluginDownloadURL).
 func registerDestroyCleanup(ctx *pulumi.Context, name string, settings pulumi.StringMap,
 	opts ...pulumi.ResourceOption) (pulumi.Resource, error) {
 	r := &destroyCleanupResource{}
+	opts = append(opts, pulumi.Version(Version), pulumi.PluginDownloadURL(PluginDownloadURL))
 	if err := ctx.RegisterResource(destroyCleanupToken, name, pulumi.Map{"settings": settings}, r, opts...); err != nil {
 		return nil, err
 	}

@@ -22,8 +22,23 @@ import (
 const Name = "nodeless-eks"
 
 // Version is the package's version, which the schema carries; a release
-// tag sets it (README: "Versions").
+// bumps it and tags the commit v<Version>, the tag `pulumi package add`
+// clones (refs/tags/v<version>: sdk/go/common/workspace/plugins.go,
+// gitSource.Download, at v3.256.0).
 const Version = "0.1.0"
+
+// Repository is where this repository is published on GitHub (owner/name);
+// a fork sets its own before its first tag. PluginDownloadURL is what
+// `pulumi package add github.com/<Repository>/provider@v<Version>` records
+// for the package (workspace.parsePluginSpecFromURL: the source URL with
+// the git scheme), which the consumer's SDK registers the Cluster with.
+// The Cluster's own DestroyCleanup must carry the same URL and version:
+// without them the engine looks for a second, unnamed default provider of
+// the package, which it cannot find (pulumi-go-provider#586).
+const (
+	Repository        = "my-org/nodeless-eks"
+	PluginDownloadURL = "git://github.com/" + Repository + "/provider"
+)
 
 func main() {
 	prov, err := Provider(func() time.Time { return time.Now().UTC() })
@@ -70,6 +85,8 @@ func builder(cluster infer.InferredComponent) *infer.ProviderBuilder {
 		WithDescription("An Amazon EKS cluster with no node groups: Karpenter runs on Fargate and launches every EC2 node. One `pulumi up` converges; `pulumi destroy` leaves no instances.").
 		WithKeywords("eks", "karpenter", "fargate", "kubernetes", "aws", "category/cloud", "kind/component").
 		WithLicense("Apache-2.0").
+		WithRepository("https://github.com/" + Repository).
+		WithPluginDownloadURL(PluginDownloadURL).
 		WithComponents(cluster).
 		WithResources(infer.Resource(&DestroyCleanup{})).
 		// The input types live in the layer packages (nodepool/spec,

@@ -323,7 +323,16 @@ func TestConstructRegistersWhatTheProgramRegisters(t *testing.T) {
 				if reg.URN == componentURN || reg.Type == Name+":index:Cluster" {
 					continue
 				}
+				if reg.Type == destroyCleanupToken {
+					// Served by the provider the Cluster's SDK names.
+					assert.Equal(t, Version, reg.Version)
+					assert.Equal(t, PluginDownloadURL, reg.RPC.GetPluginDownloadURL())
+				}
 				key, v := normalized(t, reg, componentURN)
+				if reg.Type == destroyCleanupToken {
+					delete(v, "version")
+					delete(v, "pluginDownloadURL")
+				}
 				got[key] = v
 			}
 			require.Len(t, got, len(want))

@@ -17,6 +17,7 @@ import (
 
 	"nodeless-eks/config"
 	"nodeless-eks/internal/bootwatch"
+	"nodeless-eks/internal/cleanup"
 	"nodeless-eks/nodeless"
 	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/testkit/fakeaws"
@@ -31,6 +32,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pconfig "github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -448,7 +450,7 @@ func TestConstructRefusesBadInput(t *testing.T) {
 	}{
 		{"a pool on a class that does not exist", "nodePools", map[string]any{"general": map[string]any{"nodeClass": "missing"}}, "nodePools"},
 		{"a requirement of an unknown field", "nodePools", map[string]any{"general": map[string]any{"requirements": map[string]any{"archs": []any{"arm64"}}}}, "nodePools"},
-		{"one CoreDNS replica on production", "corednsReplicas", float64(0), "corednsReplicas"},
+		{"no CoreDNS replicas", "corednsReplicas", float64(0), "corednsReplicas"},
 		{"a cluster name AWS refuses", "clusterName", "-starts-with-a-dash", "clusterName"},
 		{"a Kubernetes minor Karpenter does not support", "kubernetesVersion", "1.20", "kubernetesVersion"},
 	} {
@@ -540,4 +542,27 @@ func TestPluginFile(t *testing.T) {
 	assert.True(t, admits(sdk), "the CLI of the provider's SDK, %s, is admitted", sdk)
 	older := semver.Version{Major: sdk.Major, Minor: sdk.Minor - 1}
 	assert.False(t, admits(older), "an older CLI, %s, is refused", older)
+}
+
+// TestDestroyCleanupChangesInPlace: new settings (a longer node timeout, a
+// new kubeconfig) update the DestroyCleanup; a replacement would delete the
+// old one, and so run the cleanup against the live cluster.
+func TestDestroyCleanupChangesInPlace(t *testing.T) {
+	s := server(t, mock.New(monitorProject, monitorStack))
+	settings := func(timeout string) property.Map {
+		return property.NewMap(map[string]property.Value{"settings": property.New(map[string]property.Value{
+			cleanup.EnvNodeTimeout: property.New(timeout), cleanup.EnvOwnLabel: property.New("nodeless-eks/stack=consumer.dev"),
+		})})
+	}
+	urn := resource.NewURN(testStack, testProject, "", destroyCleanupToken, "cleanup")
+	resp, err := s.Diff(p.DiffRequest{ID: "cleanup", Urn: urn, State: settings("1h15m0s"), OldInputs: settings("1h15m0s"), Inputs: settings("2h15m0s")})
+	require.NoError(t, err)
+	assert.True(t, resp.HasChanges)
+	require.NotEmpty(t, resp.DetailedDiff)
+	for path, d := range resp.DetailedDiff {
+		assert.Equal(t, p.Update, d.Kind, "%s changes in place", path)
+	}
+	up, err := s.Update(p.UpdateRequest{ID: "cleanup", Urn: urn, State: settings("1h15m0s"), Inputs: settings("2h15m0s")})
+	require.NoError(t, err)
+	assert.Equal(t, settings("2h15m0s"), up.Properties)
 }

@@ -50,7 +50,7 @@ func newArgoCD(ctx *pulumi.Context, name string, args *Args, coreDNS, lbControll
 	}, parent, pulumi.Provider(args.Provider), pulumi.DependsOn(prerequisites),
 		// Deleted before the cleanup, so protected with it: its
 		// applications are what the stack runs.
-		pulumi.Protect(args.Protect))
+		protectIf(args.Protect))
 	if err != nil {
 		return fmt.Errorf("creating ArgoCD release: %w", err)
 	}

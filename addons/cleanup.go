@@ -103,7 +103,7 @@ func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pul
 		// deployment_executor.go): the protected cluster alone would have
 		// let this step delete the workloads' data. Everything the running
 		// cluster needs is among its dependencies.
-		pulumi.Protect(args.Protect),
+		protectIf(args.Protect),
 	}
 	register := args.DestroyCleanup
 	if register == nil {
@@ -136,4 +136,18 @@ func commandCleanup(ctx *pulumi.Context, name string, settings pulumi.StringMap,
 		Environment: settings,
 	}, append(opts,
 		pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(strings.TrimSuffix(name, destroyCleanupName) + oldDestroyCleanupName)}}))...)
+}
+
+// protectIf protects a resource on a production stack and otherwise sets
+// nothing, so that the resource inherits its parent's protection: a
+// consumer that protects the Cluster component (provider/) protects the
+// cleanup, ArgoCD and the LB controller's CRDs with the cluster, where an
+// explicit Protect(false) would let a destroy delete the workloads' data
+// before it stops at the protected cluster (the Go SDK takes the parent's
+// only when the option is unset: sdk/go/pulumi/context.go, at v3.256.0).
+func protectIf(production bool) pulumi.ResourceOption {
+	if production {
+		return pulumi.Protect(true)
+	}
+	return pulumi.Composite()
 }

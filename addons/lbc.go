@@ -86,7 +86,7 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 	crds, err := k8syaml.NewConfigGroup(ctx, name+"-lb-controller-crds", &k8syaml.ConfigGroupArgs{
 		Files: pulumi.ToStringArray(LoadBalancerControllerCRDs(args.Versions.LoadBalancerControllerChart)),
 	}, parent, pulumi.Provider(args.Provider), pulumi.Transforms([]pulumi.ResourceTransform{TakeOverCRDs(args.Protect)}),
-		pulumi.Protect(args.Protect))
+		protectIf(args.Protect))
 	if err != nil {
 		return nil, fmt.Errorf("creating load balancer controller CRDs: %w", err)
 	}

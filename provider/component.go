@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"nodeless-eks/addons"
 	"nodeless-eks/cluster"
 	"nodeless-eks/config"
 	"nodeless-eks/karpenter"
@@ -90,7 +92,7 @@ type Cluster struct {
 	Region                        pulumi.StringOutput      `pulumi:"region"`
 	ClusterName                   pulumi.StringOutput      `pulumi:"clusterName"`
 	ClusterEndpoint               pulumi.StringOutput      `pulumi:"clusterEndpoint"`
-	Kubeconfig                    pulumi.StringOutput      `pulumi:"kubeconfig"`
+	Kubeconfig                    pulumi.StringOutput      `pulumi:"kubeconfig" provider:"secret"`
 	OidcProviderArn               pulumi.StringOutput      `pulumi:"oidcProviderArn"`
 	OidcIssuer                    pulumi.StringOutput      `pulumi:"oidcIssuer"`
 	ClusterSecurityGroupId        pulumi.StringOutput      `pulumi:"clusterSecurityGroupId"`
@@ -148,7 +150,8 @@ func (c *Cluster) Annotate(a infer.Annotator) {
 // clusterConstructor makes the Cluster's constructor; before, when set,
 // runs in the component's context before anything is checked (tests
 // register what their mocks need there).
-func clusterConstructor(today func() time.Time, before func(ctx *pulumi.Context) error) infer.ComponentFn[ClusterArgs, *Cluster] {
+func clusterConstructor(today func() time.Time, before func(ctx *pulumi.Context) error,
+	cleanup addons.CleanupRegistrar) infer.ComponentFn[ClusterArgs, *Cluster] {
 	return func(ctx *pulumi.Context, name string, args ClusterArgs, opts ...pulumi.ResourceOption) (*Cluster, error) {
 		if before != nil {
 			if err := before(ctx); err != nil {
@@ -168,7 +171,7 @@ func clusterConstructor(today func() time.Time, before func(ctx *pulumi.Context)
 		if err := ctx.RegisterComponentResource(token, name, c, opts...); err != nil {
 			return nil, err
 		}
-		out, err := nodeless.Deploy(ctx, cfg, nodeless.Options{Parent: c, DestroyCleanup: registerDestroyCleanup})
+		out, err := nodeless.Deploy(ctx, cfg, nodeless.Options{Parent: c, DestroyCleanup: cleanup})
 		if err != nil {
 			return nil, err
 		}
@@ -261,9 +264,12 @@ func fieldName(f reflect.StructField) string {
 	return name
 }
 
-// unknownFields refuses the inputs, or fields of their objects, that
-// ClusterArgs and its types do not have, naming each by its path, in the
-// words config uses for a stack file's unknown object key.
+// unknownFields refuses, naming each by its path, the inputs or fields of
+// their objects that ClusterArgs and its types do not have (in the words
+// config uses for a stack file's unknown object key), values that are not
+// plain (outputs, secrets, unknowns) and fractions where a whole number
+// goes: what the typed copy of the inputs would drop or refuse in the
+// SDK's words.
 func unknownFields(name string, inputs property.Map) error {
 	var unknown []string
 	checkFields(reflect.TypeFor[ClusterArgs](), inputs, "", &unknown)
@@ -302,6 +308,13 @@ func checkValue(typ reflect.Type, v property.Value, path string, unknown *[]stri
 		typ = typ.Elem()
 	}
 	switch {
+	case v.IsComputed() || v.Secret() || len(v.Dependencies()) > 0:
+		// The SDK's typed copy would refuse it with its own words.
+		*unknown = append(*unknown, fmt.Sprintf("%s: an output of another resource or a secret; the Cluster takes plain "+
+			"values, checked before anything is registered", path))
+	case typ.Kind() == reflect.Int && v.IsNumber() && v.AsNumber() != math.Trunc(v.AsNumber()):
+		// The typed copy would drop the fraction; a stack file refuses it.
+		*unknown = append(*unknown, fmt.Sprintf("%s: %v: want a whole number", path, v.AsNumber()))
 	case typ.Kind() == reflect.Struct && v.IsMap():
 		checkFields(typ, v.AsMap(), path, unknown)
 	case typ.Kind() == reflect.Map && v.IsMap():

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"nodeless-eks/addons"
 	"nodeless-eks/internal/cleanup"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -20,8 +21,8 @@ const destroyCleanupToken = Name + ":index:DestroyCleanup"
 // DestroyCleanup is the Cluster's destroy cleanup (addons.CleanupRegistrar):
 // create and update only record its settings; its delete runs
 // internal/cleanup in this provider's process, the code the Go program's
-// `go run ./cmd/destroy-cleanup` runs, so that it needs neither Go nor
-// this repository where `pulumi destroy` runs. The Cluster gives it the
+// `go run ./cmd/destroy-cleanup` runs, so that it needs neither `go run`
+// nor this repository where `pulumi destroy` runs. The Cluster gives it the
 // same dependencies, delete timeout and protection as the program gives
 // its command: destroy deletes it first, and a targeted destroy that
 // reaches it is refused by the cleanup unless told (internal/cleanup).
@@ -132,16 +133,19 @@ type destroyCleanupResource struct {
 	pulumi.CustomResourceState
 }
 
-// registerDestroyCleanup is the Cluster's addons.CleanupRegistrar: a
-// DestroyCleanup of this package, with the options the add-ons give it
-// (its dependencies, the delete timeout, protection), served by the
-// provider the Cluster's SDK names (Version, PluginDownloadURL).
-func registerDestroyCleanup(ctx *pulumi.Context, name string, settings pulumi.StringMap,
-	opts ...pulumi.ResourceOption) (pulumi.Resource, error) {
-	r := &destroyCleanupResource{}
-	opts = append(opts, pulumi.Version(Version), pulumi.PluginDownloadURL(PluginDownloadURL))
-	if err := ctx.RegisterResource(destroyCleanupToken, name, pulumi.Map{"settings": settings}, r, opts...); err != nil {
-		return nil, err
+// registrar is the Cluster's addons.CleanupRegistrar: a DestroyCleanup
+// of this package, with the options the add-ons give it (its dependencies,
+// the delete timeout, protection), served by the provider the consumer's
+// SDK names: the version the engine configured this process with, and
+// PluginDownloadURL.
+func (id *identity) registrar() addons.CleanupRegistrar {
+	return func(ctx *pulumi.Context, name string, settings pulumi.StringMap,
+		opts ...pulumi.ResourceOption) (pulumi.Resource, error) {
+		r := &destroyCleanupResource{}
+		opts = append(opts, pulumi.Version(id.get()), pulumi.PluginDownloadURL(PluginDownloadURL))
+		if err := ctx.RegisterResource(destroyCleanupToken, name, pulumi.Map{"settings": settings}, r, opts...); err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
-	return r, nil
 }

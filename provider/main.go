@@ -2,19 +2,22 @@
 // component, which registers what the Go program at the repository's
 // root registers, for programs in any Pulumi language (`pulumi package
 // add`), and DestroyCleanup, the resource whose delete runs the destroy
-// cleanup in this process, so that a consumer needs neither this
-// checkout nor a Go toolchain when it destroys.
+// cleanup in this process, so that destroying needs no checkout and no
+// `go run` (Pulumi still builds this plugin with Go when it starts it).
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
 // Name is the package's name: the first segment of every token, and the
@@ -40,6 +43,15 @@ const (
 	PluginDownloadURL = "git://github.com/" + Repository + "/provider"
 )
 
+// Namespace is the SDKs' scope: `pulumi package add` gives a git package
+// without one the lower-cased owner (packages.go setSpecNamespace), so the
+// schema says so itself: the TypeScript SDK is @<namespace>/nodeless-eks
+// in sdks/<namespace>-nodeless-eks.
+func Namespace() string {
+	owner, _, _ := strings.Cut(Repository, "/")
+	return strings.ToLower(owner)
+}
+
 func main() {
 	prov, err := Provider(func() time.Time { return time.Now().UTC() })
 	if err == nil {
@@ -54,19 +66,21 @@ func main() {
 // Provider is the package's provider; today is the day a Cluster reads
 // the EKS support calendar against.
 func Provider(today func() time.Time) (p.Provider, error) {
-	return build(infer.ComponentF(clusterConstructor(today, nil)))
+	return build(today, nil)
 }
 
-// build is the provider around cluster, the Cluster's component (tests
-// wrap its constructor; the schema is the same either way). Its Construct
-// refuses object fields the inputs' types do not have before the typed
-// copy drops them: a typo must fail, as it fails in a stack file.
-func build(cluster infer.InferredComponent) (p.Provider, error) {
-	prov, err := builder(cluster).Build()
+// build is the provider; before, when set, runs at the start of each
+// Cluster's constructor (tests register what their mocks need there).
+// Its Construct refuses what the typed copy of the inputs would misread
+// (unknownFields); its Configure learns the version the engine knows
+// this provider by, which the Cluster's own DestroyCleanup names.
+func build(today func() time.Time, before func(ctx *pulumi.Context) error) (p.Provider, error) {
+	id := &identity{version: Version}
+	prov, err := builder(infer.ComponentF(clusterConstructor(today, before, id.registrar()))).Build()
 	if err != nil {
 		return p.Provider{}, err
 	}
-	construct := prov.Construct
+	construct, configure := prov.Construct, prov.Configure
 	prov.Construct = func(ctx context.Context, req p.ConstructRequest) (p.ConstructResponse, error) {
 		if req.Urn.Type().String() == Name+":index:Cluster" {
 			if err := unknownFields(req.Urn.Name(), req.Inputs); err != nil {
@@ -75,7 +89,37 @@ func build(cluster infer.InferredComponent) (p.Provider, error) {
 		}
 		return construct(ctx, req)
 	}
+	prov.Configure = func(ctx context.Context, req p.ConfigureRequest) error {
+		// The engine gives a default provider its version among its
+		// inputs (pkg/resource/deploy/source_eval.go SetProviderVersion):
+		// the consumer's SDK's, which is the tag or commit it added.
+		if v, ok := req.Args.GetOk("version"); ok && v.IsString() && v.AsString() != "" {
+			id.set(v.AsString())
+		}
+		if configure == nil {
+			return nil
+		}
+		return configure(ctx, req)
+	}
 	return prov, nil
+}
+
+// identity is the version the engine knows this provider process by.
+type identity struct {
+	mu      sync.Mutex
+	version string
+}
+
+func (id *identity) set(v string) {
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	id.version = v
+}
+
+func (id *identity) get() string {
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	return id.version
 }
 
 // builder is the package: its metadata, resources and types.
@@ -87,6 +131,7 @@ func builder(cluster infer.InferredComponent) *infer.ProviderBuilder {
 		WithLicense("Apache-2.0").
 		WithRepository("https://github.com/" + Repository).
 		WithPluginDownloadURL(PluginDownloadURL).
+		WithNamespace(Namespace()).
 		WithComponents(cluster).
 		WithResources(infer.Resource(&DestroyCleanup{})).
 		// The input types live in the layer packages (nodepool/spec,

@@ -27,7 +27,6 @@ import (
 
 	"github.com/blang/semver"
 	p "github.com/pulumi/pulumi-go-provider"
-	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi-go-provider/integration"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pconfig "github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
@@ -62,7 +61,7 @@ const (
 func server(t *testing.T, rec *mock.Recorder) integration.Server {
 	t.Helper()
 	standIn := pulumieks.WithStandIn(func(*pulumi.Context) error { return nil })
-	prov, err := build(infer.ComponentF(clusterConstructor(func() time.Time { return testToday }, standIn)))
+	prov, err := build(func() time.Time { return testToday }, standIn)
 	require.NoError(t, err)
 	s, err := integration.NewServer(t.Context(), Name, semver.MustParse(Version),
 		integration.WithProvider(prov), integration.WithMocks(rec))
@@ -453,10 +452,18 @@ func TestConstructRefusesBadInput(t *testing.T) {
 		{"no CoreDNS replicas", "corednsReplicas", float64(0), "corednsReplicas"},
 		{"a cluster name AWS refuses", "clusterName", "-starts-with-a-dash", "clusterName"},
 		{"a Kubernetes minor Karpenter does not support", "kubernetesVersion", "1.20", "kubernetesVersion"},
+		{"a fraction of a replica", "corednsReplicas", 2.5, "corednsReplicas: 2.5: want a whole number"},
+		{"a secret", "vpcName", resource.MakeSecret(resource.NewProperty("eks-demo-vpc")), "vpcName: an output of another resource or a secret"},
+		{"a value unknown in preview", "tags", resource.MakeComputed(resource.NewProperty("")), "tags: an output of another resource or a secret"},
+		{"a nested unknown field", "accessEntries", map[string]any{"ops": map[string]any{"principalArn": "arn:aws:iam::123456789012:role/ops", "policy": "view", "namespace": "x"}}, `accessEntries.ops: unknown field "namespace"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			inputs, stackCfg := inputsOf(t, cfg)
-			inputs[resource.PropertyKey(tt.input)] = resource.NewPropertyValue(tt.value)
+			v, ok := tt.value.(resource.PropertyValue)
+			if !ok {
+				v = resource.NewPropertyValue(tt.value)
+			}
+			inputs[resource.PropertyKey(tt.input)] = v
 			rec, _, err := construct(t, cfg, inputs, stackCfg)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), `invalid inputs of `+Name+`:index:Cluster "cluster"`)
@@ -565,4 +572,40 @@ func TestDestroyCleanupChangesInPlace(t *testing.T) {
 	up, err := s.Update(p.UpdateRequest{ID: "cleanup", Urn: urn, State: settings("1h15m0s"), Inputs: settings("2h15m0s")})
 	require.NoError(t, err)
 	assert.Equal(t, settings("2h15m0s"), up.Properties)
+}
+
+// TestClusterOptionsReachTheCleanup: the DestroyCleanup names the version
+// the engine configured this provider with (a consumer that added a commit
+// gets 0.0.0-x<hash>), and a Cluster protected by its consumer protects its
+// cleanup, ArgoCD and the LB controller's CRDs, which inherit it.
+func TestClusterOptionsReachTheCleanup(t *testing.T) {
+	cfg, err := stackfile.Load(projectFile, "../Pulumi.dev.yaml")
+	require.NoError(t, err)
+	inputs, stackCfg := inputsOf(t, cfg)
+	inputs["argocd"] = resource.NewProperty(true)
+	rec := (&fakeaws.Account{Vpc: fakeaws.DevVpc(), ClusterName: cfg[testProject+":clusterName"]}).Recorder(monitorProject, monitorStack)
+	s := server(t, rec)
+	require.NoError(t, s.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
+		"version": property.New("0.0.0-x0123456789abcdef"),
+	})}))
+	protect := true
+	_, err = s.Construct(p.ConstructRequest{
+		Urn:     resource.NewURN(testStack, testProject, "", Name+":index:Cluster", "cluster"),
+		Config:  stackCfg,
+		Inputs:  resource.FromResourcePropertyMap(inputs),
+		Protect: &protect,
+	})
+	require.NoError(t, err)
+	var cleanups int
+	for _, reg := range rec.All() {
+		switch {
+		case reg.Type == destroyCleanupToken:
+			cleanups++
+			assert.Equal(t, "0.0.0-x0123456789abcdef", reg.Version)
+			assert.True(t, reg.Protect, "the cleanup is protected with the Cluster")
+		case strings.HasSuffix(reg.Name, "-argocd"), strings.HasSuffix(reg.Name, "-lb-controller-crds"):
+			assert.True(t, reg.Protect, "%s is protected with the Cluster", reg.Name)
+		}
+	}
+	assert.Equal(t, 1, cleanups)
 }

@@ -48,9 +48,17 @@ func TestGeneratedSDKs(t *testing.T) {
 
 	ts, err := nodejs.GeneratePackage("pulumi-language-nodejs", bind(), nil, nil, true, noPackages{})
 	require.NoError(t, err)
-	sdk := filepath.Join(dir, "sdks", Name)
-	write(sdk, ts)
+	// Where `pulumi package add` puts it, and the name it has there
+	// (pkg/cmd/pulumi/packages/packages.go GenSDK: <namespace>-<name>).
+	sdkDir := filepath.Join("sdks", Namespace()+"-"+Name)
+	write(filepath.Join(dir, sdkDir), ts)
 	require.Contains(t, ts, "cluster.ts")
+	var pkgJSON struct {
+		Name string `json:"name"`
+	}
+	require.NoError(t, json.Unmarshal(ts["package.json"], &pkgJSON))
+	npmName := "@" + Namespace() + "/" + Name
+	require.Equal(t, npmName, pkgJSON.Name)
 
 	py, err := python.GeneratePackage("pulumi-language-python", bind(), nil, noPackages{})
 	require.NoError(t, err)
@@ -62,6 +70,7 @@ func TestGeneratedSDKs(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, pyPkg, "the Python SDK has the Cluster: %v", keys(py))
+	assert.Equal(t, strings.ReplaceAll(Namespace()+"_"+Name, "-", "_"), filepath.Base(pyPkg), "the Python package the README names")
 
 	t.Run("python compileall", func(t *testing.T) {
 		py3, err := exec.LookPath("python3")
@@ -91,10 +100,10 @@ func TestGeneratedSDKs(t *testing.T) {
 			require.NoError(t, err, "tsc %s:\n%s", strings.Join(args, " "), out)
 		}
 		// The SDK as its own tsconfig builds it.
-		run("-p", filepath.Join("sdks", Name), "--noEmit")
+		run("-p", sdkDir, "--noEmit")
 
-		// The example, resolving @pulumi/nodeless-eks to the SDK as the
-		// file: dependency of its package.json does.
+		// The example, resolving the SDK's name to its directory as the
+		// file: dependency of its package.json does (held below).
 		example, err := os.ReadFile(filepath.Join("example", "index.ts"))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "index.ts"), example, 0o644))
@@ -105,11 +114,19 @@ func TestGeneratedSDKs(t *testing.T) {
 		opts := tsconfig["compilerOptions"].(map[string]any)
 		opts["noEmit"] = true
 		opts["baseUrl"] = "."
-		opts["paths"] = map[string]any{"@pulumi/" + Name: []string{"./sdks/" + Name}}
+		opts["paths"] = map[string]any{npmName: []string{"./" + sdkDir}}
 		raw, err = json.Marshal(tsconfig)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "tsconfig.json"), raw, 0o644))
 		run("-p", ".")
+
+		var project struct {
+			Dependencies map[string]string `json:"dependencies"`
+		}
+		raw, err = os.ReadFile(filepath.Join("example", "package.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(raw, &project))
+		assert.Equal(t, "file:"+filepath.ToSlash(sdkDir), project.Dependencies[npmName], "example/package.json depends on the SDK package add writes")
 
 		// A wrong input is a type error, not a surprise at `pulumi up`.
 		bad := strings.Replace(string(example), `vpcName: "platform-vpc",`, `vpcName: 42,`, 1)

@@ -1,9 +1,9 @@
 // A TypeScript program that adds a nodeless EKS cluster: the same cluster
 // the Go program at the repository's root creates, from the same settings.
-// `pulumi package add` generated sdks/nodeless-eks (README: "Use it from
+// `pulumi package add` generated sdks/my-org-nodeless-eks (README: "Use it from
 // TypeScript, Python or YAML"); provider/sdk_test.go type-checks this file
 // against the SDK generated from provider/schema.json.
-import * as nodeless from "@pulumi/nodeless-eks";
+import * as nodeless from "@my-org/nodeless-eks";
 
 const cluster = new nodeless.Cluster("platform", {
     vpcName: "platform-vpc",

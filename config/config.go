@@ -9,6 +9,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -190,14 +191,7 @@ func InputNames() []string {
 	return names
 }
 
-func isKey(name string) bool {
-	for _, n := range InputNames() {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
+func isKey(name string) bool { return slices.Contains(InputNames(), name) }
 
 // loadWith is Load with each key's raw value from get ("" for unset); what
 // heads the error.

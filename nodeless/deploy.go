@@ -7,6 +7,7 @@
 package nodeless
 
 import (
+	"reflect"
 	"slices"
 
 	"nodeless-eks/addons"
@@ -59,19 +60,15 @@ type Outputs struct {
 	ArgoCdNamespace               pulumi.StringOutput      `pulumi:"argoCdNamespace"`
 }
 
-// Map is each output by its name, as the program exports it.
+// Map is each output by its pulumi tag, the name the program exports it
+// by and the Cluster's output of the same name.
 func (o *Outputs) Map() map[string]pulumi.Output {
-	return map[string]pulumi.Output{
-		"region": o.Region, "clusterName": o.ClusterName, "clusterEndpoint": o.ClusterEndpoint,
-		"kubeconfig": o.Kubeconfig, "oidcProviderArn": o.OidcProviderArn, "oidcIssuer": o.OidcIssuer,
-		"clusterSecurityGroupId": o.ClusterSecurityGroupId, "nodeSecurityGroupId": o.NodeSecurityGroupId,
-		"secretsKeyArn": o.SecretsKeyArn, "logGroupName": o.LogGroupName, "vpcId": o.VpcId,
-		"privateSubnetIds": o.PrivateSubnetIds, "podSubnetIds": o.PodSubnetIds,
-		"controllerRoleArn": o.ControllerRoleArn, "nodeRoleName": o.NodeRoleName, "nodeRoleArn": o.NodeRoleArn,
-		"interruptionQueueName": o.InterruptionQueueName, "karpenterVersion": o.KarpenterVersion,
-		"nodePoolNames": o.NodePoolNames, "coreDnsVersion": o.CoreDnsVersion,
-		"loadBalancerControllerRoleArn": o.LoadBalancerControllerRoleArn, "argoCdNamespace": o.ArgoCdNamespace,
+	v := reflect.ValueOf(o).Elem()
+	m := map[string]pulumi.Output{}
+	for i := range v.NumField() {
+		m[v.Type().Field(i).Tag.Get("pulumi")] = v.Field(i).Interface().(pulumi.Output)
 	}
+	return m
 }
 
 // Deploy registers the cluster cfg describes (config.Load or

@@ -113,30 +113,14 @@ type Cluster struct {
 	ArgoCdNamespace               pulumi.StringOutput      `pulumi:"argoCdNamespace"`
 }
 
-// setOutputs gives c the outputs out.
+// setOutputs gives c the outputs out, field by field of the same name
+// (TestConstructRegistersWhatTheProgramRegisters holds the two lists to
+// each other through the Construct's state).
 func (c *Cluster) setOutputs(out *nodeless.Outputs) {
-	c.Region = out.Region
-	c.ClusterName = out.ClusterName
-	c.ClusterEndpoint = out.ClusterEndpoint
-	c.Kubeconfig = out.Kubeconfig
-	c.OidcProviderArn = out.OidcProviderArn
-	c.OidcIssuer = out.OidcIssuer
-	c.ClusterSecurityGroupId = out.ClusterSecurityGroupId
-	c.NodeSecurityGroupId = out.NodeSecurityGroupId
-	c.SecretsKeyArn = out.SecretsKeyArn
-	c.LogGroupName = out.LogGroupName
-	c.VpcId = out.VpcId
-	c.PrivateSubnetIds = out.PrivateSubnetIds
-	c.PodSubnetIds = out.PodSubnetIds
-	c.ControllerRoleArn = out.ControllerRoleArn
-	c.NodeRoleName = out.NodeRoleName
-	c.NodeRoleArn = out.NodeRoleArn
-	c.InterruptionQueueName = out.InterruptionQueueName
-	c.KarpenterVersion = out.KarpenterVersion
-	c.NodePoolNames = out.NodePoolNames
-	c.CoreDnsVersion = out.CoreDnsVersion
-	c.LoadBalancerControllerRoleArn = out.LoadBalancerControllerRoleArn
-	c.ArgoCdNamespace = out.ArgoCdNamespace
+	dst, src := reflect.ValueOf(c).Elem(), reflect.ValueOf(out).Elem()
+	for i := range src.NumField() {
+		dst.FieldByName(src.Type().Field(i).Name).Set(src.Field(i))
+	}
 }
 
 // Annotate names the component's token and says what it is.
@@ -192,22 +176,13 @@ func (a ClusterArgs) configValues() (map[string]string, error) {
 		if unset(f) {
 			continue
 		}
-		switch f.Kind() {
+		switch e := reflect.Indirect(f); e.Kind() {
 		case reflect.String:
-			values[name] = f.String()
-		case reflect.Pointer:
-			switch e := f.Elem(); e.Kind() {
-			case reflect.Bool:
-				values[name] = strconv.FormatBool(e.Bool())
-			case reflect.Int:
-				values[name] = strconv.FormatInt(e.Int(), 10)
-			default:
-				raw, err := json.Marshal(plain(f))
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", name, err)
-				}
-				values[name] = string(raw)
-			}
+			values[name] = e.String()
+		case reflect.Bool:
+			values[name] = strconv.FormatBool(e.Bool())
+		case reflect.Int:
+			values[name] = strconv.FormatInt(e.Int(), 10)
 		default:
 			raw, err := json.Marshal(plain(f))
 			if err != nil {
@@ -311,7 +286,7 @@ func checkValue(typ reflect.Type, v property.Value, path string, unknown *[]stri
 	case v.IsComputed() || v.Secret() || len(v.Dependencies()) > 0:
 		// The SDK's typed copy would refuse it with its own words.
 		*unknown = append(*unknown, fmt.Sprintf("%s: an output of another resource or a secret; the Cluster takes plain "+
-			"values, checked before anything is registered", path))
+			"values, checked before anything is registered: pass the value itself", path))
 	case typ.Kind() == reflect.Int && v.IsNumber() && v.AsNumber() != math.Trunc(v.AsNumber()):
 		// The typed copy would drop the fraction; a stack file refuses it.
 		*unknown = append(*unknown, fmt.Sprintf("%s: %v: want a whole number", path, v.AsNumber()))

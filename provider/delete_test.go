@@ -134,3 +134,27 @@ func TestDestroyCleanupDeletesWithoutGoOrTheCheckout(t *testing.T) {
 		assert.Contains(t, report(t, dir), "PULUMI_K8S_DELETE_UNREACHABLE=true says it is unreachable for good")
 	})
 }
+
+// TestLinesNeverBlockTheCleanup: a line longer than the scanner takes does
+// not leave the cleanup's next write waiting on the pipe for ever.
+func TestLinesNeverBlockTheCleanup(t *testing.T) {
+	var got []string
+	w := lines(func(s string) { got = append(got, s) })
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Write([]byte("first\n" + strings.Repeat("x", 1<<17) + "\nafter\n"))
+		if err == nil {
+			err = w.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a long line blocked the writer")
+	}
+	require.NotEmpty(t, got)
+	assert.Equal(t, "first", got[0])
+	assert.Contains(t, got[len(got)-1], "further lines are only in its report")
+}

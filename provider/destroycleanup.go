@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -64,9 +65,10 @@ func (DestroyCleanup) Update(_ context.Context, req infer.UpdateRequest[DestroyC
 
 // Delete runs the cleanup (cleanup.Main) with the recorded settings over
 // this process's environment, where the skip and partial switches are
-// read (the engine starts the provider with the environment of `pulumi
-// destroy`). A failed cleanup fails the delete, and the destroy stops
-// before the controllers it needs.
+// read: the engine starts the plugin with the CLI's environment
+// (sdk/go/common/resource/plugin/plugin.go newPlugin, at v3.256.0). A
+// failed cleanup fails the delete, and the destroy stops before the
+// controllers it needs.
 func (DestroyCleanup) Delete(ctx context.Context, req infer.DeleteRequest[DestroyCleanupState]) (infer.DeleteResponse, error) {
 	settings := resolveReport(req.State.Settings)
 	log := logWriter(p.GetLogger(ctx))
@@ -86,7 +88,9 @@ func getenvOver(settings map[string]string) func(string) string {
 
 // resolveReport makes the report file's path absolute, against this
 // process's working directory, so that the lines that name it name where
-// it is.
+// it is: the consumer's project directory, where pulumi-language-go starts
+// the plugin (sdk/go/pulumi-language-go/main.go RunPlugin: cmd.Dir =
+// req.Pwd, the engine's ctx.Pwd, at v3.256.0).
 func resolveReport(settings map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range settings {
@@ -102,15 +106,25 @@ func resolveReport(settings map[string]string) map[string]string {
 
 // logWriter sends each line written to it to the engine as an info
 // message, which stays in the output of `pulumi destroy`.
-func logWriter(l p.Logger) io.WriteCloser {
+func logWriter(l p.Logger) io.WriteCloser { return lines(l.Info) }
+
+// lines calls info with each line written to it. A line longer than the
+// scanner takes ends the lines; what follows is read and dropped, so that
+// the cleanup writing it never blocks on the pipe (its report file keeps
+// every line).
+func lines(info func(string)) io.WriteCloser {
 	r, w := io.Pipe()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		s := bufio.NewScanner(r)
 		for s.Scan() {
-			l.Info(s.Text())
+			info(s.Text())
 		}
+		if err := s.Err(); err != nil {
+			info(fmt.Sprintf("the cleanup's further lines are only in its report (%v)", err))
+		}
+		_, _ = io.Copy(io.Discard, r)
 	}()
 	return &lineLog{w: w, done: done}
 }
@@ -142,7 +156,10 @@ func (id *identity) registrar() addons.CleanupRegistrar {
 	return func(ctx *pulumi.Context, name string, settings pulumi.StringMap,
 		opts ...pulumi.ResourceOption) (pulumi.Resource, error) {
 		r := &destroyCleanupResource{}
-		opts = append(opts, pulumi.Version(id.get()), pulumi.PluginDownloadURL(PluginDownloadURL))
+		opts = append(opts, pulumi.PluginDownloadURL(PluginDownloadURL))
+		if v := id.get(); v != "" {
+			opts = append(opts, pulumi.Version(v))
+		}
 		if err := ctx.RegisterResource(destroyCleanupToken, name, pulumi.Map{"settings": settings}, r, opts...); err != nil {
 			return nil, err
 		}

@@ -93,9 +93,13 @@ func build(today func() time.Time, before func(ctx *pulumi.Context) error) (p.Pr
 		// The engine gives a default provider its version among its
 		// inputs (pkg/resource/deploy/source_eval.go SetProviderVersion):
 		// the consumer's SDK's, which is the tag or commit it added.
-		if v, ok := req.Args.GetOk("version"); ok && v.IsString() && v.AsString() != "" {
-			id.set(v.AsString())
+		// None means the Cluster was registered without one, and so is
+		// its cleanup: the same default provider either way.
+		version := ""
+		if v, ok := req.Args.GetOk("version"); ok && v.IsString() {
+			version = v.AsString()
 		}
+		id.set(version)
 		if configure == nil {
 			return nil
 		}
@@ -104,7 +108,8 @@ func build(today func() time.Time, before func(ctx *pulumi.Context) error) (p.Pr
 	return prov, nil
 }
 
-// identity is the version the engine knows this provider process by.
+// identity is the version the engine knows this provider process by:
+// Version until the engine configures it, then the engine's ("" for none).
 type identity struct {
 	mu      sync.Mutex
 	version string

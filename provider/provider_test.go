@@ -297,13 +297,19 @@ func program(ctx *pulumi.Context) error {
 // pulumi-command's Command, the same settings, dependencies, timeout and
 // protection). The dev run is also held to the root's registration golden.
 func TestConstructRegistersWhatTheProgramRegisters(t *testing.T) {
-	for _, stack := range []struct{ name, file string }{
-		{"dev", "../Pulumi.dev.yaml"},
-		{"production with two pools", "../testdata/stack-multipool.yaml"},
+	for _, stack := range []struct {
+		name, file string
+		set        map[string]string
+	}{
+		{"dev", "../Pulumi.dev.yaml", nil},
+		{"production with two pools", "../testdata/stack-multipool.yaml", nil},
+		// Empty lists mean "none", not "the default", both ways.
+		{"empty lists", "../Pulumi.dev.yaml", map[string]string{
+			"clusterLogTypes": "[]", "nodePools": `{"general":{"requirements":{"categories":[]}}}`,
+		}},
 	} {
 		t.Run(stack.name, func(t *testing.T) {
-			cfg, err := stackfile.Load(projectFile, stack.file)
-			require.NoError(t, err)
+			cfg := stackfile.With(t, projectFile, stack.file, stack.set)
 			inputs, stackCfg := inputsOf(t, cfg)
 
 			progRec := (&fakeaws.Account{Vpc: fakeaws.DevVpc(), ClusterName: cfg[testProject+":clusterName"]}).Recorder(testProject, testStack)
@@ -342,6 +348,10 @@ func TestConstructRegistersWhatTheProgramRegisters(t *testing.T) {
 				assert.Equal(t, w, got[key], key)
 			}
 
+			if stack.set != nil {
+				eks := got["eks:index:Cluster::eks-demo"].(map[string]any)["object"].(map[string]any)
+				assert.Equal(t, []any{}, eks["enabledClusterLogTypes"], "no log types, as the stack file says")
+			}
 			if stack.name == "dev" {
 				raw, err := os.ReadFile("../testdata/registrations-dev.golden.json")
 				require.NoError(t, err)
@@ -579,6 +589,12 @@ func TestDestroyCleanupChangesInPlace(t *testing.T) {
 // gets 0.0.0-x<hash>), and a Cluster protected by its consumer protects its
 // cleanup, ArgoCD and the LB controller's CRDs, which inherit it.
 func TestClusterOptionsReachTheCleanup(t *testing.T) {
+	for _, version := range []string{"0.0.0-x0123456789abcdef", ""} {
+		t.Run("version "+version, func(t *testing.T) { clusterOptionsReachTheCleanup(t, version) })
+	}
+}
+
+func clusterOptionsReachTheCleanup(t *testing.T, version string) {
 	cfg, err := stackfile.Load(projectFile, "../Pulumi.dev.yaml")
 	require.NoError(t, err)
 	inputs, stackCfg := inputsOf(t, cfg)
@@ -586,7 +602,7 @@ func TestClusterOptionsReachTheCleanup(t *testing.T) {
 	rec := (&fakeaws.Account{Vpc: fakeaws.DevVpc(), ClusterName: cfg[testProject+":clusterName"]}).Recorder(monitorProject, monitorStack)
 	s := server(t, rec)
 	require.NoError(t, s.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
-		"version": property.New("0.0.0-x0123456789abcdef"),
+		"version": property.New(version),
 	})}))
 	protect := true
 	_, err = s.Construct(p.ConstructRequest{
@@ -601,7 +617,7 @@ func TestClusterOptionsReachTheCleanup(t *testing.T) {
 		switch {
 		case reg.Type == destroyCleanupToken:
 			cleanups++
-			assert.Equal(t, "0.0.0-x0123456789abcdef", reg.Version)
+			assert.Equal(t, version, reg.Version, "the version the engine configured, none for none")
 			assert.True(t, reg.Protect, "the cleanup is protected with the Cluster")
 		case strings.HasSuffix(reg.Name, "-argocd"), strings.HasSuffix(reg.Name, "-lb-controller-crds"):
 			assert.True(t, reg.Protect, "%s is protected with the Cluster", reg.Name)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,7 +71,7 @@ func TestGeneratedSDKs(t *testing.T) {
 			pyPkg = filepath.Dir(name)
 		}
 	}
-	require.NotEmpty(t, pyPkg, "the Python SDK has the Cluster: %v", keys(py))
+	require.NotEmpty(t, pyPkg, "the Python SDK has the Cluster: %v", slices.Sorted(maps.Keys(py)))
 	assert.Equal(t, strings.ReplaceAll(Namespace()+"_"+Name, "-", "_"), filepath.Base(pyPkg), "the Python package the README names")
 
 	t.Run("python compileall", func(t *testing.T) {
@@ -140,14 +142,6 @@ func TestGeneratedSDKs(t *testing.T) {
 		assert.Contains(t, string(out), fmt.Sprintf("index.ts(%d,", line), "the error is on vpcName's line")
 		assert.Contains(t, string(out), "Type 'number' is not assignable to type 'string'")
 	})
-}
-
-func keys(m map[string][]byte) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // noPackages is the schema loader: the package refers to no other

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -48,7 +50,6 @@ func TestDocsMatchPulumiYaml(t *testing.T) {
 	for _, tc := range []struct{ project, doc string }{
 		{"Pulumi.yaml", "docs/configuration.md"},
 		{"deploy/Pulumi.yaml", "deploy/README.md"},
-		{"examples/vpc/Pulumi.yaml", "examples/vpc/README.md"},
 	} {
 		t.Run(tc.doc, func(t *testing.T) {
 			proj, err := workspace.LoadProject(tc.project)
@@ -118,7 +119,7 @@ func TestDocsTestCommandIsCIs(t *testing.T) {
 // TestDocsLinksResolve checks every relative link of the documents: the
 // file exists and, for a link with a fragment, so does the heading.
 func TestDocsLinksResolve(t *testing.T) {
-	docs := []string{"README.md", "CONTRIBUTING.md", "deploy/README.md", "examples/vpc/README.md"}
+	docs := []string{"README.md", "CONTRIBUTING.md", "deploy/README.md", "provider/README.md"}
 	more, err := filepath.Glob("docs/*.md")
 	require.NoError(t, err)
 	docs = append(docs, more...)
@@ -211,6 +212,50 @@ func TestReadmeCostAddsUp(t *testing.T) {
 	assert.GreaterOrEqual(t, rows, 5, "the README's cost table was not found")
 }
 
+// TestBootstrapTimeAddsUp checks the modelled flows of docs/design.md's
+// Bootstrap time: each bold row is the sum of the rows above it in its
+// table, and the README quotes the one-stack flow's range, rounded out,
+// and the two-project flow's.
+func TestBootstrapTimeAddsUp(t *testing.T) {
+	raw, err := os.ReadFile("docs/design.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(raw), "## Bootstrap time\n")
+	require.True(t, ok)
+	section, _, _ = strings.Cut(section, "\n## ")
+	numRe := regexp.MustCompile(`^\*{0,2}([0-9.]+)\*{0,2}$`)
+	var low, high float64
+	var totals [][2]float64
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 4 || numRe.FindStringSubmatch(strings.TrimSpace(cells[2])) == nil {
+			continue
+		}
+		m := []string{line, strings.TrimSpace(cells[0]), numRe.FindStringSubmatch(strings.TrimSpace(cells[2]))[1],
+			numRe.FindStringSubmatch(strings.TrimSpace(cells[3]))[1]}
+		var l, h float64
+		_, err1 := fmt.Sscanf(m[2], "%f", &l)
+		_, err2 := fmt.Sscanf(m[3], "%f", &h)
+		require.NoError(t, errors.Join(err1, err2), line)
+		if strings.HasPrefix(m[1], "**") {
+			assert.InDeltaf(t, low, l, 0.01, "%s: the sum of the rows above", m[1])
+			assert.InDeltaf(t, high, h, 0.01, "%s: the sum of the rows above", m[1])
+			totals = append(totals, [2]float64{l, h})
+			low, high = 0, 0
+			continue
+		}
+		assert.LessOrEqual(t, l, h, line)
+		low, high = low+l, high+h
+	}
+	require.Len(t, totals, 2, "the one-stack flow and the two-project flow")
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	round := func(r [2]float64) (int, int) { return int(math.Floor(r[0])), int(math.Ceil(r[1])) }
+	l, h := round(totals[0])
+	assert.Contains(t, string(readme), fmt.Sprintf("**%d to %d minutes**", l, h), "the README quotes the one-stack flow")
+	l, h = round(totals[1])
+	assert.Contains(t, string(readme), fmt.Sprintf("modelled %d to %d", l, h), "and the two-project flow")
+}
+
 // TestLayoutIsTheTree holds CONTRIBUTING.md's layout to the repository:
 // every directory and Go file at the top level is listed once, and nothing
 // listed is missing.
@@ -233,8 +278,6 @@ func TestLayoutIsTheTree(t *testing.T) {
 		name := e.Name()
 		switch {
 		case strings.HasPrefix(name, "."):
-		case e.IsDir() && name == "examples":
-			tree = append(tree, "examples/vpc/")
 		case e.IsDir():
 			tree = append(tree, name+"/")
 		case name == "docs_test.go":
@@ -251,8 +294,8 @@ func TestLayoutIsTheTree(t *testing.T) {
 }
 
 // quickStart is the README's quick start, the first sh block of its
-// section, with its first line (NAME=…) as a user edits it.
-func quickStart(t *testing.T, name string) string {
+// section: the clone, then the commands to a look at the nodes.
+func quickStart(t *testing.T) (clone string, commands []string) {
 	t.Helper()
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
@@ -260,74 +303,61 @@ func quickStart(t *testing.T, name string) string {
 	require.True(t, ok, "README.md has a Quick start section")
 	block := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(section)
 	require.NotNil(t, block, "the quick start holds a sh block")
-	first, rest, _ := strings.Cut(block[1], "\n")
-	require.True(t, strings.HasPrefix(first, "NAME="), "the block starts by naming NAME: %q", first)
-	return "NAME=" + shellQuote(name) + "\n" + rest
+	for _, line := range strings.Split(strings.TrimSpace(block[1]), "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "git clone ") {
+			clone = line
+			continue
+		}
+		commands = append(commands, line)
+	}
+	return clone, commands
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 // quickStartFakes are stand-ins for the CLIs the quick start runs: each
-// logs "<directory>|<arguments>" to $QS_LOG. pulumi fails a command whose
-// stack file is missing, as the stack would start empty, and the command
-// $QS_FAIL names; aws answers the Spot role's create as $QS_SPOT says
-// (created, taken, denied).
+// logs "<directory>|<arguments>" to $QS_LOG. pulumi refuses a command
+// before a stack is selected, and fails the one $QS_FAIL names; its stack
+// outputs are "out-<name>".
 var quickStartFakes = map[string]string{
 	"pulumi": `#!/bin/sh
 echo "pulumi|$PWD|$*" >> "$QS_LOG"
-[ -n "$QS_FAIL" ] && [ "$1 $PWD" = "$QS_FAIL" ] && { echo "error: $1 failed" >&2; exit 255; }
-stack=""; prev=""
-for a in "$@"; do [ "$prev" = --stack ] && stack="$a"; prev="$a"; done
-[ "$1 $2 $3" = "stack select --create" ] && stack="$4"
-[ -n "$stack" ] && [ ! -f "Pulumi.$stack.yaml" ] && { echo "no stack file Pulumi.$stack.yaml in $PWD" >&2; exit 3; }
-case "$1 $2" in "stack output") echo "out-$5";; esac
-exit 0
-`,
-	"aws": `#!/bin/sh
-echo "aws|$PWD|$*" >> "$QS_LOG"
-case "$*" in *create-service-linked-role*)
-  case "$QS_SPOT" in
-    taken) echo "An error occurred (InvalidInput) when calling the CreateServiceLinkedRole operation: Service role name AWSServiceRoleForEC2Spot has been taken in this account, please try a different suffix." >&2; exit 254;;
-    denied) echo "An error occurred (AccessDenied) when calling the CreateServiceLinkedRole operation: User is not authorized" >&2; exit 254;;
-  esac;;
+[ -n "$QS_FAIL" ] && [ "$1" = "$QS_FAIL" ] && { echo "error: $1 failed" >&2; exit 255; }
+case "$1 $2" in
+  "stack select") echo "$4" > .selected; exit 0;;
 esac
+[ -f .selected ] || { echo "error: no stack selected" >&2; exit 255; }
+case "$1 $2" in "stack output") echo "out-$3";; esac
 exit 0
 `,
+	"aws":     "#!/bin/sh\necho \"aws|$PWD|$*\" >> \"$QS_LOG\"\n",
 	"kubectl": "#!/bin/sh\necho \"kubectl|$PWD|$*\" >> \"$QS_LOG\"\n",
 }
 
-// TestQuickStartRunsForAnyName runs the README's quick start, pasted whole
-// into bash, in a copy of the two projects' files, with stand-ins for the
-// CLIs: for two names one after the other, each gets its own stack files
-// (made from the example's) and every command names its stack, so that
-// neither touches the other's; a run again goes on; a bad name, a refused
-// Spot role or a failed command stops it there. Each `pulumi config set`
-// names a key its project declares, and each `pulumi stack output` one the
-// program exports.
-func TestQuickStartRunsForAnyName(t *testing.T) {
+// TestQuickStartIsFiveCommands runs the README's quick start, pasted into
+// bash after the clone, with stand-ins for the CLIs: at most five
+// commands, one project, one `pulumi up`, a stack of the user's own name
+// whose default cluster name fits, a region set, and only keys and
+// outputs the project declares and exports. A failed command stops it.
+func TestQuickStartIsFiveCommands(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")
 	}
+	clone, commands := quickStart(t)
+	assert.Regexp(t, `^git clone \S+ && cd nodeless-eks\b`, clone, "it starts with the repository's clone command")
+	assert.LessOrEqual(t, len(commands), 5, "at most five commands after the clone: %q", commands)
+
 	root, bin := t.TempDir(), t.TempDir()
-	for _, f := range []string{"Pulumi.yaml", "Pulumi.dev.yaml", "examples/vpc/Pulumi.yaml", "examples/vpc/Pulumi.dev.yaml"} {
-		raw, err := os.ReadFile(f)
-		require.NoError(t, err)
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(root, f), raw, 0o644))
-	}
+	raw, err := os.ReadFile("Pulumi.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "Pulumi.yaml"), raw, 0o644))
 	for name, script := range quickStartFakes {
 		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755))
 	}
-	declared := map[string]map[string]bool{}
-	for dir, file := range map[string]string{root: "Pulumi.yaml", filepath.Join(root, "examples", "vpc"): "examples/vpc/Pulumi.yaml"} {
-		project, err := workspace.LoadProject(file)
-		require.NoError(t, err)
-		declared[dir] = map[string]bool{}
-		for key := range project.Config {
-			declared[dir][key] = true
-		}
-	}
+	project, err := workspace.LoadProject("Pulumi.yaml")
+	require.NoError(t, err)
 	// main.go exports each of nodeless.Outputs by its tag.
 	outputs, err := os.ReadFile(filepath.Join("nodeless", "deploy.go"))
 	require.NoError(t, err)
@@ -335,86 +365,59 @@ func TestQuickStartRunsForAnyName(t *testing.T) {
 	for _, m := range regexp.MustCompile(`Output +`+"`"+`pulumi:"([A-Za-z]+)"`).FindAllStringSubmatch(string(outputs), -1) {
 		exported[m[1]] = true
 	}
-	run := func(name string, env ...string) ([]string, string, error) {
+	run := func(user string, env ...string) ([]string, string, error) {
 		log := filepath.Join(t.TempDir(), "log")
-		cmd := exec.Command(bash, "-c", quickStart(t, name))
+		_ = os.Remove(filepath.Join(root, ".selected"))
+		cmd := exec.Command(bash, "-e", "-c", strings.Join(commands, "\n"))
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), append([]string{"PATH=" + bin + ":" + os.Getenv("PATH"), "QS_LOG=" + log}, env...)...)
+		cmd.Env = append(os.Environ(), append([]string{"PATH=" + bin + ":" + os.Getenv("PATH"), "QS_LOG=" + log, "USER=" + user}, env...)...)
 		out, err := cmd.CombinedOutput()
 		raw, _ := os.ReadFile(log)
 		return strings.Split(strings.TrimSpace(string(raw)), "\n"), string(out), err
 	}
-	devFiles := map[string][]byte{}
-	for _, f := range []string{"Pulumi.dev.yaml", "examples/vpc/Pulumi.dev.yaml"} {
-		devFiles[f], _ = os.ReadFile(filepath.Join(root, f))
-	}
 
-	for _, name := range []string{"eks-alice", "eks_bob-2", "eks-alice"} {
-		calls, out, err := run(name, "QS_SPOT=taken")
-		require.NoError(t, err, "%s: %s", name, out)
-		var ups []string
+	for _, user := range []string{"alice", "bob.smith", strings.Repeat("x", 40)} {
+		calls, out, err := run(user)
+		require.NoError(t, err, "%s: %s", user, out)
+		var ups, stacks []string
+		region := false
 		for _, call := range calls {
 			parts := strings.SplitN(call, "|", 3)
 			require.Len(t, parts, 3, call)
-			tool, dir, line := parts[0], parts[1], parts[2]
-			args := strings.Fields(line)
-			if tool != "pulumi" {
-				continue
-			}
-			if !slices.Contains(args, "--stack") && !strings.HasPrefix(line, "stack select") {
-				t.Errorf("%s: a pulumi command that names no stack runs against whichever is selected: %s", name, line)
+			args := strings.Fields(parts[2])
+			if parts[0] != "pulumi" {
 				continue
 			}
 			switch {
 			case args[0] == "stack" && args[1] == "select":
-				assert.Equal(t, []string{"stack", "select", "--create", name}, args)
+				assert.Equal(t, "--create", args[2])
+				stacks = append(stacks, args[3])
 			case args[0] == "config" && args[1] == "set":
-				require.Equal(t, []string{"--stack", name}, args[2:4], line)
-				assert.True(t, declared[dir][args[4]], "%s: `pulumi config set %s` in %s: the project declares no such key", name, args[4], dir)
+				key := args[2]
+				region = region || key == "aws:region"
+				if !strings.Contains(key, ":") {
+					assert.Contains(t, project.Config, key, "`pulumi config set %s`: the project declares no such key", key)
+				}
 			case args[0] == "stack" && args[1] == "output":
-				assert.Equal(t, root, dir)
-				assert.True(t, exported[args[4]], "`pulumi stack output %s`: the program exports no such output", args[4])
+				assert.True(t, exported[args[2]], "`pulumi stack output %s`: the program exports no such output", args[2])
 			case args[0] == "up":
-				assert.Equal(t, []string{"up", "--stack", name, "--yes"}, args)
-				ups = append(ups, dir)
-			default:
-				t.Errorf("%s: an unexpected pulumi command: %s", name, line)
+				ups = append(ups, parts[2])
 			}
 		}
-		assert.Equal(t, []string{filepath.Join(root, "examples", "vpc"), root}, ups, "%s: the VPC, then the cluster", name)
-		for _, dir := range []string{".", "examples/vpc"} {
-			own, err := os.ReadFile(filepath.Join(root, dir, "Pulumi."+name+".yaml"))
-			require.NoError(t, err, "%s's own stack file in %s", name, dir)
-			assert.Equal(t, string(devFiles[filepath.Join(dir, "Pulumi.dev.yaml")]), string(own), "made from the example's")
+		assert.Equal(t, []string{"up --yes"}, ups, "%s: one pulumi up", user)
+		require.Len(t, stacks, 1, "%s: a stack of the user's own", user)
+		assert.Contains(t, stacks[0], user, "the stack is named after the user")
+		cluster := names.DefaultClusterName(project.Name.String(), stacks[0])
+		assert.LessOrEqual(t, len(cluster), names.MaxClusterNameLength, "%s: the cluster name the stack gets fits", user)
+		assert.True(t, region, "the region is set")
+	}
+	t.Run("a failed up stops it there", func(t *testing.T) {
+		calls, out, err := run("carol", "QS_FAIL=up")
+		require.Error(t, err, out)
+		for _, call := range calls {
+			assert.NotContains(t, call, "kubectl", "nothing runs after a failure")
 		}
-	}
-	for f, was := range devFiles {
-		now, err := os.ReadFile(filepath.Join(root, f))
-		require.NoError(t, err)
-		assert.Equal(t, string(was), string(now), "%s, the example, is never changed", f)
-	}
-
-	for name, tc := range map[string]struct {
-		name string
-		env  []string
-		want string
-	}{
-		"a name with a dot":       {"eks.alice", []string{"QS_SPOT=created"}, "NAME=eks.alice: want 1-32 letters"},
-		"a name of 33 characters": {"eks-" + strings.Repeat("a", 29), []string{"QS_SPOT=created"}, "want 1-32 letters"},
-		"the Spot role refused":   {"eks-carol", []string{"QS_SPOT=denied"}, "AccessDenied"},
-		"the VPC's up fails":      {"eks-dave", []string{"QS_SPOT=created", "QS_FAIL=up " + filepath.Join(root, "examples", "vpc")}, "error: up failed"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			calls, out, err := run(tc.name, tc.env...)
-			require.Error(t, err, out)
-			assert.Contains(t, out, tc.want)
-			for _, call := range calls {
-				assert.NotContains(t, call, "clusterName", "nothing of the cluster runs after a failure")
-			}
-		})
-	}
-	// The README's check of NAME is the program's own rule for clusterName.
-	assert.Contains(t, quickStart(t, "x"), fmt.Sprintf("[A-Za-z0-9][A-Za-z0-9_-]{0,%d}", names.MaxClusterNameLength-1))
+	})
 }
 
 // TestStackFileHintsAreAccepted: the commented-out settings that

@@ -21,13 +21,15 @@ func main() {
 }
 
 // Seams for the tests: the cluster the bootstrap watch reads, where its
-// lines go, the watches in flight, and how often it reads (nodeless.Watch).
+// lines go, the watches in flight, and how often it reads (nodeless.Watch);
+// how long a new cluster's Fargate profile waits (nodeless.Options).
 var (
 	bootAPI             func(kubeconfig string) (bootwatch.API, error)
 	bootLog             func(ctx *pulumi.Context) pulumi.Log
 	bootWatches         sync.WaitGroup
 	bootWatchInterval   time.Duration
 	bootWatchStuckAfter time.Duration
+	fargateSettle       time.Duration
 )
 
 // program is the whole stack: the stack's configuration, read and checked
@@ -38,7 +40,7 @@ func program(ctx *pulumi.Context, today time.Time) error {
 	if err != nil {
 		return err
 	}
-	out, err := nodeless.Deploy(ctx, cfg, nodeless.Options{Watch: nodeless.Watch{
+	out, err := nodeless.Deploy(ctx, cfg, nodeless.Options{FargateSettle: fargateSettle, Watch: nodeless.Watch{
 		API: bootAPI, Log: bootLog, Running: &bootWatches,
 		Interval: bootWatchInterval, StuckAfter: bootWatchStuckAfter,
 	}})

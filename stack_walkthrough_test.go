@@ -280,6 +280,12 @@ func (e *deployRequests) resource(reg *mock.Registration, action string) []iamte
 		return []iamtest.Request{e.req(action, cluster, nil), e.req(action, e.arn("eks", "podidentityassociation/"+e.cluster+"/a-1"), nil)}
 	case tokens.EKSCluster:
 		return e.eksCluster(reg, action)
+	case tokens.ServiceLinkedRole:
+		ctx := map[string][]string{}
+		if action == "iam:CreateServiceLinkedRole" {
+			ctx["iam:AWSServiceName"] = []string{str("awsServiceName")}
+		}
+		return []iamtest.Request{e.req(action, e.iam("role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"), ctx)}
 	}
 	return []iamtest.Request{e.req(action, "unknown:"+reg.Type, nil)}
 }

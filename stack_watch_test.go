@@ -12,6 +12,7 @@ import (
 	"nodeless-eks/internal/kubeapi"
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/fakekube"
+	"nodeless-eks/testkit/mock"
 	"nodeless-eks/testkit/tokens"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -202,7 +203,9 @@ func TestBootstrapWatchSaysWhyOnTheResource(t *testing.T) {
 // the stack registers is classified, so that a new type that waits fails
 // here until it is bounded.
 func TestEveryBootstrapWaitIsBounded(t *testing.T) {
-	rec := devStackWith(t, map[string]string{"argocd": "true", "metricsServer": "true"}).rec
+	named := devStackWith(t, map[string]string{"argocd": "true", "metricsServer": "true"}).rec
+	own := devStackWith(t, map[string]string{"argocd": "true", "metricsServer": "true", "vpcName": "", "privateSubnetNamePattern": "",
+		"podSubnetNamePattern": "", "natGateways": "perAz"}).rec
 	want := map[string]time.Duration{
 		karpenterName:                               bounds.FargateProfile,
 		karpenterName + "-crd":                      bounds.KarpenterCRDs,
@@ -231,6 +234,15 @@ func TestEveryBootstrapWaitIsBounded(t *testing.T) {
 		tokens.KMSKey: "one API call", tokens.Queue: "one API call", tokens.QueuePolicy: "one API call",
 		tokens.StorageClass: "an API object with nothing to await", tokens.KubernetesProvider: "a provider",
 		tokens.Command: "only its delete runs, bounded by its delete timeout (TestDestroyCleanup)",
+		// The account's, created in one call or adopted (karpenter/spot.go).
+		tokens.ServiceLinkedRole: "one API call",
+		// A VPC the stack makes: each is one call, and what EC2 then makes
+		// available in seconds pulumi-aws awaits under its own timeouts
+		// (terraform-provider-aws internal/service/ec2: a NAT gateway's 10
+		// minutes, for one that AWS makes available in one or two).
+		tokens.Vpc: "one API call", tokens.Subnet: "one API call", tokens.InternetGateway: "one API call",
+		tokens.RouteTable: "one API call", tokens.RouteTableAssociation: "one API call", tokens.Eip: "one API call",
+		tokens.VpcCidrAssociation: "one API call", tokens.NatGateway: "AWS's one or two minutes, under pulumi-aws's 10-minute create timeout",
 		// EKS's own ~10 minutes; pulumi-aws's create timeout of 30 minutes
 		// (terraform-provider-aws internal/service/eks/cluster.go) is the
 		// bound of a step no faster path can replace.
@@ -238,6 +250,14 @@ func TestEveryBootstrapWaitIsBounded(t *testing.T) {
 		// Its children are bounded below.
 		tokens.ConfigGroup: "a component: its CRDs carry the bound",
 	}
+	for _, rec := range []*mock.Recorder{named, own} {
+		requireEveryWaitBounded(t, rec, want, waits, noWait)
+	}
+	require.NotEmpty(t, own.OfType(tokens.NatGateway), "the stack without a VPC makes one")
+}
+
+func requireEveryWaitBounded(t *testing.T, rec *mock.Recorder, want map[string]time.Duration, waits []string, noWait map[string]string) {
+	t.Helper()
 	seen := map[string]bool{}
 	for _, reg := range rec.All() {
 		if strings.HasPrefix(reg.Type, "nodeless-eks:") || reg.Type == "pulumi:pulumi:Stack" || reg.Name == fakeaws.StandInName {

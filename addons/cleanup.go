@@ -116,6 +116,66 @@ func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pul
 	return r, nil
 }
 
+// NetworkSweepArgs are what the network sweep of a VPC the stack made
+// needs (internal/cleanup, network.go).
+type NetworkSweepArgs struct {
+	// VpcArn is the VPC; ClusterName the cluster whose leftovers are the
+	// stack's; NodeSecurityGroupID the group Pulumi deletes after it.
+	VpcArn, NodeSecurityGroupID pulumi.StringOutput
+	ClusterName                 string
+	// AWSProfile and AWSRoleArn are the stack's aws:profile and
+	// aws:assumeRole role, which the sweep's AWS CLI calls use.
+	AWSProfile, AWSRoleArn string
+	// StackLabel names the report file.
+	StackLabel string
+	// DestroyCleanup registers it (Args.DestroyCleanup); nil is the
+	// program's command.
+	DestroyCleanup CleanupRegistrar
+	// Protect keeps a production stack's destroy from reaching it.
+	Protect bool
+}
+
+// networkSweepTimeout bounds the sweep: EKS removes its own network
+// interfaces within minutes of the cluster's deletion, and the LB
+// controller's groups go as soon as nothing refers to them.
+const networkSweepTimeout = 15 * time.Minute
+
+// NewNetworkSweep registers the network sweep: like the destroy cleanup,
+// it does nothing on create and update, and its delete runs
+// internal/cleanup.Main, in its network phase. What it needs deleted
+// first depends on it (cluster.Args.Sweep), and it depends on deps (the
+// VPC, its subnets), so destroy runs it between the two.
+func NewNetworkSweep(ctx *pulumi.Context, name string, args NetworkSweepArgs, deps []pulumi.Resource,
+	opts ...pulumi.ResourceOption) (pulumi.Resource, error) {
+	settings := pulumi.StringMap{
+		cleanup.EnvPhase:             pulumi.String(cleanup.PhaseNetwork),
+		cleanup.EnvVpcArn:            args.VpcArn,
+		cleanup.EnvClusterName:       pulumi.String(args.ClusterName),
+		cleanup.EnvNodeSecurityGroup: args.NodeSecurityGroupID,
+		cleanup.EnvAWSProfile:        pulumi.String(args.AWSProfile),
+		cleanup.EnvAWSRoleArn:        pulumi.String(args.AWSRoleArn),
+		cleanup.EnvNetworkTimeout:    pulumi.String(networkSweepTimeout.String()),
+		cleanup.EnvOwnLabel:          pulumi.String(names.StackSelector(args.StackLabel)),
+		cleanup.EnvReport:            pulumi.String(ReportFile(args.StackLabel)),
+	}
+	register := args.DestroyCleanup
+	if register == nil {
+		register = commandCleanup
+	}
+	r, err := register(ctx, name+networkSweepName, settings, append(opts,
+		// Deleted before the VPC and its subnets.
+		pulumi.DependsOn(deps),
+		pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: cleanup.NetworkBudget(networkSweepTimeout).String()}),
+		protectIf(args.Protect))...)
+	if err != nil {
+		return nil, fmt.Errorf("creating the network sweep: %w", err)
+	}
+	return r, nil
+}
+
+// networkSweepName says, in every plan that shows it, what its delete does.
+const networkSweepName = "-destroy-sweep-of-vpc-leftovers"
+
 // CleanupRegistrar registers the destroy cleanup under name: a resource
 // that does nothing on create and update and, on delete, runs
 // internal/cleanup.Main with settings (cleanup.Env* names) read as its
@@ -128,14 +188,16 @@ type CleanupRegistrar func(ctx *pulumi.Context, name string, settings pulumi.Str
 // its environment.
 func commandCleanup(ctx *pulumi.Context, name string, settings pulumi.StringMap,
 	opts ...pulumi.ResourceOption) (pulumi.Resource, error) {
+	if base, ok := strings.CutSuffix(name, destroyCleanupName); ok {
+		opts = append(opts, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(base + oldDestroyCleanupName)}}))
+	}
 	return local.NewCommand(ctx, name, &local.CommandArgs{
 		// Go is on every machine that runs this program; the repository is
 		// checked out wherever `pulumi destroy` runs. The command uses only
 		// the standard library, which the program's own build compiled.
 		Delete:      pulumi.String(DestroyCleanupCommand),
 		Environment: settings,
-	}, append(opts,
-		pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(strings.TrimSuffix(name, destroyCleanupName) + oldDestroyCleanupName)}}))...)
+	}, opts...)
 }
 
 // protectIf protects a resource on a production stack and otherwise sets

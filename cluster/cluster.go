@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"nodeless-eks/internal/awsaccount"
 	"nodeless-eks/internal/iamopts"
@@ -36,11 +37,24 @@ type Args struct {
 	// VpcID is the cluster's VPC. Required.
 	VpcID pulumi.StringInput
 	// PrivateSubnetIDs hold the control-plane ENIs, Fargate pods and nodes.
-	// They are read, never tagged. Required, at least two AZs.
-	PrivateSubnetIDs []string
+	// A VPC the stack did not make is never tagged. Required, at least two
+	// AZs.
+	PrivateSubnetIDs pulumi.StringArrayInput
 	// PodSubnetIDsByAZ maps each AZ to the pod subnet of its ENIConfig.
 	// Required.
-	PodSubnetIDsByAZ map[string]string
+	PodSubnetIDsByAZ map[string]pulumi.StringOutput
+	// FargateSettle is how long the Fargate profile waits after a new
+	// control plane is ACTIVE: a profile created at that instant can miss
+	// the Fargate scheduler, and pods then stay Pending for good
+	// (eksctl-io/eksctl#3615; eksctl sleeps 30 s, pkg/eks/fargate.go). 0
+	// for a cluster that already runs.
+	FargateSettle time.Duration
+	// Sweep registers, when set, what is deleted after the control plane
+	// and its Fargate profile and before the node security group (which it
+	// is given) and the VPC: the sweep of what the cluster's parts leave in
+	// a VPC the stack made (addons.NewNetworkSweep). nil for a VPC looked
+	// up.
+	Sweep func(nodeSecurityGroupID pulumi.StringOutput) (pulumi.Resource, error)
 	// FargateNamespace is the only namespace the Fargate profile selects.
 	// Required.
 	FargateNamespace string
@@ -160,10 +174,26 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	c.SecretsKeyArn = audit.secretsKeyArn
 	c.LogGroupName = audit.logGroupName
 
+	nodeSG, err := newNodeSecurityGroup(ctx, name, args, parent)
+	if err != nil {
+		return nil, err
+	}
+	c.NodeSecurityGroupId = nodeSG.ID().ToStringOutput()
 	clusterOpts := []pulumi.ResourceOption{parent,
 		// EKS creates a never-expiring log group unless ours exists first,
 		// and the cluster's service role needs its policy from the start.
 		pulumi.DependsOn(audit.prerequisites),
+	}
+	var sweep []pulumi.Resource
+	if args.Sweep != nil {
+		s, err := args.Sweep(c.NodeSecurityGroupId)
+		if err != nil {
+			return nil, err
+		}
+		sweep = []pulumi.Resource{s}
+		// Deleted before the sweep, which clears what the cluster leaves in
+		// the VPC; created at once, so it holds nothing up.
+		clusterOpts = append(clusterOpts, pulumi.DependsOn(sweep))
 	}
 	if args.Protect {
 		clusterOpts = append(clusterOpts, pulumi.Protect(true))
@@ -184,7 +214,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		Name:                  pulumi.String(args.ClusterName),
 		Version:               pulumi.String(args.KubernetesVersion),
 		VpcId:                 args.VpcID.ToStringOutput().ToStringPtrOutput(),
-		PrivateSubnetIds:      pulumi.ToStringArray(args.PrivateSubnetIDs),
+		PrivateSubnetIds:      args.PrivateSubnetIDs,
 		EndpointPublicAccess:  pulumi.Bool(args.EndpointPublicAccess),
 		EndpointPrivateAccess: pulumi.Bool(args.EndpointPrivateAccess),
 		PublicAccessCidrs:     publicAccessCidrs(args),
@@ -229,11 +259,10 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if c.FargateProfile, fargate, err = newFargateProfile(ctx, name, args, account, c.ClusterName, parent); err != nil {
 		return nil, err
 	}
-	nodeSG, network, err := newNodeSecurityGroup(ctx, name, args, c.ClusterSecurityGroupId, parent)
+	network, err := newNodeSecurityGroupRules(ctx, name, nodeSG, c.ClusterSecurityGroupId, parent)
 	if err != nil {
 		return nil, err
 	}
-	c.NodeSecurityGroupId = nodeSG.ID().ToStringOutput()
 	if c.AccessEntries, err = newAccessEntries(ctx, name, args, account, c.ClusterName, parent); err != nil {
 		return nil, err
 	}
@@ -247,7 +276,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err != nil {
 		return nil, fmt.Errorf("creating Kubernetes provider: %w", err)
 	}
-	c.Owned = slices.Concat(c.Owned, fargate, network, c.AccessEntries, []pulumi.Resource{c.VpcCni, c.Provider})
+	c.Owned = slices.Concat(c.Owned, fargate, []pulumi.Resource{nodeSG}, network, sweep, c.AccessEntries, []pulumi.Resource{c.VpcCni, c.Provider})
 
 	if err := ctx.RegisterResourceOutputs(c, pulumi.Map{
 		"clusterName":            c.ClusterName,
@@ -273,8 +302,8 @@ func (a *Args) validate() error {
 		return fmt.Errorf("ClusterName, KubernetesVersion, Region, VpcID and FargateNamespace are required")
 	case a.SupportType != SupportStandard && a.SupportType != SupportExtended:
 		return fmt.Errorf("SupportType %q: want %s or %s", a.SupportType, SupportStandard, SupportExtended)
-	case len(a.PrivateSubnetIDs) == 0:
-		return fmt.Errorf("PrivateSubnetIDs: at least one subnet is required")
+	case a.PrivateSubnetIDs == nil:
+		return fmt.Errorf("PrivateSubnetIDs: the private subnets are required")
 	case len(a.PodSubnetIDsByAZ) == 0:
 		return fmt.Errorf("PodSubnetIDsByAZ: at least one availability zone is required")
 	case !a.EndpointPublicAccess && !a.EndpointPrivateAccess:

@@ -58,7 +58,7 @@ func newLayer(t *testing.T, vpc fakeaws.Vpc, change func(*Args)) layer {
 			return err
 		}
 		args := devArgs()
-		args.VpcID, args.PrivateSubnetIDs, args.PodSubnetIDsByAZ = pulumi.String(v.ID), v.PrivateSubnetIDs, v.PodSubnetIDsByAZ
+		args.VpcID, args.PrivateSubnetIDs, args.PodSubnetIDsByAZ = v.ID, v.PrivateSubnetIDs, v.PodSubnetIDsByAZ
 		if change != nil {
 			change(args)
 		}

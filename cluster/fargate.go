@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"nodeless-eks/internal/awsaccount"
 	"nodeless-eks/internal/bounds"
@@ -36,11 +37,19 @@ func newFargateProfile(ctx *pulumi.Context, name string, args *Args, account aws
 	if err != nil {
 		return nil, nil, fmt.Errorf("attaching Fargate pod execution policy: %w", err)
 	}
+	if settle := args.FargateSettle; settle > 0 {
+		// Runs once the new cluster's name resolves, that is once it is
+		// ACTIVE, and only then (a preview knows no name of a new cluster).
+		clusterName = clusterName.ApplyT(func(n string) string {
+			time.Sleep(settle)
+			return n
+		}).(pulumi.StringOutput)
+	}
 	profile, err := awseks.NewFargateProfile(ctx, name+"-karpenter", &awseks.FargateProfileArgs{
 		ClusterName:         clusterName,
 		PodExecutionRoleArn: role.Arn,
 		// Fargate accepts only private subnets.
-		SubnetIds: pulumi.ToStringArray(args.PrivateSubnetIDs),
+		SubnetIds: args.PrivateSubnetIDs,
 		Selectors: awseks.FargateProfileSelectorArray{
 			awseks.FargateProfileSelectorArgs{Namespace: pulumi.String(args.FargateNamespace)},
 		},

@@ -10,11 +10,9 @@ import (
 )
 
 // newNodeSecurityGroup creates the security group that Karpenter's nodes
-// (and, through the ENIConfigs, their pods) join. Nodes talk to each other,
-// and to the control plane and Fargate pods, which sit in the EKS-created
-// cluster security group.
-func newNodeSecurityGroup(ctx *pulumi.Context, name string, args *Args, clusterSG pulumi.StringOutput,
-	parent pulumi.ResourceOption) (*ec2.SecurityGroup, []pulumi.Resource, error) {
+// (and, through the ENIConfigs, their pods) join; it needs only the VPC,
+// and newNodeSecurityGroupRules connects it to the cluster's.
+func newNodeSecurityGroup(ctx *pulumi.Context, name string, args *Args, parent pulumi.ResourceOption) (*ec2.SecurityGroup, error) {
 	tags := pulumi.StringMap{"Name": pulumi.String(args.ClusterName + "-node")}
 	for k, v := range args.Tags {
 		tags[k] = pulumi.String(v)
@@ -28,8 +26,16 @@ func newNodeSecurityGroup(ctx *pulumi.Context, name string, args *Args, clusterS
 		Tags:        tags,
 	}, parent)
 	if err != nil {
-		return nil, nil, fmt.Errorf("creating node security group: %w", err)
+		return nil, fmt.Errorf("creating node security group: %w", err)
 	}
+	return sg, nil
+}
+
+// newNodeSecurityGroupRules lets nodes talk to each other, and to the
+// control plane and Fargate pods, which sit in the EKS-created cluster
+// security group.
+func newNodeSecurityGroupRules(ctx *pulumi.Context, name string, sg *ec2.SecurityGroup, clusterSG pulumi.StringOutput,
+	parent pulumi.ResourceOption) ([]pulumi.Resource, error) {
 	rules := []struct {
 		role string
 		args *ec2.SecurityGroupRuleArgs
@@ -55,13 +61,13 @@ func newNodeSecurityGroup(ctx *pulumi.Context, name string, args *Args, clusterS
 			Protocol: pulumi.String("-1"), FromPort: pulumi.Int(0), ToPort: pulumi.Int(0),
 		}},
 	}
-	created := []pulumi.Resource{sg}
+	var created []pulumi.Resource
 	for _, r := range rules {
 		rule, err := ec2.NewSecurityGroupRule(ctx, name+"-"+r.role, r.args, parent)
 		if err != nil {
-			return nil, nil, fmt.Errorf("creating security group rule %s: %w", r.role, err)
+			return nil, fmt.Errorf("creating security group rule %s: %w", r.role, err)
 		}
 		created = append(created, rule)
 	}
-	return sg, created, nil
+	return created, nil
 }

@@ -14,48 +14,98 @@ import (
 
 const vpcTypeToken = "nodeless-eks:cluster:Vpc"
 
-// VpcArgs names an existing VPC and its subnets by Name tag.
+// VpcArgs name an existing VPC and its subnets by Name tag, or, when
+// VpcName is "", describe the VPC the stack makes (Own).
 type VpcArgs struct {
-	// VpcName is the VPC's Name tag. Required.
+	// VpcName is the existing VPC's Name tag; "" makes one (Own).
 	VpcName string
 	// PrivateSubnetNamePattern is an EC2 filter pattern ('*' and '?') on the
-	// private subnets' Name tags. They must span at least two AZs. Required.
+	// private subnets' Name tags. They must span at least two AZs. Required
+	// with VpcName.
 	PrivateSubnetNamePattern string
 	// PodSubnetNamePattern is an EC2 filter pattern on the pod subnets' Name
 	// tags: exactly one per AZ, covering every AZ of the private subnets.
-	// Required.
+	// Required with VpcName.
 	PodSubnetNamePattern string
+	// Own describes the VPC to make. Required without VpcName.
+	Own *OwnVpc
 }
 
-// Vpc is the result of looking up an existing VPC. It creates nothing; the
-// lookups run while the program runs, so every field is known before the
-// first resource that needs it is registered.
+// Vpc is the stack's network: a VPC looked up, which it creates nothing
+// in (the lookups run while the program runs, so every value is known
+// before the first resource that needs it is registered), or one the
+// stack makes, whose values are its resources' outputs.
 type Vpc struct {
 	pulumi.ResourceState
 
-	// ID is the VPC's id.
-	ID string
-	// PrivateSubnetIDs are the private subnets, sorted by id.
-	PrivateSubnetIDs []string
-	// PodSubnetIDsByAZ maps each availability zone to its pod subnet; it
-	// decides how many ENIConfigs exist, so it is a plain value, known
+	// ID is the VPC's id; Arn its ARN, when the stack made it.
+	ID, Arn pulumi.StringOutput
+	// PrivateSubnetIDs are the private subnets, sorted by id when looked up
+	// and by zone when made.
+	PrivateSubnetIDs pulumi.StringArrayOutput
+	// PodSubnetIDsByAZ maps each availability zone to its pod subnet; its
+	// keys decide how many ENIConfigs exist, so they are plain, known
 	// while the program runs (the component registers all three as its
 	// outputs vpcId, privateSubnetIds and podSubnetIds).
-	PodSubnetIDsByAZ map[string]string
+	PodSubnetIDsByAZ map[string]pulumi.StringOutput
+	// Egress is what the private and pod subnets need to reach the
+	// internet (NAT gateways, routes, associations): empty for a VPC
+	// looked up, which has its own. Whatever runs a pod waits for it.
+	Egress []pulumi.Resource
+	// Made reports that the stack made the VPC; Owned is then every
+	// resource of it, deleted after whatever runs in the VPC, and Subnets
+	// the VPC and its subnets, which nothing the cluster's parts left in
+	// them may outlast.
+	Made           bool
+	Owned, Subnets []pulumi.Resource
 }
 
 // NewVpc looks up the VPC and its subnets, failing with a message that says
-// what was searched for when a lookup finds too little.
+// what was searched for when a lookup finds too little, or makes the VPC
+// args.Own describes.
 func NewVpc(ctx *pulumi.Context, name string, args *VpcArgs, opts ...pulumi.ResourceOption) (*Vpc, error) {
-	if args == nil || args.VpcName == "" || args.PrivateSubnetNamePattern == "" || args.PodSubnetNamePattern == "" {
-		return nil, fmt.Errorf("vpc %q: VpcName, PrivateSubnetNamePattern and PodSubnetNamePattern are required", name)
+	switch {
+	case args == nil:
+		return nil, fmt.Errorf("vpc %q: args are required", name)
+	case args.VpcName == "" && args.Own == nil:
+		return nil, fmt.Errorf("vpc %q: VpcName or Own is required", name)
+	case args.VpcName != "" && (args.PrivateSubnetNamePattern == "" || args.PodSubnetNamePattern == ""):
+		return nil, fmt.Errorf("vpc %q: PrivateSubnetNamePattern and PodSubnetNamePattern are required with VpcName", name)
+	case args.VpcName == "":
+		if err := args.Own.validate(); err != nil {
+			return nil, fmt.Errorf("vpc %q: %w", name, err)
+		}
 	}
 	v := &Vpc{}
 	if err := ctx.RegisterComponentResource(vpcTypeToken, name, v, opts...); err != nil {
 		return nil, err
 	}
-	parent := pulumi.Parent(v)
+	var err error
+	if args.VpcName == "" {
+		err = v.make(ctx, name, args.Own)
+	} else {
+		err = v.lookUp(ctx, args)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pods := pulumi.StringMap{}
+	for az, id := range v.PodSubnetIDsByAZ {
+		pods[az] = id
+	}
+	if err := ctx.RegisterResourceOutputs(v, pulumi.Map{
+		"vpcId":            v.ID,
+		"privateSubnetIds": v.PrivateSubnetIDs,
+		"podSubnetIds":     pods,
+	}); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
 
+// lookUp finds the VPC args name and its subnets.
+func (v *Vpc) lookUp(ctx *pulumi.Context, args *VpcArgs) error {
+	parent := pulumi.Parent(v)
 	vpc, err := ec2.LookupVpc(ctx, &ec2.LookupVpcArgs{
 		Filters: []ec2.GetVpcFilter{{Name: "tag:Name", Values: []string{args.VpcName}}},
 	}, parent)
@@ -65,33 +115,31 @@ func NewVpc(ctx *pulumi.Context, name string, args *VpcArgs, opts ...pulumi.Reso
 		// (terraform-provider-aws's aws_vpc data source: "multiple EC2 VPCs
 		// matched; use additional constraints ...").
 		if strings.Contains(err.Error(), "multiple") {
-			hint = "; more than one VPC carries that name (another quick start in the account and region?): give yours a name of its own " +
-				"(examples/vpc's vpcName) and set vpcName and the subnet patterns to it"
+			hint = "; more than one VPC carries that name: give yours a name of its own and set vpcName and the subnet patterns " +
+				"to it, or unset all three and the stack makes its own VPC"
 		}
-		return nil, fmt.Errorf("looking up VPC with Name tag %q (config vpcName): %w%s", args.VpcName, err, hint)
+		return fmt.Errorf("looking up VPC with Name tag %q (config vpcName): %w%s", args.VpcName, err, hint)
 	}
-	v.ID = vpc.Id
 
 	private, err := lookupSubnets(ctx, vpc.Id, args.PrivateSubnetNamePattern, parent)
 	if err != nil {
-		return nil, fmt.Errorf("looking up private subnets (config privateSubnetNamePattern): %w", err)
+		return fmt.Errorf("looking up private subnets (config privateSubnetNamePattern): %w", err)
 	}
 	pods, err := lookupSubnets(ctx, vpc.Id, args.PodSubnetNamePattern, parent)
 	if err != nil {
-		return nil, fmt.Errorf("looking up pod subnets (config podSubnetNamePattern): %w", err)
+		return fmt.Errorf("looking up pod subnets (config podSubnetNamePattern): %w", err)
 	}
-	if v.PrivateSubnetIDs, v.PodSubnetIDsByAZ, err = checkSubnets(private, pods); err != nil {
-		return nil, fmt.Errorf("vpc %q (%s): %w", args.VpcName, vpc.Id, err)
+	privateIDs, podIDs, err := checkSubnets(private, pods)
+	if err != nil {
+		return fmt.Errorf("vpc %q (%s): %w", args.VpcName, vpc.Id, err)
 	}
-
-	if err := ctx.RegisterResourceOutputs(v, pulumi.Map{
-		"vpcId":            pulumi.String(v.ID),
-		"privateSubnetIds": pulumi.ToStringArray(v.PrivateSubnetIDs),
-		"podSubnetIds":     pulumi.ToStringMap(v.PodSubnetIDsByAZ),
-	}); err != nil {
-		return nil, err
+	v.ID = pulumi.String(vpc.Id).ToStringOutput()
+	v.PrivateSubnetIDs = pulumi.ToStringArray(privateIDs).ToStringArrayOutput()
+	v.PodSubnetIDsByAZ = map[string]pulumi.StringOutput{}
+	for az, id := range podIDs {
+		v.PodSubnetIDsByAZ[az] = pulumi.String(id).ToStringOutput()
 	}
-	return v, nil
+	return nil
 }
 
 // subnet is what the checks need to know of a subnet.

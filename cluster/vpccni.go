@@ -3,6 +3,8 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/eksaddon"
@@ -22,8 +24,17 @@ func newVpcCni(ctx *pulumi.Context, name string, args *Args, clusterName, nodeSG
 	if err != nil {
 		return nil, err
 	}
-	configuration := nodeSG.ApplyT(func(sg string) (string, error) {
-		return VpcCniConfiguration(args.Region, args.PodSubnetIDsByAZ, []string{sg})
+	zones := slices.Sorted(maps.Keys(args.PodSubnetIDsByAZ))
+	inputs := []any{nodeSG}
+	for _, az := range zones {
+		inputs = append(inputs, args.PodSubnetIDsByAZ[az])
+	}
+	configuration := pulumi.All(inputs...).ApplyT(func(v []any) (string, error) {
+		pods := map[string]string{}
+		for i, az := range zones {
+			pods[az] = v[i+1].(string)
+		}
+		return VpcCniConfiguration(args.Region, pods, []string{v[0].(string)})
 	}).(pulumi.StringOutput)
 	addon, err := awseks.NewAddon(ctx, name+"-vpc-cni", &awseks.AddonArgs{
 		ClusterName:              clusterName,

@@ -7,6 +7,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -34,6 +35,10 @@ const (
 	// (Argo CD supports its three newest minors).
 	defaultArgoCDVersion    = "10.1.1"
 	defaultLogRetentionDays = 90
+	// The primary CIDR of a VPC the stack makes: 65,536 addresses, of which
+	// the nodes, Fargate pods and load balancers use few (pods take theirs
+	// from cluster.PodCidrBlock).
+	defaultVpcCidrBlock = "10.0.0.0/16"
 )
 
 // defaultKubernetesVersion is the newest minor EKS and Karpenter support.
@@ -54,14 +59,31 @@ type Config struct {
 	KubernetesVersion string
 	// Region is aws:region; the vpc-cni ENIConfigs name it.
 	Region string
-	// VpcName is the Name tag of the existing VPC.
+	// VpcName is the Name tag of an existing VPC; "" makes one.
 	VpcName string
 	// PrivateSubnetNamePattern matches the Name tags of the private subnets
-	// that hold nodes, Fargate pods and the control-plane ENIs.
+	// that hold nodes, Fargate pods and the control-plane ENIs (with
+	// VpcName only).
 	PrivateSubnetNamePattern string
 	// PodSubnetNamePattern matches the Name tags of the pod subnets
-	// (secondary CIDR), one per availability zone.
+	// (secondary CIDR), one per availability zone (with VpcName only).
 	PodSubnetNamePattern string
+	// NatGateways is the NAT layout of the VPC the stack makes:
+	// cluster.NatSingle, or cluster.NatPerAz. Default single on
+	// non-production stacks, perAz on production ones.
+	NatGateways string
+	// VpcCidrBlock is the primary CIDR of the VPC the stack makes.
+	// Default defaultVpcCidrBlock.
+	VpcCidrBlock string
+	// ClusterExists is set by the preflight, not by a key: EKS already runs
+	// the cluster (an update, not the first `pulumi up`).
+	ClusterExists bool
+	// SpotRole is set by the preflight, not by a key: the account's EC2
+	// Spot service-linked role, when a pool allows spot; nil otherwise.
+	SpotRole *karpenter.SpotRole
+	// Zones are set by the preflight, not by a key, when the stack makes
+	// its VPC: the region's first zones by name that EKS accepts.
+	Zones []string
 	// EndpointPublicAccess enables the public API endpoint. Default true.
 	EndpointPublicAccess bool
 	// EndpointPrivateAccess enables the private API endpoint. Default true.
@@ -210,6 +232,10 @@ func loadWith(ctx *pulumi.Context, today time.Time, what string, get func(name s
 	}
 	if c.SupportType == "" && !c.Production {
 		c.SupportType = cluster.SupportStandard
+	}
+	if c.VpcName == "" {
+		c.NatGateways = cmp.Or(c.NatGateways, map[bool]string{false: cluster.NatSingle, true: cluster.NatPerAz}[c.Production])
+		c.VpcCidrBlock = cmp.Or(c.VpcCidrBlock, defaultVpcCidrBlock)
 	}
 	if err := preflight(ctx, c, today); err != nil {
 		return nil, fmt.Errorf("%s:\n%w", what, err)

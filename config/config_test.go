@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"nodeless-eks/internal/names"
+	"nodeless-eks/karpenter"
 	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/testkit/badpools"
 	"nodeless-eks/testkit/fakeaws"
@@ -125,9 +126,17 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"an AMI pin SSM does not have", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"amiAlias":"bottlerocket@v1.62.0"}}`}, `nodeClasses.default.amiAlias "bottlerocket@v1.62.0": no amd64 image for Kubernetes 1.36: the SSM parameter /aws/service/bottlerocket/aws-k8s-1.36/x86_64/1.62.0/image_id that Karpenter reads does not exist in eu-west-1`},
 		{"an AMI pin without an image for an allowed architecture", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"amiAlias":"bottlerocket@v1.64.0"}}`}, `nodeClasses.default.amiAlias "bottlerocket@v1.64.0": no arm64 image for Kubernetes 1.36: the SSM parameter /aws/service/bottlerocket/aws-k8s-1.36/arm64/1.64.0/image_id`},
 		{"an al2023 pin without its v", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"amiAlias":"al2023@20261120"}}`}, `nodeClasses.default.amiAlias "al2023@20261120": want bottlerocket@latest, bottlerocket@vX.Y.Z`},
-		{"empty vpc name", "vpcName", map[string]string{"vpcName": ""}, "vpcName: required"},
-		{"empty private subnet pattern", "privateSubnetNamePattern", map[string]string{"privateSubnetNamePattern": " "}, "privateSubnetNamePattern: required"},
-		{"empty pod subnet pattern", "podSubnetNamePattern", map[string]string{"podSubnetNamePattern": ""}, "podSubnetNamePattern: required"},
+		{"a blank vpc name", "vpcName", map[string]string{"vpcName": " "}, `vpcName " ": want the Name tag of an existing VPC, or leave it unset`},
+		{"empty private subnet pattern", "privateSubnetNamePattern", map[string]string{"privateSubnetNamePattern": " "}, "privateSubnetNamePattern: required with vpcName"},
+		{"empty pod subnet pattern", "podSubnetNamePattern", map[string]string{"podSubnetNamePattern": ""}, "podSubnetNamePattern: required with vpcName"},
+		{"a pattern without a vpc name", "privateSubnetNamePattern", map[string]string{"vpcName": "", "podSubnetNamePattern": ""}, `privateSubnetNamePattern "eks-demo-vpc-private-*": set only with vpcName; without vpcName the stack makes its VPC`},
+		{"a NAT layout for a VPC the stack does not make", "natGateways", map[string]string{"natGateways": "perAz"}, `natGateways "perAz": shapes only a VPC the stack makes, and vpcName names an existing one`},
+		{"a NAT layout that does not exist", "natGateways", ownVpc(map[string]string{"natGateways": "perZone"}), `natGateways "perZone": want "single" (one NAT gateway for every zone, $35 a month) or "perAz"`},
+		{"a CIDR for a VPC the stack does not make", "vpcCidrBlock", map[string]string{"vpcCidrBlock": "10.1.0.0/16"}, `vpcCidrBlock "10.1.0.0/16": shapes only a VPC the stack makes`},
+		{"a VPC CIDR larger than AWS allows", "vpcCidrBlock", ownVpc(map[string]string{"vpcCidrBlock": "10.0.0.0/8"}), `vpcCidrBlock "10.0.0.0/8": want /16 to /20: AWS refuses a VPC block larger than /16`},
+		{"a VPC CIDR with host bits", "vpcCidrBlock", ownVpc(map[string]string{"vpcCidrBlock": "10.0.0.1/16"}), `vpcCidrBlock "10.0.0.1/16": want an IPv4 network in CIDR form`},
+		{"a VPC CIDR over the pod CIDR", "vpcCidrBlock", ownVpc(map[string]string{"vpcCidrBlock": "100.64.0.0/16"}), `vpcCidrBlock "100.64.0.0/16": overlaps 100.64.0.0/16, the VPC's pod CIDR`},
+		{"a VPC in a region without the room", "vpcName", ownVpc(map[string]string{"clusterName": "full-region"}), `vpcName unset: the stack would make a VPC in eu-west-1, where the account uses 5 of its quota "VPCs per Region" (L-F678F1CE) of 5`},
 		{"pod pattern equal to private pattern", "podSubnetNamePattern", map[string]string{"podSubnetNamePattern": "eks-demo-vpc-private-*"}, `podSubnetNamePattern "eks-demo-vpc-private-*": must differ`},
 		{"public access not a bool", "endpointPublicAccess", map[string]string{"endpointPublicAccess": "yes please"}, `endpointPublicAccess: "yes please": want true or false`},
 		{"private access not a bool", "endpointPrivateAccess", map[string]string{"endpointPrivateAccess": "1.5"}, `endpointPrivateAccess: "1.5": want true or false`},
@@ -196,7 +205,11 @@ func TestConfigRejectsBadInput(t *testing.T) {
 				}
 				cfg[k] = v
 			}
-			run := load(t, cfg, "")
+			acct := &fakeaws.Account{Vpc: fakeaws.DevVpc(), ClusterName: cfg[testProject+":clusterName"]}
+			if tt.set["clusterName"] == "full-region" {
+				acct.VpcsInRegion = fakeaws.DefaultQuota - 1 // and DevVpc
+			}
+			run := loadIn(t, cfg, acct)
 			require.Error(t, run.err, "the program must reject %v", tt.set)
 			assert.Contains(t, run.err.Error(), tt.want, "the error must name the key and what is allowed")
 		})
@@ -275,12 +288,7 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 }
 
 func TestConfigDefaultsMatchPulumiYaml(t *testing.T) {
-	required := map[string]string{
-		"aws:region":                              "eu-west-1",
-		testProject + ":vpcName":                  "eks-demo-vpc",
-		testProject + ":privateSubnetNamePattern": "eks-demo-vpc-private-*",
-		testProject + ":podSubnetNamePattern":     "eks-demo-vpc-podsubnet-*",
-	}
+	required := map[string]string{"aws:region": "eu-west-1"}
 	withDefaults := map[string]any{}
 	for k, v := range required {
 		withDefaults[k] = v
@@ -451,8 +459,11 @@ func TestSupportCalendar(t *testing.T) {
 	})
 }
 
+// TestSpotServiceLinkedRole: a stack whose pools allow spot ensures the
+// account's EC2 Spot service-linked role, adopting the one there by its
+// ARN; a stack without a spot pool needs none.
 func TestSpotServiceLinkedRole(t *testing.T) {
-	warningsWith := func(t *testing.T, set map[string]string, noSpotRole bool) []string {
+	spotRole := func(t *testing.T, set map[string]string, noSpotRole bool) *karpenter.SpotRole {
 		t.Helper()
 		cfg := stackConfig(t, "Pulumi.dev.yaml")
 		for k, v := range set {
@@ -460,20 +471,23 @@ func TestSpotServiceLinkedRole(t *testing.T) {
 		}
 		got := loadIn(t, cfg, &fakeaws.Account{Vpc: fakeaws.DevVpc(), NoSpotRole: noSpotRole})
 		require.NoError(t, got.err)
-		return got.cfg.Warnings
+		assert.Empty(t, got.cfg.Warnings, "nothing to warn of: the stack ensures the role")
+		return got.cfg.SpotRole
 	}
-	t.Run("a spot pool in an account without the role is warned about, with the command that creates it", func(t *testing.T) {
-		w := warningsWith(t, nil, true)
-		require.Len(t, w, 1)
-		assert.Contains(t, w[0], "nodePools general allow spot capacity, but the account has no EC2 Spot service-linked role")
-		assert.Contains(t, w[0], "aws iam create-service-linked-role --aws-service-name spot.amazonaws.com")
-	})
-	t.Run("no warning when the role exists", func(t *testing.T) {
-		assert.Empty(t, warningsWith(t, nil, false))
-	})
-	t.Run("no warning when no pool allows spot", func(t *testing.T) {
-		assert.Empty(t, warningsWith(t, map[string]string{"nodePools": `{"general":{"requirements":{"capacityTypes":["on-demand"]}}}`}, true))
-	})
+	assert.Equal(t, &karpenter.SpotRole{}, spotRole(t, nil, true), "an account without the role: the stack creates it")
+	assert.Equal(t, &karpenter.SpotRole{Arn: "arn:aws:iam::" + fakeaws.AccountID + ":role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"},
+		spotRole(t, nil, false), "an account with the role: the stack adopts it")
+	assert.Nil(t, spotRole(t, map[string]string{"nodePools": `{"general":{"requirements":{"capacityTypes":["on-demand"]}}}`}, true),
+		"no pool allows spot: no role")
+}
+
+// ownVpc is set over a stack file that names no VPC.
+func ownVpc(set map[string]string) map[string]string {
+	out := map[string]string{"vpcName": "", "privateSubnetNamePattern": "", "podSubnetNamePattern": ""}
+	for k, v := range set {
+		out[k] = v
+	}
+	return out
 }
 
 func mustParseDay(t *testing.T, s string) time.Time {
@@ -494,4 +508,56 @@ func TestSupportTypeDefault(t *testing.T) {
 	require.NoError(t, got.err)
 	assert.Equal(t, "EXTENDED", got.cfg.SupportType, "a production stack gets what it chose")
 	assert.True(t, got.cfg.Production)
+}
+
+// TestAStackThatNamesNoVpcMakesOne: the preflight chooses the zones EKS
+// accepts and the NAT layout by stack class, and refuses, naming the
+// quota, a region whose VPC or Elastic IP quota the new VPC would exceed;
+// a stack whose VPC exists already is not counted twice.
+func TestAStackThatNamesNoVpcMakesOne(t *testing.T) {
+	run := func(t *testing.T, set map[string]string, acct *fakeaws.Account) loaded {
+		t.Helper()
+		cfg := map[string]string{"aws:region": fakeaws.Region}
+		for k, v := range set {
+			cfg[testProject+":"+k] = v
+		}
+		acct.Vpc = fakeaws.Vpc{}
+		acct.ClusterName = "nodeless-eks-dev"
+		return loadIn(t, cfg, acct)
+	}
+	t.Run("defaults: three zones by name, one NAT gateway, 10.0.0.0/16", func(t *testing.T) {
+		got := run(t, nil, &fakeaws.Account{})
+		require.NoError(t, got.err)
+		assert.Equal(t, []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"}, got.cfg.Zones)
+		assert.Equal(t, "single", got.cfg.NatGateways)
+		assert.Equal(t, "10.0.0.0/16", got.cfg.VpcCidrBlock)
+	})
+	t.Run("a production stack gets a NAT gateway per zone", func(t *testing.T) {
+		cfg := stackConfig(t, "testdata/stack-multipool.yaml")
+		for _, k := range []string{"vpcName", "privateSubnetNamePattern", "podSubnetNamePattern"} {
+			delete(cfg, testProject+":"+k)
+		}
+		got := loadIn(t, cfg, &fakeaws.Account{ClusterName: cfg[testProject+":clusterName"]})
+		require.NoError(t, got.err)
+		assert.Equal(t, "perAz", got.cfg.NatGateways)
+	})
+	t.Run("no room for the NAT gateways' addresses", func(t *testing.T) {
+		got := run(t, map[string]string{"natGateways": "perAz"}, &fakeaws.Account{EipsInRegion: 3})
+		require.Error(t, got.err)
+		assert.Contains(t, got.err.Error(), `vpcName unset: the stack would make 3 Elastic IP address(es) for its NAT gateway(s) in eu-west-1, `+
+			`where the account uses 3 of its quota "EC2-VPC Elastic IPs" (L-0263D0A3) of 5: AWS would refuse it minutes into `+"`pulumi up`")
+		assert.Contains(t, got.err.Error(), "aws service-quotas request-service-quota-increase --region eu-west-1 --service-code ec2 --quota-code L-0263D0A3 --desired-value 6")
+		assert.Contains(t, got.err.Error(), `set natGateways "single" (one address)`)
+		assert.Empty(t, got.rec.All(), "refused before anything is registered")
+	})
+	t.Run("a raised quota is the account's", func(t *testing.T) {
+		got := run(t, nil, &fakeaws.Account{VpcsInRegion: 9, Quotas: map[string]float64{"L-F678F1CE": 10}})
+		require.NoError(t, got.err)
+	})
+	t.Run("the stack's own VPC, made by an earlier up, is not counted again", func(t *testing.T) {
+		acct := &fakeaws.Account{VpcsInRegion: 4, OtherVpcs: []fakeaws.Vpc{{ID: "vpc-own", Name: "nodeless-eks-dev-vpc",
+			Tags: map[string]string{names.ClusterTagKey: "nodeless-eks-dev"}}}}
+		got := run(t, nil, acct)
+		require.NoError(t, got.err, "5 of 5 VPCs, one of them this stack's")
+	})
 }

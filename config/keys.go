@@ -59,6 +59,8 @@ func (c *Config) keys(pools *map[string]spec.Pool, classes *map[string]spec.Node
 		{name: "vpcName", into: &c.VpcName},
 		{name: "privateSubnetNamePattern", into: &c.PrivateSubnetNamePattern},
 		{name: "podSubnetNamePattern", into: &c.PodSubnetNamePattern},
+		{name: "natGateways", into: &c.NatGateways},
+		{name: "vpcCidrBlock", into: &c.VpcCidrBlock},
 		{name: "karpenterVersion", into: &c.KarpenterVersion},
 		{name: "loadBalancerControllerVersion", into: &c.LoadBalancerControllerVersion},
 		{name: "argocdVersion", into: &c.ArgoCDVersion},

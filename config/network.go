@@ -3,6 +3,8 @@ package config
 import (
 	"net/netip"
 	"strings"
+
+	"nodeless-eks/cluster"
 )
 
 // documentationRanges are the IPv4 blocks reserved for examples (RFC 5737):
@@ -13,20 +15,64 @@ var documentationRanges = []netip.Prefix{
 	netip.MustParsePrefix("203.0.113.0/24"),
 }
 
-// checkVpc: the VPC and subnet lookups need a name and two patterns that
-// tell the node subnets from the pod subnets.
+// checkVpc: a stack names its VPC with a name and two patterns that tell
+// the node subnets from the pod subnets, or names none and gets its own
+// (natGateways and vpcCidrBlock shape it; they mean nothing for a VPC the
+// stack did not make).
 func (c *Config) checkVpc(p *problems) {
 	if strings.TrimSpace(c.VpcName) == "" {
-		p.add("vpcName: required, the Name tag of the existing VPC")
+		if c.VpcName != "" {
+			p.add("vpcName %q: want the Name tag of an existing VPC, or leave it unset for the stack to make its own", c.VpcName)
+		}
+		for _, k := range []struct{ key, value string }{
+			{"privateSubnetNamePattern", c.PrivateSubnetNamePattern}, {"podSubnetNamePattern", c.PodSubnetNamePattern},
+		} {
+			if k.value != "" {
+				p.add("%s %q: set only with vpcName; without vpcName the stack makes its VPC and its subnets", k.key, k.value)
+			}
+		}
+		c.checkOwnVpc(p)
+		return
 	}
 	if strings.TrimSpace(c.PrivateSubnetNamePattern) == "" {
-		p.add("privateSubnetNamePattern: required, a Name-tag pattern such as \"my-vpc-private-*\"")
+		p.add("privateSubnetNamePattern: required with vpcName, a Name-tag pattern such as \"my-vpc-private-*\"")
 	}
 	if strings.TrimSpace(c.PodSubnetNamePattern) == "" {
-		p.add("podSubnetNamePattern: required, a Name-tag pattern such as \"my-vpc-podsubnet-*\"")
+		p.add("podSubnetNamePattern: required with vpcName, a Name-tag pattern such as \"my-vpc-pods-*\"")
 	}
 	if c.PrivateSubnetNamePattern != "" && c.PrivateSubnetNamePattern == c.PodSubnetNamePattern {
 		p.add("podSubnetNamePattern %q: must differ from privateSubnetNamePattern; pods use their own (secondary CIDR) subnets", c.PodSubnetNamePattern)
+	}
+	for _, k := range []struct{ key, value string }{{"natGateways", c.NatGateways}, {"vpcCidrBlock", c.VpcCidrBlock}} {
+		if k.value != "" {
+			p.add("%s %q: shapes only a VPC the stack makes, and vpcName names an existing one; unset it, or unset vpcName", k.key, k.value)
+		}
+	}
+}
+
+// checkOwnVpc: the VPC the stack makes takes a NAT layout and a primary
+// CIDR that leaves the pod CIDR free.
+func (c *Config) checkOwnVpc(p *problems) {
+	switch c.NatGateways {
+	case "", cluster.NatSingle, cluster.NatPerAz:
+	default:
+		p.add("natGateways %q: want %q (one NAT gateway for every zone, $35 a month) or %q (one per zone, so that a zone's outage "+
+			"cuts only its own egress)", c.NatGateways, cluster.NatSingle, cluster.NatPerAz)
+	}
+	if c.VpcCidrBlock == "" {
+		return
+	}
+	prefix, err := netip.ParsePrefix(c.VpcCidrBlock)
+	switch {
+	case err != nil || !prefix.Addr().Is4() || prefix.Masked() != prefix:
+		p.add("vpcCidrBlock %q: want an IPv4 network in CIDR form, e.g. \"10.0.0.0/16\"", c.VpcCidrBlock)
+	case prefix.Bits() < 16 || prefix.Bits() > 20:
+		// A VPC's CIDR blocks are /16 to /28 (VPC user guide,
+		// vpc-cidr-blocks.html); each zone's public subnet keeps 64 addresses.
+		p.add("vpcCidrBlock %q: want /16 to /20: AWS refuses a VPC block larger than /16, and a smaller one than /20 leaves a "+
+			"public subnet fewer than 64 addresses", c.VpcCidrBlock)
+	case prefix.Overlaps(cluster.PodCidrBlock):
+		p.add("vpcCidrBlock %q: overlaps %s, the VPC's pod CIDR; choose a block outside it", c.VpcCidrBlock, cluster.PodCidrBlock)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"nodeless-eks/cluster"
+	"nodeless-eks/karpenter"
 	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/versions"
 
@@ -34,6 +35,7 @@ func preflight(ctx *pulumi.Context, c *Config, day time.Time) error {
 	if err != nil {
 		return err
 	}
+	c.ClusterExists = exists
 	var errs []error
 	if exists {
 		if err := checkUpgradeStep(c, running.Version); err != nil {
@@ -47,11 +49,13 @@ func preflight(ctx *pulumi.Context, c *Config, day time.Time) error {
 	errs = append(errs, problems...)
 	c.Warnings = append(c.Warnings, warnings...)
 	errs = append(errs, checkAMIsPublished(ctx, c)...)
-	warning, err := checkSpotRole(ctx, c)
-	if err != nil {
+	if err := findSpotRole(ctx, c); err != nil {
 		errs = append(errs, err)
-	} else if warning != "" {
-		c.Warnings = append(c.Warnings, warning)
+	}
+	if c.VpcName == "" {
+		if err := preflightOwnVpc(ctx, c); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -60,36 +64,29 @@ func preflight(ctx *pulumi.Context, c *Config, day time.Time) error {
 // (AWSServiceRoleForEC2Spot, for spot.amazonaws.com).
 const spotRolePath = "/aws-service-role/spot.amazonaws.com/"
 
-// checkSpotRole warns when a pool allows spot capacity and the account has
-// no EC2 Spot service-linked role: EC2 refuses Karpenter's spot launches
-// without it, and Karpenter falls back to on-demand, so the stack works at
-// the on-demand price. Karpenter's getting-started guide creates the role
-// once per account; the controller's policy does not let it create it.
-// A warning, not an error: nothing breaks, and the role may be on its way.
-func checkSpotRole(ctx *pulumi.Context, c *Config) (string, error) {
-	var spotPools []string
-	for _, name := range spec.SortedNames(c.NodePools) {
-		if r := c.NodePools[name].Requirements; r != nil && (len(r.CapacityTypes) == 0 || slices.Contains(r.CapacityTypes, "spot")) {
-			spotPools = append(spotPools, name)
+// findSpotRole sets c.SpotRole when a pool allows spot capacity: the
+// account's EC2 Spot service-linked role if it has one, which the stack
+// adopts, or none, which the stack creates (karpenter.SpotRole).
+func findSpotRole(ctx *pulumi.Context, c *Config) error {
+	spot := false
+	for _, p := range c.NodePools {
+		if r := p.Requirements; r != nil && (len(r.CapacityTypes) == 0 || slices.Contains(r.CapacityTypes, "spot")) {
+			spot = true
 		}
 	}
-	if len(spotPools) == 0 {
-		return "", nil
+	if !spot {
+		return nil
 	}
 	roles, err := iam.GetRoles(ctx, &iam.GetRolesArgs{PathPrefix: pulumi.StringRef(spotRolePath)})
 	if err != nil {
-		return "", fmt.Errorf("listing the roles under %s (iam:ListRoles), to find the EC2 Spot service-linked role: %w", spotRolePath, err)
+		return fmt.Errorf("nodePools allow spot capacity: listing the roles under %s (iam:ListRoles), to find the account's EC2 Spot "+
+			"service-linked role: %w", spotRolePath, err)
 	}
-	if len(roles.Names) > 0 {
-		return "", nil
+	c.SpotRole = &karpenter.SpotRole{}
+	if len(roles.Arns) > 0 {
+		c.SpotRole.Arn = roles.Arns[0]
 	}
-	// EC2 needs the role for spot requests (EC2 user guide,
-	// service-linked-roles-spot-instance-requests.html); Karpenter's
-	// getting-started guide creates it for that reason.
-	return fmt.Sprintf("nodePools %s allow spot capacity, but the account has no EC2 Spot service-linked role "+
-		"(AWSServiceRoleForEC2Spot): EC2 refuses spot launches without it, and Karpenter launches on-demand instead, at the "+
-		"on-demand price. Create it once per account: aws iam create-service-linked-role --aws-service-name spot.amazonaws.com",
-		strings.Join(spotPools, ", ")), nil
+	return nil
 }
 
 // runningCluster returns the cluster as EKS describes it (the Kubernetes

@@ -310,8 +310,12 @@ func DeployerPolicy(s scope) iampolicy.Document {
 			Action: []string{"iam:GetOpenIDConnectProvider", "iam:CreateOpenIDConnectProvider", "iam:DeleteOpenIDConnectProvider", "iam:TagOpenIDConnectProvider",
 				"iam:UntagOpenIDConnectProvider", "iam:UpdateOpenIDConnectProviderThumbprint", "iam:AddClientIDToOpenIDConnectProvider"},
 			Resource: s.iam(fmt.Sprintf("oidc-provider/oidc.eks.%s.amazonaws.com/id/*", s.region))},
-		iampolicy.Statement{Sid: "EKSServiceLinkedRoles", Effect: "Allow", Action: "iam:CreateServiceLinkedRole", Resource: "*",
-			Condition: map[string]any{"StringEquals": map[string]any{"iam:AWSServiceName": []string{"eks.amazonaws.com", "eks-fargate.amazonaws.com"}}}},
+		// EKS's, and EC2 Spot's, which the program ensures and adopts
+		// (karpenter/spot.go) and never deletes.
+		iampolicy.Statement{Sid: "ServiceLinkedRoles", Effect: "Allow", Action: "iam:CreateServiceLinkedRole", Resource: "*",
+			Condition: map[string]any{"StringEquals": map[string]any{"iam:AWSServiceName": []string{"eks.amazonaws.com", "eks-fargate.amazonaws.com", "spot.amazonaws.com"}}}},
+		iampolicy.Statement{Sid: "SpotServiceLinkedRole", Effect: "Allow", Action: "iam:GetRole",
+			Resource: s.iam("role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot")},
 		iampolicy.Statement{Sid: "InterruptionQueue", Effect: "Allow",
 			Action:   []string{"sqs:CreateQueue", "sqs:DeleteQueue", "sqs:GetQueueAttributes", "sqs:SetQueueAttributes", "sqs:GetQueueUrl", "sqs:TagQueue", "sqs:UntagQueue", "sqs:ListQueueTags"},
 			Resource: each(children, func(n string) []string { return []string{s.arn("sqs", n)} })},
@@ -621,6 +625,7 @@ var deployerActions = map[string][]string{
 	"aws:iam/role:Role":                                       {"iam:CreateRole", "iam:DeleteRole", "iam:GetRole", "iam:UpdateAssumeRolePolicy", "iam:TagRole", "iam:PutRolePermissionsBoundary", "iam:ListAttachedRolePolicies", "iam:ListInstanceProfilesForRole"},
 	"aws:iam/policy:Policy":                                   {"iam:CreatePolicy", "iam:DeletePolicy", "iam:GetPolicy", "iam:GetPolicyVersion", "iam:CreatePolicyVersion", "iam:DeletePolicyVersion", "iam:ListPolicyVersions"},
 	"aws:iam/rolePolicyAttachment:RolePolicyAttachment":       {"iam:AttachRolePolicy", "iam:DetachRolePolicy", "iam:ListAttachedRolePolicies"},
+	"aws:iam/serviceLinkedRole:ServiceLinkedRole":             {"iam:CreateServiceLinkedRole", "iam:GetRole"},
 	"aws:sqs/queue:Queue":                                     {"sqs:CreateQueue", "sqs:DeleteQueue", "sqs:GetQueueAttributes", "sqs:SetQueueAttributes", "sqs:TagQueue", "sqs:ListQueueTags"},
 	"aws:sqs/queuePolicy:QueuePolicy":                         {"sqs:SetQueueAttributes", "sqs:GetQueueAttributes"},
 	"aws:cloudwatch/eventRule:EventRule":                      {"events:PutRule", "events:DeleteRule", "events:DescribeRule", "events:TagResource", "events:ListTagsForResource"},

@@ -68,6 +68,13 @@ type Args struct {
 	// FargateProfile must exist before the controller's pods are scheduled.
 	// Required.
 	FargateProfile pulumi.Resource
+	// Egress is what the controller's pods need to pull their images from
+	// public ECR in a VPC the stack makes (its NAT gateways and routes);
+	// the release waits for it. None for a VPC looked up.
+	Egress []pulumi.Resource
+	// SpotRole is the account's EC2 Spot service-linked role, which the
+	// layer ensures before any node class; nil when no pool allows spot.
+	SpotRole *SpotRole
 	// Tags go on every AWS resource that supports them.
 	Tags map[string]string
 	// IAM is the path and permissions boundary of every role and policy.
@@ -125,12 +132,21 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		return nil, err
 	}
 	k.NodePrerequisites = append([]pulumi.Resource{iamRes.nodeAccessEntry}, iamRes.nodePolicyAttachments...)
+	if args.SpotRole != nil {
+		spot, err := newSpotRole(ctx, name, args.SpotRole, parent)
+		if err != nil {
+			return nil, err
+		}
+		// EC2 refuses Karpenter's spot launches until the role exists.
+		k.NodePrerequisites = append(k.NodePrerequisites, spot)
+	}
 
 	crds, release, err := newReleases(ctx, name, args, releaseInputs{
 		controllerRoleArn: iamRes.controllerRole.Arn,
 		queueName:         queue.Name,
-		// Pods must start on Fargate with their permissions in place.
-		prerequisites: []pulumi.Resource{args.FargateProfile, iamRes.controllerPolicyAttachment},
+		// Pods must start on Fargate with their permissions in place, and
+		// reach public ECR.
+		prerequisites: append([]pulumi.Resource{args.FargateProfile, iamRes.controllerPolicyAttachment}, args.Egress...),
 	}, parent)
 	if err != nil {
 		return nil, err

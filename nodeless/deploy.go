@@ -7,8 +7,12 @@
 package nodeless
 
 import (
+	"cmp"
+	"encoding/json"
+	"net/netip"
 	"reflect"
 	"slices"
+	"time"
 
 	"nodeless-eks/addons"
 	"nodeless-eks/cluster"
@@ -18,6 +22,7 @@ import (
 	"nodeless-eks/nodepool"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	pulumiconfig "github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 )
 
 // Options say where the layers go and how the parts that run outside
@@ -26,12 +31,19 @@ type Options struct {
 	// Parent is the component the layers are children of; nil puts them
 	// at the root of the stack.
 	Parent pulumi.Resource
-	// DestroyCleanup registers the destroy cleanup (addons.Args); nil is
-	// the Go program's pulumi-command one.
+	// DestroyCleanup registers the destroy cleanup and the network sweep
+	// (addons.Args); nil is the Go program's pulumi-command one.
 	DestroyCleanup addons.CleanupRegistrar
+	// FargateSettle is cluster.Args.FargateSettle for a new cluster; 0 is
+	// DefaultFargateSettle.
+	FargateSettle time.Duration
 	// Watch reads the cluster during `pulumi up`.
 	Watch Watch
 }
+
+// DefaultFargateSettle is eksctl's wait between a new control plane and
+// what runs on Fargate (eksctl-io/eksctl#3615, pkg/eks/fargate.go).
+const DefaultFargateSettle = 30 * time.Second
 
 // Outputs are the stack outputs of the Go program and the outputs of the
 // Cluster component, by the same names (Map).
@@ -89,23 +101,47 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 	// and the bootstrap watch tell them from others' by it.
 	stackLabel := names.StackLabel(ctx.Project(), ctx.Stack())
 
-	vpc, err := cluster.NewVpc(ctx, cfg.ClusterName, &cluster.VpcArgs{
+	vpcArgs := &cluster.VpcArgs{
 		VpcName:                  cfg.VpcName,
 		PrivateSubnetNamePattern: cfg.PrivateSubnetNamePattern,
 		PodSubnetNamePattern:     cfg.PodSubnetNamePattern,
-	}, layer...)
+	}
+	if cfg.VpcName == "" {
+		vpcArgs.Own = &cluster.OwnVpc{
+			Prefix: cfg.ClusterName, ClusterName: cfg.ClusterName, CidrBlock: netip.MustParsePrefix(cfg.VpcCidrBlock),
+			Zones: cfg.Zones, NatGateways: cfg.NatGateways, Tags: cfg.Tags, Protect: cfg.Production,
+		}
+	}
+	vpc, err := cluster.NewVpc(ctx, cfg.ClusterName, vpcArgs, layer...)
 	if err != nil {
 		return nil, err
+	}
+	var sweep func(pulumi.StringOutput) (pulumi.Resource, error)
+	if vpc.Made {
+		profile, roleArn := awsAccess(ctx)
+		sweep = func(nodeSG pulumi.StringOutput) (pulumi.Resource, error) {
+			return addons.NewNetworkSweep(ctx, cfg.ClusterName, addons.NetworkSweepArgs{
+				VpcArn: vpc.Arn, NodeSecurityGroupID: nodeSG, ClusterName: cfg.ClusterName,
+				AWSProfile: profile, AWSRoleArn: roleArn, StackLabel: stackLabel,
+				DestroyCleanup: o.DestroyCleanup, Protect: cfg.Production,
+			}, vpc.Subnets, layer...)
+		}
+	}
+	fargateSettle := time.Duration(0)
+	if !cfg.ClusterExists {
+		fargateSettle = cmp.Or(o.FargateSettle, DefaultFargateSettle)
 	}
 
 	eks, err := cluster.New(ctx, cfg.ClusterName, &cluster.Args{
 		ClusterName:           cfg.ClusterName,
 		KubernetesVersion:     cfg.KubernetesVersion,
 		Region:                cfg.Region,
-		VpcID:                 pulumi.String(vpc.ID),
+		VpcID:                 vpc.ID,
 		PrivateSubnetIDs:      vpc.PrivateSubnetIDs,
 		PodSubnetIDsByAZ:      vpc.PodSubnetIDsByAZ,
 		FargateNamespace:      karpenter.Namespace,
+		FargateSettle:         fargateSettle,
+		Sweep:                 sweep,
 		EndpointPublicAccess:  cfg.EndpointPublicAccess,
 		EndpointPrivateAccess: cfg.EndpointPrivateAccess,
 		PublicAccessCidrs:     cfg.PublicAccessCidrs,
@@ -137,6 +173,8 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 		OidcIssuer:          eks.OidcIssuer,
 		Provider:            eks.Provider,
 		FargateProfile:      eks.FargateProfile,
+		Egress:              vpc.Egress,
+		SpotRole:            cfg.SpotRole,
 		Tags:                cfg.Tags,
 		IAM:                 cfg.IAM,
 	}, layer...)
@@ -166,7 +204,7 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 		Region:             cfg.Region,
 		KubernetesVersion:  cfg.KubernetesVersion,
 		CreatedClusterName: eks.ClusterName,
-		VpcID:              pulumi.String(vpc.ID),
+		VpcID:              vpc.ID,
 		Provider:           eks.Provider,
 		NodePools:          pools.Pools,
 		NodeClasses:        pools.Classes,
@@ -197,7 +235,7 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 		Protect:             cfg.Production,
 		DestroyCleanup:      o.DestroyCleanup,
 		// Whatever the running cluster needs goes only after the cleanup.
-		Keep: slices.Concat(eks.Owned, ctl.Owned),
+		Keep: slices.Concat(eks.Owned, ctl.Owned, vpc.Owned),
 	}, layer...)
 	if err != nil {
 		return nil, err
@@ -220,9 +258,9 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 		NodeSecurityGroupId:           eks.NodeSecurityGroupId,
 		SecretsKeyArn:                 eks.SecretsKeyArn,
 		LogGroupName:                  eks.LogGroupName,
-		VpcId:                         pulumi.String(vpc.ID).ToStringOutput(),
-		PrivateSubnetIds:              pulumi.ToStringArray(vpc.PrivateSubnetIDs).ToStringArrayOutput(),
-		PodSubnetIds:                  pulumi.ToStringMap(vpc.PodSubnetIDsByAZ).ToStringMapOutput(),
+		VpcId:                         vpc.ID,
+		PrivateSubnetIds:              vpc.PrivateSubnetIDs,
+		PodSubnetIds:                  podSubnetIDs(vpc).ToStringMapOutput(),
 		ControllerRoleArn:             ctl.ControllerRoleArn,
 		NodeRoleName:                  ctl.NodeRoleName,
 		NodeRoleArn:                   ctl.NodeRoleArn,
@@ -233,4 +271,29 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 		LoadBalancerControllerRoleArn: addOns.LoadBalancerControllerRoleArn,
 		ArgoCdNamespace:               addOns.ArgoCDNamespace,
 	}, nil
+}
+
+// podSubnetIDs is the pod subnets by zone, as an output map.
+func podSubnetIDs(vpc *cluster.Vpc) pulumi.StringMap {
+	m := pulumi.StringMap{}
+	for az, id := range vpc.PodSubnetIDsByAZ {
+		m[az] = id
+	}
+	return m
+}
+
+// awsAccess is the profile and role the stack's aws provider uses (its
+// aws:profile, and aws:assumeRole's or the first of aws:assumeRoles'
+// roleArn), for what runs the AWS CLI on the stack's behalf.
+func awsAccess(ctx *pulumi.Context) (profile, roleArn string) {
+	profile = pulumiconfig.Get(ctx, "aws:profile")
+	var one struct{ RoleArn string }
+	if json.Unmarshal([]byte(pulumiconfig.Get(ctx, "aws:assumeRole")), &one) == nil && one.RoleArn != "" {
+		return profile, one.RoleArn
+	}
+	var many []struct{ RoleArn string }
+	if json.Unmarshal([]byte(pulumiconfig.Get(ctx, "aws:assumeRoles")), &many) == nil && len(many) > 0 {
+		return profile, many[0].RoleArn
+	}
+	return profile, ""
 }

@@ -45,7 +45,7 @@ type Args struct {
 	// NodeRoleName is the role of every node. Required.
 	NodeRoleName pulumi.StringInput
 	// SubnetIDs are where nodes launch (the private subnets). Required.
-	SubnetIDs []string
+	SubnetIDs pulumi.StringArrayInput
 	// SecurityGroupID is the node security group. Required.
 	SecurityGroupID pulumi.StringInput
 	// Provider deploys the objects. Required.
@@ -93,10 +93,10 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	classNames := spec.SortedNames(args.Classes)
 	for _, className := range classNames {
 		class := args.Classes[className]
-		classSpec := pulumi.All(args.NodeRoleName, args.SecurityGroupID).ApplyT(func(v []any) map[string]any {
+		classSpec := pulumi.All(args.NodeRoleName, args.SecurityGroupID, args.SubnetIDs).ApplyT(func(v []any) map[string]any {
 			return spec.EC2NodeClass(className, class, spec.Nodes{
 				ClusterName: args.ClusterName, NodeRoleName: v[0].(string),
-				SubnetIDs: args.SubnetIDs, SecurityGroupIDs: []string{v[1].(string)},
+				SubnetIDs: v[2].([]string), SecurityGroupIDs: []string{v[1].(string)},
 			})["spec"].(map[string]any)
 		}).(pulumi.MapOutput)
 		cr, err := apiextensions.NewCustomResource(ctx, name+"-class-"+className, &apiextensions.CustomResourceArgs{
@@ -168,7 +168,7 @@ func (a *Args) validate() error {
 		return fmt.Errorf("args are required")
 	case a.ClusterName == "" || a.StackLabel == "" || a.NodeRoleName == nil || a.Provider == nil:
 		return fmt.Errorf("ClusterName, StackLabel, NodeRoleName and Provider are required")
-	case len(a.SubnetIDs) == 0 || a.SecurityGroupID == nil:
+	case a.SubnetIDs == nil || a.SecurityGroupID == nil:
 		return fmt.Errorf("SubnetIDs and SecurityGroupID are required")
 	case a.KarpenterRelease == nil || len(a.NodePrerequisites) == 0 || a.VpcCni == nil:
 		return fmt.Errorf("KarpenterRelease, NodePrerequisites and VpcCni are required")

@@ -49,7 +49,7 @@ func newLayer(t *testing.T, pools map[string]spec.Pool, classes map[string]spec.
 			Pools:             pools,
 			Classes:           classes,
 			NodeRoleName:      pulumi.String("eks-demo-karpenter-node"),
-			SubnetIDs:         []string{"subnet-private-a", "subnet-private-b", "subnet-private-c"},
+			SubnetIDs:         pulumi.ToStringArray([]string{"subnet-private-a", "subnet-private-b", "subnet-private-c"}),
 			SecurityGroupID:   pulumi.String("sg-eks-demo-node"),
 			Provider:          provider,
 			KarpenterRelease:  standIns["karpenter-release"],
@@ -217,7 +217,7 @@ func TestArgsRefusedBeforeAnythingIsRegistered(t *testing.T) {
 	rec := mock.New("nodeless-eks", "dev")
 	err := rec.Run(t, nil, false, func(ctx *pulumi.Context) error {
 		_, err := New(ctx, "pools", &Args{ClusterName: "c", StackLabel: "s", Pools: pools, Classes: classes,
-			NodeRoleName: pulumi.String("r"), SubnetIDs: []string{"s"}, SecurityGroupID: pulumi.String("sg"),
+			NodeRoleName: pulumi.String("r"), SubnetIDs: pulumi.ToStringArray([]string{"s"}), SecurityGroupID: pulumi.String("sg"),
 			Provider: &kubernetes.Provider{}, KarpenterRelease: &mock.StandIn{}, NodePrerequisites: []pulumi.Resource{&mock.StandIn{}},
 			VpcCni: &mock.StandIn{}})
 		return err

@@ -36,9 +36,11 @@ type ClusterArgs struct {
 	KubernetesVersion               string                         `pulumi:"kubernetesVersion,optional"`
 	SupportType                     string                         `pulumi:"supportType,optional"`
 	AllowExtendedSupport            *bool                          `pulumi:"allowExtendedSupport,optional"`
-	VpcName                         string                         `pulumi:"vpcName"`
-	PrivateSubnetNamePattern        string                         `pulumi:"privateSubnetNamePattern"`
-	PodSubnetNamePattern            string                         `pulumi:"podSubnetNamePattern"`
+	VpcName                         string                         `pulumi:"vpcName,optional"`
+	PrivateSubnetNamePattern        string                         `pulumi:"privateSubnetNamePattern,optional"`
+	PodSubnetNamePattern            string                         `pulumi:"podSubnetNamePattern,optional"`
+	NatGateways                     string                         `pulumi:"natGateways,optional"`
+	VpcCidrBlock                    string                         `pulumi:"vpcCidrBlock,optional"`
 	KarpenterVersion                string                         `pulumi:"karpenterVersion,optional"`
 	EndpointPublicAccess            *bool                          `pulumi:"endpointPublicAccess,optional"`
 	EndpointPrivateAccess           *bool                          `pulumi:"endpointPrivateAccess,optional"`
@@ -155,7 +157,7 @@ func clusterConstructor(today func() time.Time, before func(ctx *pulumi.Context)
 		if err := ctx.RegisterComponentResource(token, name, c, opts...); err != nil {
 			return nil, err
 		}
-		out, err := nodeless.Deploy(ctx, cfg, nodeless.Options{Parent: c, DestroyCleanup: cleanup})
+		out, err := nodeless.Deploy(ctx, cfg, nodeless.Options{Parent: c, DestroyCleanup: cleanup, FargateSettle: fargateSettle})
 		if err != nil {
 			return nil, err
 		}
@@ -163,6 +165,10 @@ func clusterConstructor(today func() time.Time, before func(ctx *pulumi.Context)
 		return c, nil
 	}
 }
+
+// fargateSettle is nodeless.Options.FargateSettle: 0, the default, but
+// under the tests' mock engine.
+var fargateSettle time.Duration
 
 // configValues are the inputs that are set, each as its stack config
 // value reads (config.FromInputs): a string as is, a bool or a number as

@@ -278,7 +278,7 @@ func program(ctx *pulumi.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := nodeless.Deploy(ctx, cfg, nodeless.Options{Watch: nodeless.Watch{
+	out, err := nodeless.Deploy(ctx, cfg, nodeless.Options{FargateSettle: fargateSettle, Watch: nodeless.Watch{
 		API: func(string) (bootwatch.API, error) { return nil, fmt.Errorf("no cluster under mocks") },
 	}})
 	if err != nil {
@@ -503,6 +503,8 @@ func TestEmptyListsStayEmpty(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// A new cluster's Fargate profile waits; the mock engine's needs not.
+	fargateSettle = time.Nanosecond
 	os.Exit(m.Run())
 }
 

@@ -131,15 +131,15 @@ func TestGeneratedSDKs(t *testing.T) {
 		assert.Equal(t, "file:"+filepath.ToSlash(sdkDir), project.Dependencies[npmName], "example/package.json depends on the SDK package add writes")
 
 		// A wrong input is a type error, not a surprise at `pulumi up`.
-		bad := strings.Replace(string(example), `vpcName: "platform-vpc",`, `vpcName: 42,`, 1)
+		bad := strings.Replace(string(example), `clusterName: "platform",`, `clusterName: 42,`, 1)
 		require.NotEqual(t, string(example), bad)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "index.ts"), []byte(bad), 0o644))
 		cmd := exec.Command(tsc, "-p", ".")
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
-		require.Error(t, err, "tsc accepted a number for vpcName")
-		line := strings.Count(string(example[:strings.Index(string(example), "vpcName:")]), "\n") + 1
-		assert.Contains(t, string(out), fmt.Sprintf("index.ts(%d,", line), "the error is on vpcName's line")
+		require.Error(t, err, "tsc accepted a number for clusterName")
+		line := strings.Count(string(example[:strings.Index(string(example), "clusterName:")]), "\n") + 1
+		assert.Contains(t, string(out), fmt.Sprintf("index.ts(%d,", line), "the error is on clusterName's line")
 		assert.Contains(t, string(out), "Type 'number' is not assignable to type 'string'")
 	})
 }

@@ -13,10 +13,13 @@
 // when the caller cancels it (the step's resource was created), or when
 // the step's bound (internal/bounds) passes, which is when the step's
 // resource fails in Pulumi too: a watch never keeps `pulumi up` waiting.
-// It only reads the cluster.
+// It reads the cluster, and changes one thing in it: a controller pod that
+// missed the Fargate scheduler is deleted, at most MaxRecreations times,
+// so that its ReplicaSet creates it again (see Controller).
 package bootwatch
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -29,11 +32,24 @@ import (
 	"nodeless-eks/internal/poll"
 )
 
-// API is what the watch reads of the cluster; *kubeapi.Client is one.
+// API is what the watch reads of the cluster, and the delete that
+// recreates a controller pod; *kubeapi.Client is one.
 type API interface {
 	ListIn(ctx context.Context, r kubeapi.Resource, namespace string, query url.Values) ([]kubeapi.Object, error)
 	Logs(ctx context.Context, namespace, pod, container string, previous bool, lines int) (string, error)
+	Delete(ctx context.Context, r kubeapi.Resource, namespace, name string) error
 }
+
+// FargateScheduler is the scheduler EKS's Fargate admission webhook gives
+// a pod that an ACTIVE profile selects; a pod created while the profile is
+// not yet in effect keeps default-scheduler, which has no node to give it,
+// and stays Pending for good (eksctl-io/eksctl#3615, which waits after the
+// control plane turns ACTIVE for that reason).
+const FargateScheduler = "fargate-scheduler"
+
+// MaxRecreations bounds how many controller pods one watch deletes for
+// having missed the Fargate scheduler: two replicas, each once.
+const MaxRecreations = 2
 
 // Kinds of Subject.
 const (
@@ -202,6 +218,7 @@ func Controller(ctx context.Context, api API, sink Sink, o Options, bound time.D
 	seen := newSaid()
 	whole := Subject{Kind: KindController, Name: o.Namespace}
 	first := true
+	recreated := 0
 	watch(ctx, o, start, bound, func(ctx context.Context) bool {
 		pods, err := api.ListIn(ctx, kubeapi.Pods, o.Namespace, url.Values{"labelSelector": {o.Selector}})
 		if err != nil {
@@ -216,6 +233,11 @@ func Controller(ctx context.Context, api API, sink Sink, o Options, bound time.D
 		for _, p := range pods {
 			if podReady(p) {
 				ready++
+				continue
+			}
+			if missedFargate(p, o, start) && recreated < MaxRecreations {
+				recreated++
+				recreate(ctx, api, sink, p, o, recreated)
 				continue
 			}
 			if state, why := whyControllerNotReady(ctx, api, p, o, start); why != "" {
@@ -233,6 +255,30 @@ func Controller(ctx context.Context, api API, sink Sink, o Options, bound time.D
 		}
 		return false
 	})
+}
+
+// missedFargate reports a pod left unscheduled for StuckAfter with a
+// scheduler other than Fargate's: one that no node will ever take.
+func missedFargate(p kubeapi.Object, o Options, start time.Time) bool {
+	return p.Str("spec", "nodeName") == "" && p.Str("spec", "schedulerName") != FargateScheduler &&
+		o.now().Sub(since(p, start)) >= o.StuckAfter
+}
+
+// recreate deletes a pod that missed the Fargate scheduler, so that its
+// ReplicaSet creates another, which the profile, in effect by now, gives
+// to Fargate; the n-th of MaxRecreations.
+func recreate(ctx context.Context, api API, sink Sink, p kubeapi.Object, o Options, n int) {
+	subj := Subject{Kind: KindController, Name: p.Name()}
+	scheduler := cmp.Or(p.Str("spec", "schedulerName"), "default-scheduler")
+	if err := api.Delete(ctx, kubeapi.Pods, p.Namespace(), p.Name()); err != nil {
+		sink.Warn(subj, fmt.Sprintf("pod %s has waited %s for a scheduler other than Fargate's (%s): the Fargate profile was not yet in "+
+			"effect when it was created. Deleting it, so that its ReplicaSet creates it again on Fargate, failed: %v; "+
+			"`kubectl -n %s delete pod %s` does the same", p.Name(), o.StuckAfter, scheduler, err, p.Namespace(), p.Name()))
+		return
+	}
+	sink.Warn(subj, fmt.Sprintf("pod %s waited %s for a scheduler other than Fargate's (%s): the Fargate profile was not yet in effect "+
+		"when it was created (eksctl-io/eksctl#3615). Deleted it so that its ReplicaSet creates it again, now on Fargate (%d of at most %d)",
+		p.Name(), o.StuckAfter, scheduler, n, MaxRecreations))
 }
 
 // whyControllerNotReady says what keeps a controller pod from running

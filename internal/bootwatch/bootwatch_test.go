@@ -178,6 +178,65 @@ func TestControllerFailures(t *testing.T) {
 	}
 }
 
+// TestControllerPodsThatMissedFargateAreRecreated: pods created while the
+// Fargate profile was not yet in effect keep default-scheduler and wait
+// for good (eksctl-io/eksctl#3615); the watch deletes each once, after
+// StuckAfter, says so, and their ReplicaSet's new pods run on Fargate.
+func TestControllerPodsThatMissedFargateAreRecreated(t *testing.T) {
+	clock := fakekube.NewClock(t0)
+	missed := fakekube.PodState{Scheduler: "default-scheduler"}
+	cluster := &fakekube.Cluster{Clock: clock, At: func(e time.Duration) []kubeapi.Object {
+		// The ReplicaSet's replacements appear 10 s after a deletion and
+		// are on Fargate a minute later.
+		pods := []kubeapi.Object{controllerPod("karpenter-a", missed), controllerPod("karpenter-b", missed)}
+		if e >= 2*time.Minute+10*time.Second {
+			state := fakekube.PodState{Created: t0.Add(2*time.Minute + 10*time.Second)}
+			if e >= 3*time.Minute+10*time.Second {
+				state.Node, state.Ready = fargate, true
+			}
+			pods = append(pods, controllerPod("karpenter-c", state), controllerPod("karpenter-d", state))
+		}
+		return pods
+	}}
+	s := &sink{clock: clock}
+	bootwatch.Controller(context.Background(), cluster, s, bootwatch.Options{Namespace: ns, Selector: selector, Container: "controller",
+		Interval: 10 * time.Second, StuckAfter: 2 * time.Minute, Now: clock.Now, Sleep: clock.Sleep}, 8*time.Minute)
+	for _, l := range s.lines {
+		t.Log(l)
+	}
+	assert.Equal(t, []string{ns + "/karpenter-a", ns + "/karpenter-b"}, cluster.Deleted(), "each pod that missed Fargate, once")
+	warnings := s.warnings()
+	require.Len(t, warnings, 2)
+	for i, pod := range []string{"karpenter-a", "karpenter-b"} {
+		assert.Equal(t, 2*time.Minute, warnings[i].at, "deleted at the first read after StuckAfter")
+		assert.Equal(t, bootwatch.Subject{Kind: bootwatch.KindController, Name: pod}, warnings[i].subject)
+		assert.Contains(t, warnings[i].msg, "pod "+pod+" waited 2m0s for a scheduler other than Fargate's (default-scheduler): the Fargate "+
+			"profile was not yet in effect when it was created (eksctl-io/eksctl#3615). Deleted it so that its ReplicaSet creates it again")
+	}
+	assert.Contains(t, warnings[1].msg, "(2 of at most 2)")
+	assert.Equal(t, "Karpenter controller: 2 of 2 pods Ready on Fargate (3m10s)", s.lines[len(s.lines)-1].msg)
+	assert.Equal(t, 3*time.Minute+10*time.Second, clock.Elapsed(), "the watch ends when the new pods are Ready")
+
+	t.Run("at most twice, then the cause is said", func(t *testing.T) {
+		clock := fakekube.NewClock(t0)
+		cluster := &fakekube.Cluster{Clock: clock, At: func(e time.Duration) []kubeapi.Object {
+			// A namespace no profile selects: every replacement misses too.
+			var pods []kubeapi.Object
+			for i := 0; i <= int(e/time.Minute); i++ {
+				pods = append(pods, controllerPod(fmt.Sprintf("karpenter-%d", i),
+					fakekube.PodState{Scheduler: "default-scheduler", Created: t0.Add(time.Duration(i) * time.Minute)}))
+			}
+			return pods
+		}}
+		s := &sink{clock: clock}
+		bootwatch.Controller(context.Background(), cluster, s, bootwatch.Options{Namespace: ns, Selector: selector, Container: "controller",
+			Interval: 10 * time.Second, StuckAfter: 2 * time.Minute, Now: clock.Now, Sleep: clock.Sleep}, 8*time.Minute)
+		assert.Len(t, cluster.Deleted(), bootwatch.MaxRecreations)
+		last := s.warnings()[len(s.warnings())-1]
+		assert.Contains(t, last.msg, "is not scheduled after 2m0s, and no event says why")
+	})
+}
+
 func TestControllerUnreadable(t *testing.T) {
 	clock := fakekube.NewClock(t0)
 	s := &sink{clock: clock}

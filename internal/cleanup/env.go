@@ -95,8 +95,11 @@ func finish(err error, log io.Writer) error {
 
 func run(ctx context.Context, getenv func(string) string, log io.Writer) error {
 	if getenv(EnvSkip) == "true" {
-		fmt.Fprintf(log, "%s=true: skipping the destroy cleanup. Load balancers, EBS volumes and nodes that workloads "+
-			"created are left for you to remove\n", EnvSkip)
+		left := "Load balancers, EBS volumes and nodes that workloads created are"
+		if getenv(EnvPhase) == PhaseNetwork {
+			left = "Network interfaces and security groups that the cluster's parts left in its VPC are"
+		}
+		fmt.Fprintf(log, "%s=true: skipping the destroy cleanup. %s left for you to remove\n", EnvSkip, left)
 		return nil
 	}
 	if inv, err := findPulumi(); err != nil && getenv(EnvPartial) != "true" {
@@ -105,6 +108,9 @@ func run(ctx context.Context, getenv func(string) string, log io.Writer) error {
 		return partialRefusal(inv)
 	} else if err != nil || !inv.whole() {
 		fmt.Fprintf(log, "%s=true: cleaning although nothing shows a whole `pulumi destroy` deletes the cleanup\n", EnvPartial)
+	}
+	if getenv(EnvPhase) == PhaseNetwork {
+		return runNetwork(ctx, getenv, log)
 	}
 	key, value, ok := strings.Cut(getenv(EnvOwnLabel), "=")
 	if !ok || key == "" || value == "" {

@@ -5,11 +5,10 @@
 // against the SDK generated from provider/schema.json.
 import * as nodeless from "@my-org/nodeless-eks";
 
+// It names no VPC, so the cluster makes its own; set vpcName and the two
+// subnet patterns to use an existing one.
 const cluster = new nodeless.Cluster("platform", {
-    vpcName: "platform-vpc",
-    privateSubnetNamePattern: "platform-private-*",
-    podSubnetNamePattern: "platform-pods-*",
-    publicAccessCidrs: ["203.0.113.0/24"],
+    clusterName: "platform",
     nodePools: {
         general: { requirements: { arch: ["arm64"], capacityTypes: ["spot", "on-demand"] } },
     },

@@ -272,8 +272,9 @@ func TestBootstrapWatchQuietOrStuckAgainstARealServer(t *testing.T) {
 			Interval: 250 * time.Millisecond, StuckAfter: 2 * time.Second}
 		controller := m{"app.kubernetes.io/name": "karpenter"}
 		keep(namespace("karpenter-stuck"))
-		keep(pod("karpenter-stuck-unsch", "karpenter-stuck", "", "", controller))
-		keep(pod("karpenter-stuck-quiet", "karpenter-stuck", "", "", controller))
+		// Taken by Fargate's webhook, and still waiting.
+		keep(onFargate(pod("karpenter-stuck-unsch", "karpenter-stuck", "", "", controller)))
+		keep(onFargate(pod("karpenter-stuck-quiet", "karpenter-stuck", "", "", controller)))
 		readyLess := keep(pod("karpenter-stuck-runng", "karpenter-stuck", "fargate-ip-10-0-1-5", "", controller))
 		s.setStatus(t, readyLess, m{"phase": "Running", "conditions": []m{{"type": "Ready", "status": "False"}}})
 		keep(event("karpenter-stuck", "Pod", "karpenter-stuck-unsch", "Warning", "FailedScheduling",
@@ -340,4 +341,46 @@ func TestBootstrapWatchQuietOrStuckAgainstARealServer(t *testing.T) {
 		}
 		assert.Equal(t, 8, warned, "each cause said once, and nothing else warned")
 	})
+}
+
+// onFargate gives a pod the scheduler EKS's Fargate webhook gives the pods
+// a profile selects.
+func onFargate(pod m) m {
+	pod["spec"].(m)["schedulerName"] = bootwatch.FargateScheduler
+	return pod
+}
+
+// TestBootstrapWatchRecreatesPodsThatMissedFargate: a controller pod the
+// API server stored with its default scheduler, which no node will take
+// on a cluster whose only compute is Fargate (the profile was not yet in
+// effect when it was created: eksctl-io/eksctl#3615), is deleted by the
+// watch once StuckAfter passed, and the watch says so; a pod Fargate's
+// webhook took stays. The real server deletes an unscheduled pod at once.
+func TestBootstrapWatchRecreatesPodsThatMissedFargate(t *testing.T) {
+	s := need(t)
+	const ns = "karpenter-missed"
+	s.create(t, namespace(ns))
+	t.Cleanup(func() { s.do(ctxT(), "DELETE", "/api/v1/namespaces/"+ns, "", nil) })
+	controller := m{"app.kubernetes.io/name": "karpenter"}
+	missed := s.create(t, pod("karpenter-missed-aaaaa", ns, "", "", controller))
+	require.Equal(t, "default-scheduler", missed["spec"].(map[string]any)["schedulerName"], "the API server's default")
+	s.create(t, onFargate(pod("karpenter-missed-bbbbb", ns, "", "", controller)))
+
+	api, err := kubeapi.New(s.Kubeconfig(""))
+	require.NoError(t, err)
+	var watched lines
+	bootwatch.Controller(context.Background(), api, &watched, bootwatch.Options{Namespace: ns, Selector: "app.kubernetes.io/name=karpenter",
+		Container: "controller", Interval: 250 * time.Millisecond, StuckAfter: 2 * time.Second}, 4*time.Second)
+	said := watched.String()
+	t.Log(said)
+
+	status, _, err := s.do(ctxT(), "GET", "/api/v1/namespaces/"+ns+"/pods/karpenter-missed-aaaaa", "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 404, status, "the pod that missed Fargate is gone, for its ReplicaSet to create again")
+	status, _, err = s.do(ctxT(), "GET", "/api/v1/namespaces/"+ns+"/pods/karpenter-missed-bbbbb", "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 200, status, "the pod Fargate took stays")
+	assert.Contains(t, said, "warn Controller/karpenter-missed-aaaaa: pod karpenter-missed-aaaaa waited 2s for a scheduler other than "+
+		"Fargate's (default-scheduler): the Fargate profile was not yet in effect when it was created (eksctl-io/eksctl#3615). Deleted it")
+	assert.Equal(t, 1, strings.Count(said, "Deleted it"), "once")
 }

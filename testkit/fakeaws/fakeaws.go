@@ -40,8 +40,16 @@ const (
 	Suffix = "-7f3a"
 )
 
-// availabilityZones are the region's zones, in the order EC2 lists them.
-var availabilityZones = []string{Region + "c", Region + "a", Region + "d", Region + "b"}
+// availabilityZones are the region's zones, in the order EC2 lists them,
+// and their IDs.
+var (
+	availabilityZones   = []string{Region + "c", Region + "a", Region + "d", Region + "b"}
+	availabilityZoneIDs = []string{"euw1-az3", "euw1-az1", "euw1-az4", "euw1-az2"}
+)
+
+// DefaultQuota is AWS's default of the VPCs per Region and EC2-VPC Elastic
+// IPs quotas (5 each), which the fake account applies unless Quotas says.
+const DefaultQuota = 5
 
 // DefaultAddonVersions are the fake EKS API's default add-on versions.
 var DefaultAddonVersions = map[string]string{
@@ -100,6 +108,11 @@ type Account struct {
 	RunningServiceRoleArn string
 	// NoSpotRole leaves the account without the EC2 Spot service-linked role.
 	NoSpotRole bool
+	// VpcsInRegion and EipsInRegion are how many VPCs and Elastic IPs the
+	// region holds besides Vpc and OtherVpcs (the quota checks count them);
+	// Quotas are the applied quotas by code, DefaultQuota when unset.
+	VpcsInRegion, EipsInRegion int
+	Quotas                     map[string]float64
 	// CallerAccount is the account of the default credentials ("" means
 	// AccountID): what a lookup or resource without an explicit provider
 	// reaches.
@@ -201,11 +214,7 @@ func (a *Account) elsewhere(rec *mock.Recorder, args pulumi.MockCallArgs) (resou
 		}
 		return resource.PropertyMap{"ids": resource.NewProperty(ids)}, true, nil
 	case "aws:iam/getRoles:getRoles":
-		var names []resource.PropertyValue
-		if !other.NoSpotRole && args.Args["pathPrefix"].StringValue() == "/aws-service-role/spot.amazonaws.com/" {
-			names = append(names, resource.NewProperty("AWSServiceRoleForEC2Spot"))
-		}
-		return resource.PropertyMap{"names": resource.NewProperty(names)}, true, nil
+		return spotRoles(account, other.NoSpotRole, args), true, nil
 	case "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider":
 		p := other.PulumiOIDC
 		if p == nil || (args.Args["arn"].IsString() && args.Args["arn"].StringValue() != p.Arn) {
@@ -301,6 +310,15 @@ func (a *Account) state(rec *mock.Recorder, reg *mock.Registration) (string, res
 	case "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
 		host := strings.TrimPrefix(reg.Inputs["url"].StringValue(), "https://")
 		state["arn"] = resource.NewProperty("arn:aws:iam::" + account + ":oidc-provider/" + host)
+	case "aws:ec2/vpc:Vpc":
+		id = "vpc-" + reg.Name
+		state["arn"] = resource.NewProperty("arn:aws:ec2:" + Region + ":" + account + ":vpc/" + id)
+	case "aws:ec2/subnet:Subnet":
+		id = "subnet-" + reg.Name
+	case "aws:iam/serviceLinkedRole:ServiceLinkedRole":
+		id = "arn:aws:iam::" + account + ":role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"
+		state["arn"] = resource.NewProperty(id)
+		state["name"] = resource.NewProperty("AWSServiceRoleForEC2Spot")
 	case "aws:ec2/eip:Eip":
 		a.mu.Lock()
 		a.eips++
@@ -338,13 +356,42 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 		return resource.PropertyMap{"id": resource.NewProperty(a.Vpc.ID)}, nil
 	case "aws:ec2/getVpcs:getVpcs":
 		name := filterValue(args.Args, "tag:Name")
+		tags := map[string]string{}
+		if t, ok := args.Args["tags"]; ok && t.IsObject() {
+			for k, v := range t.ObjectValue() {
+				tags[string(k)] = v.StringValue()
+			}
+		}
 		ids := []resource.PropertyValue{}
 		for _, v := range append([]Vpc{a.Vpc}, a.OtherVpcs...) {
-			if v.ID != "" && v.Name == name {
+			matches := v.ID != "" && (name == "" || v.Name == name)
+			for k, want := range tags {
+				matches = matches && v.Tags[k] == want
+			}
+			if matches {
 				ids = append(ids, resource.NewProperty(v.ID))
 			}
 		}
+		if name == "" && len(tags) == 0 {
+			for i := range a.VpcsInRegion {
+				ids = append(ids, resource.NewProperty(fmt.Sprintf("vpc-other-%d", i)))
+			}
+		}
 		return resource.PropertyMap{"ids": resource.NewProperty(ids)}, nil
+	case "aws:ec2/getEips:getEips":
+		ids := []resource.PropertyValue{}
+		for i := range a.EipsInRegion {
+			ids = append(ids, resource.NewProperty(fmt.Sprintf("eipalloc-%d", i)))
+		}
+		return resource.PropertyMap{"allocationIds": resource.NewProperty(ids)}, nil
+	case "aws:servicequotas/getServiceQuota:getServiceQuota":
+		code := args.Args["quotaCode"].StringValue()
+		value, ok := a.Quotas[code]
+		if !ok {
+			value = DefaultQuota
+		}
+		return resource.PropertyMap{"value": resource.NewProperty(value), "defaultValue": resource.NewProperty(float64(DefaultQuota)),
+			"quotaCode": resource.NewProperty(code), "serviceCode": args.Args["serviceCode"]}, nil
 	case "aws:ec2/getSubnets:getSubnets":
 		if filterValue(args.Args, "vpc-id") != a.Vpc.ID {
 			return nil, fmt.Errorf("getSubnets: missing vpc-id filter")
@@ -387,11 +434,7 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 		return resource.PropertyMap{"name": args.Args["name"], "version": resource.NewProperty(a.RunningVersion),
 			"roleArn": resource.NewProperty(role)}, nil
 	case "aws:iam/getRoles:getRoles":
-		var names []resource.PropertyValue
-		if !a.NoSpotRole && args.Args["pathPrefix"].StringValue() == "/aws-service-role/spot.amazonaws.com/" {
-			names = append(names, resource.NewProperty("AWSServiceRoleForEC2Spot"))
-		}
-		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
+		return spotRoles(a.caller(), a.NoSpotRole, args), nil
 	case "aws:ssm/getParametersByPath:getParametersByPath":
 		dir := args.Args["path"].StringValue()
 		var names []resource.PropertyValue
@@ -410,11 +453,12 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 	case "aws:index/getPartition:getPartition":
 		return resource.PropertyMap{"partition": resource.NewProperty("aws"), "dnsSuffix": resource.NewProperty("amazonaws.com")}, nil
 	case "aws:index/getAvailabilityZones:getAvailabilityZones":
-		names := []resource.PropertyValue{}
-		for _, az := range availabilityZones {
+		names, ids := []resource.PropertyValue{}, []resource.PropertyValue{}
+		for i, az := range availabilityZones {
 			names = append(names, resource.NewProperty(az))
+			ids = append(ids, resource.NewProperty(availabilityZoneIDs[i]))
 		}
-		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
+		return resource.PropertyMap{"names": resource.NewProperty(names), "zoneIds": resource.NewProperty(ids)}, nil
 	case "aws:eks/getAddonVersion:getAddonVersion":
 		version, ok := DefaultAddonVersions[args.Args["addonName"].StringValue()]
 		if !ok {
@@ -441,6 +485,17 @@ var publishedParameters = func() []string {
 	}
 	return out
 }()
+
+// spotRoles answers a listing of the Spot service-linked role's path in
+// account: the role, unless none.
+func spotRoles(account string, none bool, args pulumi.MockCallArgs) resource.PropertyMap {
+	names, arns := []resource.PropertyValue{}, []resource.PropertyValue{}
+	if !none && args.Args["pathPrefix"].StringValue() == "/aws-service-role/spot.amazonaws.com/" {
+		names = append(names, resource.NewProperty("AWSServiceRoleForEC2Spot"))
+		arns = append(arns, resource.NewProperty("arn:aws:iam::"+account+":role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"))
+	}
+	return resource.PropertyMap{"names": resource.NewProperty(names), "arns": resource.NewProperty(arns)}
+}
 
 // filterValue returns the first value of the EC2 filter called name.
 func filterValue(args resource.PropertyMap, name string) string {

@@ -5,8 +5,10 @@
 package fakekube
 
 import (
+	"cmp"
 	"context"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +60,29 @@ type Cluster struct {
 	LogsMove bool
 	// Err, when set, fails every call.
 	Err error
+
+	mu sync.Mutex
+	// deleted holds what Delete removed, by "namespace/name": At's objects
+	// of that name are no longer listed.
+	deleted []string
+}
+
+// Delete removes an object from what ListIn lists from now on.
+func (c *Cluster) Delete(ctx context.Context, r kubeapi.Resource, namespace, name string) error {
+	if c.Err != nil {
+		return c.Err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deleted = append(c.deleted, namespace+"/"+name)
+	return nil
+}
+
+// Deleted is what Delete removed, as "namespace/name", in order.
+func (c *Cluster) Deleted() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.deleted)
 }
 
 // ListIn lists the objects of r in namespace ("" for all) that match the
@@ -67,8 +92,10 @@ func (c *Cluster) ListIn(ctx context.Context, r kubeapi.Resource, namespace stri
 		return nil, c.Err
 	}
 	var out []kubeapi.Object
+	deleted := c.Deleted()
 	for _, o := range c.At(c.Clock.Elapsed()) {
-		if plural(o.Str("kind")) != r.Plural || (namespace != "" && o.Namespace() != namespace) {
+		if plural(o.Str("kind")) != r.Plural || (namespace != "" && o.Namespace() != namespace) ||
+			slices.Contains(deleted, o.Namespace()+"/"+o.Name()) {
 			continue
 		}
 		if matches(o, query.Get("labelSelector"), func(k string) string { return o.Label(k) }) &&
@@ -126,6 +153,11 @@ type PodState struct {
 	// Waiting is a container's waiting reason (ImagePullBackOff,
 	// CrashLoopBackOff), with Message.
 	Waiting, Message string
+	// Scheduler is spec.schedulerName; "" is fargate-scheduler, which a
+	// controller pod has once Fargate's webhook mutated it.
+	Scheduler string
+	// Created is metadata.creationTimestamp; zero leaves it out.
+	Created time.Time
 }
 
 // Pod is a pod with labels ("k=v,k=v") and one container, container.
@@ -146,8 +178,8 @@ func Pod(namespace, name, labels, container string, s PodState) kubeapi.Object {
 	}
 	return kubeapi.Object{
 		"apiVersion": "v1", "kind": "Pod",
-		"metadata": meta(namespace, name, labels, time.Time{}),
-		"spec":     map[string]any{"nodeName": s.Node},
+		"metadata": meta(namespace, name, labels, s.Created),
+		"spec":     map[string]any{"nodeName": s.Node, "schedulerName": cmp.Or(s.Scheduler, "fargate-scheduler")},
 		"status":   status,
 	}
 }

@@ -21,6 +21,15 @@ const (
 	RolePolicyAttachment    = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
 	SecurityGroup           = "aws:ec2/securityGroup:SecurityGroup"
 	SecurityGroupRule       = "aws:ec2/securityGroupRule:SecurityGroupRule"
+	ServiceLinkedRole       = "aws:iam/serviceLinkedRole:ServiceLinkedRole"
+	Vpc                     = "aws:ec2/vpc:Vpc"
+	VpcCidrAssociation      = "aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation"
+	Subnet                  = "aws:ec2/subnet:Subnet"
+	InternetGateway         = "aws:ec2/internetGateway:InternetGateway"
+	RouteTable              = "aws:ec2/routeTable:RouteTable"
+	RouteTableAssociation   = "aws:ec2/routeTableAssociation:RouteTableAssociation"
+	Eip                     = "aws:ec2/eip:Eip"
+	NatGateway              = "aws:ec2/natGateway:NatGateway"
 )
 
 // Kubernetes (pulumi-kubernetes v4), Karpenter's CRDs and pulumi-command.

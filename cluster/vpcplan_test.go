@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"net/netip"
@@ -14,15 +14,15 @@ func TestPlan(t *testing.T) {
 	require.NoError(t, err)
 
 	want := map[string]string{
-		"eks-demo-vpc-private-eu-west-1a":   "10.0.0.0/19",
-		"eks-demo-vpc-private-eu-west-1b":   "10.0.32.0/19",
-		"eks-demo-vpc-private-eu-west-1c":   "10.0.64.0/19",
-		"eks-demo-vpc-public-eu-west-1a":    "10.0.224.0/22",
-		"eks-demo-vpc-public-eu-west-1b":    "10.0.228.0/22",
-		"eks-demo-vpc-public-eu-west-1c":    "10.0.232.0/22",
-		"eks-demo-vpc-podsubnet-eu-west-1a": "100.64.0.0/19",
-		"eks-demo-vpc-podsubnet-eu-west-1b": "100.64.32.0/19",
-		"eks-demo-vpc-podsubnet-eu-west-1c": "100.64.64.0/19",
+		"eks-demo-vpc-private-eu-west-1a": "10.0.0.0/19",
+		"eks-demo-vpc-private-eu-west-1b": "10.0.32.0/19",
+		"eks-demo-vpc-private-eu-west-1c": "10.0.64.0/19",
+		"eks-demo-vpc-public-eu-west-1a":  "10.0.224.0/22",
+		"eks-demo-vpc-public-eu-west-1b":  "10.0.228.0/22",
+		"eks-demo-vpc-public-eu-west-1c":  "10.0.232.0/22",
+		"eks-demo-vpc-pods-eu-west-1a":    "100.64.0.0/19",
+		"eks-demo-vpc-pods-eu-west-1b":    "100.64.32.0/19",
+		"eks-demo-vpc-pods-eu-west-1c":    "100.64.64.0/19",
 	}
 	got := map[string]string{}
 	perZone := map[string]map[string]int{}
@@ -84,10 +84,10 @@ func TestPlanRejects(t *testing.T) {
 	}{
 		{"one zone", p16, pods, []string{"a"}, "1 availability zones: want 2-6"},
 		{"seven zones", p16, pods, []string{"a", "b", "c", "d", "e", "f", "g"}, "7 availability zones"},
-		{"a primary CIDR too small", netip.MustParsePrefix("10.0.0.0/24"), pods, two, "cidrBlock 10.0.0.0/24: want /16 to /20"},
-		{"a pod CIDR too small", p16, netip.MustParsePrefix("100.64.0.0/22"), two, "podCidrBlock 100.64.0.0/22: want /16 to /20"},
-		{"a primary CIDR larger than AWS allows", netip.MustParsePrefix("10.0.0.0/8"), pods, two, "cidrBlock 10.0.0.0/8: want /16 to /20: AWS refuses"},
-		{"overlapping CIDRs", p16, netip.MustParsePrefix("10.0.128.0/17"), two, "podCidrBlock 10.0.128.0/17 overlaps cidrBlock 10.0.0.0/16"},
+		{"a primary CIDR too small", netip.MustParsePrefix("10.0.0.0/24"), pods, two, "primary CIDR 10.0.0.0/24: want /16 to /20"},
+		{"a pod CIDR too small", p16, netip.MustParsePrefix("100.64.0.0/22"), two, "pod CIDR 100.64.0.0/22: want /16 to /20"},
+		{"a primary CIDR larger than AWS allows", netip.MustParsePrefix("10.0.0.0/8"), pods, two, "primary CIDR 10.0.0.0/8: want /16 to /20: AWS refuses"},
+		{"overlapping CIDRs", p16, netip.MustParsePrefix("10.0.128.0/17"), two, "pod CIDR 10.0.128.0/17 overlaps primary CIDR 10.0.0.0/16"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,4 +96,17 @@ func TestPlanRejects(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+}
+
+// TestZonesEKSRefuses: us-east-1's use1-az3 (and two others) hold no EKS
+// control plane; a VPC the stack makes never puts a private subnet there,
+// whatever name the account gives that zone.
+func TestZonesEKSRefuses(t *testing.T) {
+	kept, dropped := EKSZones([]string{"us-east-1c", "us-east-1a", "us-east-1b", "us-east-1d"},
+		[]string{"use1-az1", "use1-az3", "use1-az2", "use1-az4"})
+	assert.Equal(t, []string{"us-east-1b", "us-east-1c", "us-east-1d"}, kept)
+	assert.Equal(t, []string{"us-east-1a (use1-az3)"}, dropped)
+	kept, dropped = EKSZones([]string{"eu-west-1b", "eu-west-1a"}, nil)
+	assert.Equal(t, []string{"eu-west-1a", "eu-west-1b"}, kept, "without IDs nothing is dropped")
+	assert.Empty(t, dropped)
 }

@@ -1,0 +1,300 @@
+package cleanup
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The network sweep is the cleanup's second phase, for a VPC the stack
+// made: `pulumi destroy` runs it after the EKS cluster, its Fargate
+// profile and Karpenter's nodes are gone and before the stack's subnets,
+// node security group and VPC go. What those left in the VPC blocks their
+// deletion, and pulumi-aws would retry for 15 to 20 minutes and then fail
+// without naming it (terraform-provider-aws deletes only Lambda, Comprehend
+// and DMS interfaces before a subnet: vpc_network_interface.go,
+// deleteLingeringENIs). The VPC is the stack's alone, so what the
+// cluster's parts leave in it is the stack's: the VPC CNI's network
+// interfaces that no instance holds any more (description "aws-K8S-<instance>",
+// amazon-vpc-cni-k8s pkg/awsutils), the LB controller's security groups
+// (tag elbv2.k8s.aws/cluster, aws-load-balancer-controller
+// pkg/deploy/tracking) and the cluster security group EKS made (tag
+// aws:eks:cluster-name, EKS user guide sec-group-reqs.html), which EKS
+// sometimes leaves (eksctl-io/eksctl#5135). It deletes those, waits for
+// what is still going (EKS's own interfaces, those of load balancers being
+// deleted), and fails within its bound naming each interface and group
+// left, with the command that removes it: another service's (a GuardDuty
+// VPC endpoint) is never deleted here.
+const (
+	// EnvPhase selects the phase: "" for the workloads' cleanup,
+	// PhaseNetwork for the sweep.
+	EnvPhase     = "NODELESS_EKS_CLEANUP_PHASE"
+	PhaseNetwork = "network"
+	// EnvVpcArn is the VPC the stack made: its "not found" counts only
+	// from its account and region.
+	EnvVpcArn = "NODELESS_EKS_VPC_ARN"
+	// EnvClusterName is the cluster whose parts' leftovers are the stack's.
+	EnvClusterName = "NODELESS_EKS_CLUSTER_NAME"
+	// EnvNodeSecurityGroup is the stack's own node security group, which
+	// Pulumi deletes after the sweep.
+	EnvNodeSecurityGroup = "NODELESS_EKS_NODE_SECURITY_GROUP"
+	// EnvAWSProfile and EnvAWSRoleArn are the stack's aws:profile and
+	// aws:assumeRole, the credentials its provider creates with.
+	EnvAWSProfile = "NODELESS_EKS_AWS_PROFILE"
+	EnvAWSRoleArn = "NODELESS_EKS_AWS_ROLE_ARN"
+	// EnvNetworkTimeout bounds the sweep.
+	EnvNetworkTimeout = "NODELESS_EKS_NETWORK_TIMEOUT"
+)
+
+// NetworkBudget is how long the sweep's delete may take: its bound, and
+// the time `go run` needs to build it.
+func NetworkBudget(sweep time.Duration) time.Duration { return sweep + 2*time.Minute }
+
+// networkAWS runs the AWS CLI for the sweep; a variable for tests.
+type networkAWS func(ctx context.Context, args ...string) ([]byte, error)
+
+// runNetwork reads the sweep's settings and sweeps.
+func runNetwork(ctx context.Context, getenv func(string) string, log io.Writer) error {
+	region, account, vpcID, ok := vpcArnParts(getenv(EnvVpcArn))
+	if !ok {
+		return fmt.Errorf("%s is %q; the program sets it to the ARN of the VPC it made", EnvVpcArn, getenv(EnvVpcArn))
+	}
+	timeout, err := time.ParseDuration(getenv(EnvNetworkTimeout))
+	if err != nil || timeout <= 0 {
+		return fmt.Errorf("%s is %q; the program sets it to a duration", EnvNetworkTimeout, getenv(EnvNetworkTimeout))
+	}
+	cluster := getenv(EnvClusterName)
+	if cluster == "" {
+		return fmt.Errorf("%s is empty; the program sets it to the cluster's name", EnvClusterName)
+	}
+	c := eksCluster{Region: region, Profile: getenv(EnvAWSProfile), RoleArn: getenv(EnvAWSRoleArn)}
+	ctx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
+	defer cancel()
+	creds, err := c.session(ctx)
+	if err != nil {
+		return err
+	}
+	aws := func(ctx context.Context, args ...string) ([]byte, error) { return c.aws(ctx, creds, args...) }
+	out, err := aws(ctx, "sts", "get-caller-identity")
+	if err != nil {
+		return err
+	}
+	var id struct{ Account, Arn string }
+	if err := json.Unmarshal(out, &id); err != nil || id.Account == "" {
+		return errors.New("aws sts get-caller-identity printed no account")
+	}
+	if id.Account != account {
+		// From another account every VPC is "not found" and nothing is ours.
+		return fmt.Errorf("the credentials are for account %s (%s), and VPC %s is in account %s: run `pulumi destroy` with the "+
+			"stack's own credentials (its aws:profile or aws:assumeRole)", id.Account, id.Arn, vpcID, account)
+	}
+	return Sweep(ctx, aws, Network{VpcID: vpcID, Region: region, ClusterName: cluster, Keep: []string{getenv(EnvNodeSecurityGroup)},
+		Timeout: timeout, Interval: interval, ReportEvery: reportEvery, Log: log})
+}
+
+// vpcArnParts are the region, account and ID of arn:<partition>:ec2:<region>:<account>:vpc/<id>.
+func vpcArnParts(arn string) (region, account, id string, ok bool) {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "ec2" || !strings.HasPrefix(parts[5], "vpc/") {
+		return "", "", "", false
+	}
+	return parts[3], parts[4], strings.TrimPrefix(parts[5], "vpc/"), parts[3] != "" && parts[4] != ""
+}
+
+// Network is the VPC the sweep clears and its bounds.
+type Network struct {
+	VpcID, Region, ClusterName string
+	// Keep are security groups the stack deletes itself (its node group).
+	Keep []string
+	// Timeout bounds the sweep; Interval and ReportEvery pace it.
+	Timeout, Interval, ReportEvery time.Duration
+	Log                            io.Writer
+	// Now and Sleep are the clock; time.Now and a timer when nil.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// eni and securityGroup are what the sweep reads of each.
+type eni struct {
+	NetworkInterfaceId, Status, Description, InterfaceType, RequesterId string
+	TagSet                                                              []tag
+}
+
+type securityGroup struct {
+	GroupId, GroupName string
+	Tags               []tag
+}
+
+type securityGroupRule struct {
+	SecurityGroupRuleId, GroupId string
+	IsEgress                     bool
+	ReferencedGroupInfo          struct{ GroupId string }
+}
+
+type tag struct{ Key, Value string }
+
+func tagOf(tags []tag, key string) string {
+	for _, t := range tags {
+		if t.Key == key {
+			return t.Value
+		}
+	}
+	return ""
+}
+
+// Sweep deletes what the cluster's parts left in the VPC and waits, within
+// n.Timeout, until nothing but the VPC's default security group and n.Keep
+// remain; at the bound it fails, naming what is left. A VPC that is gone
+// has nothing left.
+func Sweep(ctx context.Context, aws networkAWS, n Network) error {
+	now, sleep := n.Now, n.Sleep
+	if now == nil {
+		now = time.Now
+	}
+	if sleep == nil {
+		sleep = func(ctx context.Context, d time.Duration) error {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(d):
+				return nil
+			}
+		}
+	}
+	start, reported := now(), time.Time{}
+	fmt.Fprintf(n.Log, "network sweep of VPC %s (cluster %s), at most %s\n", n.VpcID, n.ClusterName, n.Timeout)
+	for {
+		left, gone, err := n.sweepOnce(ctx, aws)
+		switch {
+		case err != nil && ctx.Err() == nil && now().Sub(start) < n.Timeout:
+			fmt.Fprintf(n.Log, "network sweep: %v; trying again\n", err)
+		case err != nil:
+			return fmt.Errorf("sweeping VPC %s: %w", n.VpcID, err)
+		case gone:
+			fmt.Fprintf(n.Log, "network sweep: VPC %s is gone\n", n.VpcID)
+			return nil
+		case len(left) == 0:
+			fmt.Fprintf(n.Log, "network sweep done: VPC %s holds nothing the stack does not delete itself\n", n.VpcID)
+			return nil
+		case now().Sub(start) >= n.Timeout:
+			return fmt.Errorf("VPC %s still holds, after %s, what blocks its subnets' and its deletion and is not this stack's to "+
+				"delete, or did not go:\n  %s\nremove each (or what owns it), then run `pulumi destroy` again", n.VpcID, n.Timeout,
+				strings.Join(left, "\n  "))
+		case now().Sub(reported) >= n.ReportEvery:
+			reported = now()
+			fmt.Fprintf(n.Log, "network sweep: waiting for %d object(s) to go (%s so far): %s\n", len(left),
+				now().Sub(start).Round(time.Second), strings.Join(left, "; "))
+		}
+		if err := sleep(ctx, n.Interval); err != nil {
+			return fmt.Errorf("sweeping VPC %s: %w", n.VpcID, err)
+		}
+	}
+}
+
+// sweepOnce deletes what it may and says what is left, each with the
+// command that removes it; gone is true when the VPC no longer exists.
+func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, gone bool, err error) {
+	vpcFilter := "Name=vpc-id,Values=" + n.VpcID
+	if _, err := aws(ctx, "ec2", "describe-vpcs", "--vpc-ids", n.VpcID); err != nil {
+		var ae *awsError
+		if asAWSError(err, &ae) && strings.Contains(ae.stderr, "InvalidVpcID.NotFound") {
+			return nil, true, nil
+		}
+		return nil, false, err
+	}
+	var enis struct{ NetworkInterfaces []eni }
+	if err := call(ctx, aws, &enis, "ec2", "describe-network-interfaces", "--filters", vpcFilter); err != nil {
+		return nil, false, err
+	}
+	for _, e := range enis.NetworkInterfaces {
+		cmd := fmt.Sprintf("aws ec2 delete-network-interface --region %s --network-interface-id %s", n.Region, e.NetworkInterfaceId)
+		if e.Status == "available" && strings.HasPrefix(e.Description, "aws-K8S-") {
+			// The VPC CNI's, left by a node that is gone.
+			if _, err := aws(ctx, "ec2", "delete-network-interface", "--network-interface-id", e.NetworkInterfaceId); err == nil {
+				fmt.Fprintf(n.Log, "network sweep: deleted network interface %s (%s), which the VPC CNI left\n", e.NetworkInterfaceId, e.Description)
+				continue
+			}
+		}
+		what := fmt.Sprintf("network interface %s (%s, %s", e.NetworkInterfaceId, cmp.Or(e.Description, "no description"), e.Status)
+		switch {
+		case e.InterfaceType != "" && e.InterfaceType != "interface":
+			what += ", " + e.InterfaceType
+			cmd = "delete what owns it (" + e.InterfaceType + ")"
+		case e.Status != "available":
+			cmd = fmt.Sprintf("delete what it is attached to (aws ec2 describe-network-interfaces --region %s --network-interface-ids %s "+
+				"names it), or detach it and then %s", n.Region, e.NetworkInterfaceId, cmd)
+		}
+		left = append(left, what+"): "+cmd)
+	}
+	var groups struct{ SecurityGroups []securityGroup }
+	if err := call(ctx, aws, &groups, "ec2", "describe-security-groups", "--filters", vpcFilter); err != nil {
+		return nil, false, err
+	}
+	for _, g := range groups.SecurityGroups {
+		if g.GroupName == "default" || slices.Contains(n.Keep, g.GroupId) {
+			continue
+		}
+		cmd := fmt.Sprintf("aws ec2 delete-security-group --region %s --group-id %s", n.Region, g.GroupId)
+		if tagOf(g.Tags, "elbv2.k8s.aws/cluster") == n.ClusterName || tagOf(g.Tags, "aws:eks:cluster-name") == n.ClusterName {
+			if err := n.deleteGroup(ctx, aws, g, groups.SecurityGroups); err == nil {
+				fmt.Fprintf(n.Log, "network sweep: deleted security group %s (%s), which cluster %s's controllers or EKS left\n",
+					g.GroupId, g.GroupName, n.ClusterName)
+				continue
+			}
+		}
+		left = append(left, fmt.Sprintf("security group %s (%s): %s", g.GroupId, g.GroupName, cmd))
+	}
+	return left, false, nil
+}
+
+// deleteGroup revokes the rules of the VPC's other groups that name g
+// (the LB controller adds them to the node group), then deletes g.
+// DescribeSecurityGroupRules filters by the rule's own group only (EC2 API
+// reference: group-id, security-group-rule-id, tag), so every other
+// group's rules are read and those that reference g are revoked.
+func (n Network) deleteGroup(ctx context.Context, aws networkAWS, g securityGroup, all []securityGroup) error {
+	var others []string
+	for _, o := range all {
+		if o.GroupId != g.GroupId {
+			others = append(others, o.GroupId)
+		}
+	}
+	var rules struct{ SecurityGroupRules []securityGroupRule }
+	if len(others) > 0 {
+		if err := call(ctx, aws, &rules, "ec2", "describe-security-group-rules", "--filters", "Name=group-id,Values="+strings.Join(others, ",")); err != nil {
+			return err
+		}
+	}
+	for _, r := range rules.SecurityGroupRules {
+		if r.ReferencedGroupInfo.GroupId != g.GroupId {
+			continue
+		}
+		verb := "revoke-security-group-ingress"
+		if r.IsEgress {
+			verb = "revoke-security-group-egress"
+		}
+		if _, err := aws(ctx, "ec2", verb, "--group-id", r.GroupId, "--security-group-rule-ids", r.SecurityGroupRuleId); err != nil {
+			return err
+		}
+	}
+	_, err := aws(ctx, "ec2", "delete-security-group", "--group-id", g.GroupId)
+	return err
+}
+
+// call runs an AWS CLI call and decodes its JSON into v.
+func call(ctx context.Context, aws networkAWS, v any, args ...string) error {
+	out, err := aws(ctx, args...)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return fmt.Errorf("aws %s printed what is not JSON: %w", strings.Join(args, " "), err)
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+package cleanup
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"nodeless-eks/testkit/moto"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeVPC is EC2 as the sweep sees one VPC: its interfaces and groups, a
+// group that another group's rule names refuses its deletion
+// (DependencyViolation), and each round the interfaces EKS and the load
+// balancers still hold go after their own delay.
+type fakeVPC struct {
+	gone   bool
+	enis   []eni
+	groups []securityGroup
+	rules  []securityGroupRule
+	// goAfter removes an interface by ID once that many rounds passed.
+	goAfter map[string]int
+	rounds  int
+	calls   []string
+}
+
+func (f *fakeVPC) aws(_ context.Context, args ...string) ([]byte, error) {
+	f.calls = append(f.calls, strings.Join(args, " "))
+	arg := func(name string) string {
+		i := slices.Index(args, name)
+		return args[i+1]
+	}
+	switch args[1] {
+	case "describe-vpcs":
+		if f.gone {
+			return nil, &awsError{args: args, stderr: "An error occurred (InvalidVpcID.NotFound) when calling the DescribeVpcs operation"}
+		}
+		return []byte(`{"Vpcs":[{}]}`), nil
+	case "describe-network-interfaces":
+		f.rounds++
+		var kept []eni
+		for _, e := range f.enis {
+			if n, ok := f.goAfter[e.NetworkInterfaceId]; !ok || f.rounds <= n {
+				kept = append(kept, e)
+			}
+		}
+		f.enis = kept
+		return json.Marshal(map[string]any{"NetworkInterfaces": f.enis})
+	case "delete-network-interface":
+		f.enis = slices.DeleteFunc(f.enis, func(e eni) bool { return e.NetworkInterfaceId == arg("--network-interface-id") })
+		return nil, nil
+	case "describe-security-groups":
+		return json.Marshal(map[string]any{"SecurityGroups": f.groups})
+	case "describe-security-group-rules":
+		groups := strings.Split(strings.TrimPrefix(arg("--filters"), "Name=group-id,Values="), ",")
+		var out []securityGroupRule
+		for _, r := range f.rules {
+			if slices.Contains(groups, r.GroupId) {
+				out = append(out, r)
+			}
+		}
+		return json.Marshal(map[string]any{"SecurityGroupRules": out})
+	case "revoke-security-group-ingress", "revoke-security-group-egress":
+		f.rules = slices.DeleteFunc(f.rules, func(r securityGroupRule) bool { return r.SecurityGroupRuleId == arg("--security-group-rule-ids") })
+		return nil, nil
+	case "delete-security-group":
+		id := arg("--group-id")
+		for _, r := range f.rules {
+			if r.ReferencedGroupInfo.GroupId == id {
+				return nil, &awsError{args: args, stderr: "An error occurred (DependencyViolation): resource " + id + " has a dependent object"}
+			}
+		}
+		f.groups = slices.DeleteFunc(f.groups, func(g securityGroup) bool { return g.GroupId == id })
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unexpected call %v", args)
+}
+
+// sweepWith runs Sweep on f with a fake clock: 10 s a round, 2 minutes
+// at most.
+func sweepWith(f *fakeVPC) (string, time.Duration, error) {
+	var log bytes.Buffer
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	start := now
+	err := Sweep(context.Background(), f.aws, Network{VpcID: "vpc-1", Region: "eu-west-1", ClusterName: "eks-demo", Keep: []string{"sg-node"},
+		Timeout: 2 * time.Minute, Interval: 10 * time.Second, ReportEvery: 30 * time.Second, Log: &log,
+		Now: func() time.Time { return now }, Sleep: func(_ context.Context, d time.Duration) error { now = now.Add(d); return nil }})
+	return log.String(), now.Sub(start), err
+}
+
+func TestSweepDeletesWhatTheClusterLeftAndWaitsForTheRest(t *testing.T) {
+	tagged := func(k, v string) []tag { return []tag{{Key: k, Value: v}} }
+	f := &fakeVPC{
+		enis: []eni{
+			{NetworkInterfaceId: "eni-cni", Status: "available", Description: "aws-K8S-i-0abc", InterfaceType: "interface"},
+			{NetworkInterfaceId: "eni-eks", Status: "in-use", Description: "Amazon EKS eks-demo", InterfaceType: "interface"},
+		},
+		groups: []securityGroup{
+			{GroupId: "sg-default", GroupName: "default"},
+			{GroupId: "sg-node", GroupName: "eks-demo-node-1a2b"},
+			{GroupId: "sg-lb", GroupName: "k8s-traffic-eks-demo-1a2b", Tags: tagged("elbv2.k8s.aws/cluster", "eks-demo")},
+			{GroupId: "sg-eks", GroupName: "eks-cluster-sg-eks-demo-1", Tags: tagged("aws:eks:cluster-name", "eks-demo")},
+		},
+		rules:   []securityGroupRule{{SecurityGroupRuleId: "sgr-1", GroupId: "sg-node", ReferencedGroupInfo: struct{ GroupId string }{"sg-lb"}}},
+		goAfter: map[string]int{"eni-eks": 3},
+	}
+	log, took, err := sweepWith(f)
+	t.Log(log)
+	require.NoError(t, err)
+	assert.Empty(t, f.enis)
+	assert.Equal(t, []string{"sg-default", "sg-node"}, []string{f.groups[0].GroupId, f.groups[1].GroupId}, "the default group and the stack's own node group stay")
+	assert.Len(t, f.groups, 2)
+	assert.Contains(t, f.calls, "ec2 revoke-security-group-ingress --group-id sg-node --security-group-rule-ids sgr-1",
+		"the node group's rule that names the LB controller's group goes first")
+	assert.Contains(t, log, "deleted network interface eni-cni (aws-K8S-i-0abc), which the VPC CNI left")
+	assert.Contains(t, log, "deleted security group sg-lb (k8s-traffic-eks-demo-1a2b)")
+	assert.Contains(t, log, "deleted security group sg-eks (eks-cluster-sg-eks-demo-1)")
+	assert.Contains(t, log, "waiting for 1 object(s) to go")
+	assert.Equal(t, 30*time.Second, took, "done at the round that no longer sees EKS's interface (the fourth)")
+}
+
+func TestSweepFailsAtItsBoundNamingWhatIsNotTheStacks(t *testing.T) {
+	f := &fakeVPC{
+		enis: []eni{{NetworkInterfaceId: "eni-gd", Status: "in-use", Description: "VPC Endpoint Interface vpce-0gd", InterfaceType: "vpc_endpoint"},
+			{NetworkInterfaceId: "eni-hand", Status: "available", Description: "made by hand"}},
+		groups: []securityGroup{{GroupId: "sg-gd", GroupName: "GuardDutyManagedSecurityGroup-vpc-1"},
+			{GroupId: "sg-other", GroupName: "k8s-traffic-other", Tags: []tag{{Key: "elbv2.k8s.aws/cluster", Value: "other-cluster"}}}},
+	}
+	log, took, err := sweepWith(f)
+	t.Log(log)
+	require.Error(t, err)
+	assert.Equal(t, 2*time.Minute, took, "it fails at its bound, no later")
+	for _, want := range []string{
+		"VPC vpc-1 still holds, after 2m0s, what blocks its subnets' and its deletion",
+		"network interface eni-gd (VPC Endpoint Interface vpce-0gd, in-use, vpc_endpoint): delete what owns it (vpc_endpoint)",
+		"network interface eni-hand (made by hand, available): aws ec2 delete-network-interface --region eu-west-1 --network-interface-id eni-hand",
+		"security group sg-gd (GuardDutyManagedSecurityGroup-vpc-1): aws ec2 delete-security-group --region eu-west-1 --group-id sg-gd",
+		"security group sg-other (k8s-traffic-other)",
+		"then run `pulumi destroy` again",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+	assert.Len(t, f.enis, 2, "another's interface is never deleted")
+	assert.Len(t, f.groups, 2, "another cluster's group is never deleted")
+}
+
+func TestSweepOfAVpcThatIsGone(t *testing.T) {
+	log, _, err := sweepWith(&fakeVPC{gone: true})
+	require.NoError(t, err)
+	assert.Contains(t, log, "VPC vpc-1 is gone")
+}
+
+// TestSweepAgainstMoto runs the sweep's real CLI calls against moto's EC2:
+// its filters, its answers' shapes, and the account the VPC's ARN names,
+// where another account's "not found" proves nothing.
+func TestSweepAgainstMoto(t *testing.T) {
+	s := moto.Start(t)
+	other := s.In(t, moto.Other, "deployer")
+	var out struct {
+		Vpc              struct{ VpcId string }
+		Subnet           struct{ SubnetId string }
+		GroupId          string
+		NetworkInterface struct{ NetworkInterfaceId string }
+	}
+	run := func(v any, args ...string) {
+		t.Helper()
+		moto.Field(t, s.AWS(t, other, args...), v)
+	}
+	run(&out, "ec2", "create-vpc", "--cidr-block", "10.0.0.0/16")
+	vpc := out.Vpc.VpcId
+	run(&out, "ec2", "create-subnet", "--vpc-id", vpc, "--cidr-block", "10.0.0.0/24")
+	subnet := out.Subnet.SubnetId
+	run(&out, "ec2", "create-security-group", "--group-name", "eks-demo-node", "--description", "node", "--vpc-id", vpc)
+	node := out.GroupId
+	run(&out, "ec2", "create-security-group", "--group-name", "k8s-traffic-eks-demo-1", "--description", "lb", "--vpc-id", vpc,
+		"--tag-specifications", "ResourceType=security-group,Tags=[{Key=elbv2.k8s.aws/cluster,Value=eks-demo}]")
+	lb := out.GroupId
+	s.AWS(t, other, "ec2", "authorize-security-group-ingress", "--group-id", node, "--protocol", "tcp", "--port", "80", "--source-group", lb)
+	run(&out, "ec2", "create-network-interface", "--subnet-id", subnet, "--description", "aws-K8S-i-0abc", "--groups", node)
+	leaked := out.NetworkInterface.NetworkInterfaceId
+	run(&out, "ec2", "create-network-interface", "--subnet-id", subnet, "--description", "made by hand")
+	decoy := out.NetworkInterface.NetworkInterfaceId
+
+	env := map[string]string{EnvVpcArn: "arn:aws:ec2:" + moto.Region + ":" + moto.Other + ":vpc/" + vpc, EnvClusterName: "eks-demo",
+		EnvNodeSecurityGroup: node, EnvNetworkTimeout: "1s"}
+	getenv := func(k string) string { return env[k] }
+	ctx := context.Background()
+
+	t.Run("the ambient account is refused: its VPCs are another's", func(t *testing.T) {
+		err := runNetwork(ctx, getenv, &bytes.Buffer{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "the credentials are for account "+moto.Account)
+		assert.Contains(t, err.Error(), "VPC "+vpc+" is in account "+moto.Other)
+	})
+	env[EnvAWSRoleArn] = "arn:aws:iam::" + moto.Other + ":role/deployer"
+	t.Run("through the stack's role: the CNI's interface and the LB controller's group go, a decoy stays and is named", func(t *testing.T) {
+		var log bytes.Buffer
+		err := runNetwork(ctx, getenv, &log)
+		t.Log(log.String())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "network interface "+decoy+" (made by hand, available): aws ec2 delete-network-interface --region "+moto.Region)
+		assert.NotContains(t, err.Error(), leaked)
+		assert.Contains(t, log.String(), "deleted network interface "+leaked)
+		assert.Contains(t, log.String(), "deleted security group "+lb)
+		var rules struct{ SecurityGroupRules []securityGroupRule }
+		run(&rules, "ec2", "describe-security-group-rules", "--filters", "Name=group-id,Values="+node)
+		for _, r := range rules.SecurityGroupRules {
+			assert.NotEqual(t, lb, r.ReferencedGroupInfo.GroupId, "the node group's rule naming the LB group was revoked")
+		}
+	})
+	t.Run("once the decoy is gone, nothing is left", func(t *testing.T) {
+		s.AWS(t, other, "ec2", "delete-network-interface", "--network-interface-id", decoy)
+		require.NoError(t, runNetwork(ctx, getenv, &bytes.Buffer{}))
+	})
+	t.Run("a VPC that is gone, in its own account, has nothing left", func(t *testing.T) {
+		s.AWS(t, other, "ec2", "delete-subnet", "--subnet-id", subnet)
+		s.AWS(t, other, "ec2", "delete-security-group", "--group-id", node)
+		s.AWS(t, other, "ec2", "delete-vpc", "--vpc-id", vpc)
+		var log bytes.Buffer
+		require.NoError(t, runNetwork(ctx, getenv, &log))
+		assert.Contains(t, log.String(), "is gone")
+	})
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"nodeless-eks/internal/names"
+	"nodeless-eks/testkit/fakeaws"
+	"nodeless-eks/testkit/mock"
+	"nodeless-eks/testkit/tokens"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ownVpcStack runs a stack file with set over it, its VPC keys unset, in
+// an account whose region holds no VPC of its: the stack makes one.
+func ownVpcStack(t *testing.T, stackFile string, set map[string]string) stackRun {
+	t.Helper()
+	cfg := stackConfig(t, stackFile)
+	for _, k := range []string{"vpcName", "privateSubnetNamePattern", "podSubnetNamePattern"} {
+		delete(cfg, testProject+":"+k)
+	}
+	for k, v := range set {
+		cfg[testProject+":"+k] = v
+	}
+	run := runProgram(t, cfg, fakeaws.Vpc{})
+	require.NoError(t, run.err)
+	return run
+}
+
+// TestAStackThatNamesNoVpc: without vpcName the stack makes its VPC in
+// the same `pulumi up`: public, private and pod subnets in three zones,
+// NAT and routes. The control plane waits for its subnets only; what runs
+// pods waits for the routes to NAT as well.
+func TestAStackThatNamesNoVpc(t *testing.T) {
+	run := ownVpcStack(t, "Pulumi.dev.yaml", nil)
+	rec := run.rec
+	zones := []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"}
+	vpc := rec.Get(t, tokens.Vpc, "eks-demo-vpc")
+	subnet := func(tier, az string) *mock.Registration { return rec.Get(t, tokens.Subnet, "eks-demo-"+tier+"-"+az) }
+
+	t.Run("a public, a private and a pod subnet in each of three zones, tagged for the LB controller", func(t *testing.T) {
+		assert.Len(t, rec.OfType(tokens.Subnet), 9)
+		for _, az := range zones {
+			for tier, role := range map[string]string{"public": "kubernetes.io/role/elb", "private": "kubernetes.io/role/internal-elb", "pods": ""} {
+				s := subnet(tier, az)
+				tags := s.Inputs["tags"].ObjectValue()
+				assert.Equal(t, "eks-demo-"+tier+"-"+az, tags["Name"].StringValue())
+				assert.Equal(t, "eks-demo", tags[names.ClusterTagKey].StringValue(), "the stack's own, by its cluster's tag")
+				assert.Equal(t, "dev", tags["environment"].StringValue(), "the stack's tags")
+				if role != "" {
+					assert.Equal(t, "1", tags[resource.PropertyKey(role)].StringValue(), "%s: the LB controller's subnet discovery", s.Name)
+				}
+				assert.Equal(t, az, s.Inputs["availabilityZone"].StringValue())
+			}
+			assert.Truef(t, strings.HasPrefix(subnet("pods", az).Inputs["cidrBlock"].StringValue(), "100.64."), "pod subnets come from the secondary CIDR")
+			rec.RequireDependsOn(t, subnet("pods", az), rec.Get(t, tokens.VpcCidrAssociation, "eks-demo-pod-cidr"))
+		}
+		assert.Equal(t, "10.0.0.0/16", vpc.Inputs["cidrBlock"].StringValue())
+		assert.Equal(t, true, vpc.Inputs["enableDnsHostnames"].V, "EKS needs DNS hostnames")
+		assert.Equal(t, "100.64.0.0/16", rec.Get(t, tokens.VpcCidrAssociation, "eks-demo-pod-cidr").Inputs["cidrBlock"].StringValue())
+	})
+
+	t.Run("one NAT gateway on a non-production stack, every private route through it", func(t *testing.T) {
+		require.Len(t, rec.OfType(tokens.NatGateway), 1)
+		require.Len(t, rec.OfType(tokens.Eip), 1)
+		nat := rec.OfType(tokens.NatGateway)[0]
+		rec.RequireDependsOn(t, nat, subnet("public", "eu-west-1a"))
+		rec.RequireDependsOn(t, nat, rec.Get(t, tokens.InternetGateway, "eks-demo-igw"))
+		for _, az := range zones {
+			routes := rec.Get(t, tokens.RouteTable, "eks-demo-private-"+az)
+			rec.RequireDependsOn(t, routes, nat)
+			for _, tier := range []string{"private", "pods"} {
+				assoc := rec.Get(t, tokens.RouteTableAssociation, "eks-demo-"+tier+"-"+az)
+				rec.RequireDependsOn(t, assoc, routes)
+				rec.RequireDependsOn(t, assoc, subnet(tier, az))
+			}
+			rec.RequireDependsOn(t, rec.Get(t, tokens.RouteTableAssociation, "eks-demo-public-"+az), rec.Get(t, tokens.RouteTable, "eks-demo-public"))
+		}
+	})
+
+	// The pod subnets too: the sweep of what the VPC CNI leaves in them runs
+	// after the cluster is deleted and before they are, so the cluster
+	// waits for them (seconds, beside its own 13 to 16 minutes).
+	t.Run("the control plane waits for the subnets, not for NAT or routes", func(t *testing.T) {
+		eks := rec.Get(t, tokens.EKSCluster, "eks-demo")
+		var private []string
+		for _, az := range zones {
+			rec.RequireDependsOn(t, eks, subnet("private", az))
+			private = append(private, "subnet-eks-demo-private-"+az)
+		}
+		assert.Equal(t, private, stringsOf(t, eks.Inputs["privateSubnetIds"]))
+		for _, typ := range []string{tokens.NatGateway, tokens.RouteTable, tokens.RouteTableAssociation, tokens.Eip, tokens.InternetGateway} {
+			for _, reg := range rec.OfType(typ) {
+				rec.RequireNotDependsOn(t, eks, reg)
+			}
+		}
+	})
+
+	t.Run("the controller's pods wait for the private routes: they pull from public ECR", func(t *testing.T) {
+		release := rec.Get(t, tokens.HelmRelease, karpenterName+"-controller")
+		for _, az := range zones {
+			rec.RequireDependsOn(t, release, rec.Get(t, tokens.RouteTable, "eks-demo-private-"+az))
+			rec.RequireDependsOn(t, release, rec.Get(t, tokens.RouteTableAssociation, "eks-demo-private-"+az))
+			rec.RequireDependsOn(t, release, rec.Get(t, tokens.RouteTableAssociation, "eks-demo-pods-"+az))
+		}
+		rec.RequireNotDependsOn(t, rec.Get(t, tokens.HelmRelease, karpenterName+"-crd"), rec.OfType(tokens.NatGateway)[0])
+	})
+
+	t.Run("custom networking and the nodes use the subnets it made", func(t *testing.T) {
+		var cni struct {
+			EniConfig struct {
+				Subnets map[string]struct{ ID string }
+			}
+		}
+		raw := rec.Get(t, tokens.Addon, "eks-demo-vpc-cni").Inputs["configurationValues"].StringValue()
+		require.NoError(t, json.Unmarshal([]byte(raw), &cni))
+		for _, az := range zones {
+			assert.Equal(t, "subnet-eks-demo-pods-"+az, cni.EniConfig.Subnets[az].ID)
+		}
+		class := rec.Get(t, tokens.EC2NodeClass, "eks-demo-nodepools-class-default")
+		var ids []string
+		for _, term := range class.Inputs["spec"].ObjectValue()["subnetSelectorTerms"].ArrayValue() {
+			ids = append(ids, term.ObjectValue()["id"].StringValue())
+		}
+		assert.Equal(t, []string{"subnet-eks-demo-private-eu-west-1a", "subnet-eks-demo-private-eu-west-1b", "subnet-eks-demo-private-eu-west-1c"}, ids)
+		assert.Equal(t, "vpc-eks-demo-vpc", run.exports["vpcId"])
+	})
+
+	t.Run("destroy removes the VPC last: after the cleanup, the cluster and the sweep of what they left", func(t *testing.T) {
+		cleanup := rec.Get(t, tokens.Command, "eks-demo-addons-destroy-cleanup-of-workload-lbs-and-volumes")
+		sweep := rec.Get(t, tokens.Command, "eks-demo-destroy-sweep-of-vpc-leftovers")
+		eks := rec.Get(t, tokens.EKSCluster, "eks-demo")
+		env := sweep.Inputs["environment"].ObjectValue()
+		assert.Equal(t, "network", env["NODELESS_EKS_CLEANUP_PHASE"].StringValue())
+		assert.Equal(t, "arn:aws:ec2:eu-west-1:"+testAccount+":vpc/vpc-eks-demo-vpc", env["NODELESS_EKS_VPC_ARN"].StringValue())
+		assert.Equal(t, "sg-eks-demo-node", env["NODELESS_EKS_NODE_SECURITY_GROUP"].StringValue())
+		assert.Equal(t, "eks-demo", env["NODELESS_EKS_CLUSTER_NAME"].StringValue())
+		assert.Equal(t, "17m0s", sweep.DeleteTimeout, "its 15-minute bound and the build")
+		assert.Empty(t, sweep.Inputs["create"], "it does nothing on `pulumi up`")
+
+		order := topologicalOrder(t, rec)
+		position := map[string]int{}
+		for i, r := range order {
+			position[r.URN] = len(order) - 1 - i // destroy position
+		}
+		before := func(a, b *mock.Registration) {
+			rec.RequireDependsOn(t, a, b)
+			assert.Less(t, position[a.URN], position[b.URN], "destroy removes %s before %s", a.Name, b.Name)
+		}
+		before(cleanup, eks)
+		before(eks, sweep)
+		before(sweep, rec.Get(t, tokens.SecurityGroup, "eks-demo-node"))
+		before(rec.Get(t, tokens.SecurityGroup, "eks-demo-node"), vpc)
+		for _, reg := range rec.OfType(tokens.Subnet) {
+			before(sweep, reg)
+			before(reg, vpc)
+		}
+		for _, typ := range []string{tokens.NatGateway, tokens.RouteTable} {
+			rec.RequireNotDependsOn(t, sweep, rec.OfType(typ)[0])
+		}
+		rec.RequireDependsOn(t, rec.Get(t, tokens.FargateProfile, "eks-demo-karpenter"), eks)
+	})
+
+	t.Run("the sweep holds up nothing on `pulumi up`: the bootstrap is as long as in a VPC looked up, plus the VPC", func(t *testing.T) {
+		named := runDevStack(t).rec
+		network := func(r *mock.Registration) bool {
+			return slices.Contains([]string{tokens.Vpc, tokens.Subnet, tokens.VpcCidrAssociation, tokens.InternetGateway, tokens.RouteTable,
+				tokens.RouteTableAssociation, tokens.Eip, tokens.NatGateway}, r.Type)
+		}
+		assert.Equal(t, longestCreateChain(named, func(*mock.Registration) bool { return false }),
+			longestCreateChain(rec, network), "without the network's own resources, the chain is the named VPC's")
+	})
+}
+
+// TestAProductionStackThatNamesNoVpc: a NAT gateway per zone, and every
+// resource of the VPC protected, so that a destroy of a production stack
+// deletes no route or gateway while it stops at the protected cluster.
+func TestAProductionStackThatNamesNoVpc(t *testing.T) {
+	rec := ownVpcStack(t, "testdata/stack-multipool.yaml", map[string]string{"argocd": "true"}).rec
+	assert.Len(t, rec.OfType(tokens.NatGateway), 3, "one per zone")
+	for _, az := range []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"} {
+		routes := rec.Get(t, tokens.RouteTable, "eks-prod-private-"+az)
+		rec.RequireDependsOn(t, routes, rec.Get(t, tokens.NatGateway, "eks-prod-nat-"+az))
+	}
+	for _, typ := range []string{tokens.Vpc, tokens.Subnet, tokens.InternetGateway, tokens.RouteTable, tokens.RouteTableAssociation,
+		tokens.NatGateway, tokens.Eip, tokens.VpcCidrAssociation} {
+		for _, reg := range rec.OfType(typ) {
+			assert.True(t, reg.Protect, "%s %s is protected", typ, reg.Name)
+		}
+	}
+	assert.Empty(t, deletedBeforeProtection(rec), "a destroy of a production stack deletes nothing of its network either")
+}
+
+// stringsOf is a property that holds a list of strings.
+func stringsOf(t *testing.T, v resource.PropertyValue) []string {
+	t.Helper()
+	if v.IsSecret() {
+		v = v.SecretValue().Element
+	}
+	require.True(t, v.IsArray(), "want a list, got %v", v)
+	var out []string
+	for _, e := range v.ArrayValue() {
+		out = append(out, e.StringValue())
+	}
+	return out
+}

@@ -1,11 +1,11 @@
-// Package cluster owns the network lookup and the control plane of a
-// nodeless EKS cluster: the pulumi-eks cluster with no node group of any
+// Package cluster owns the network (a VPC looked up, which it only reads,
+// or one it makes) and the control plane of a nodeless EKS cluster: the pulumi-eks cluster with no node group of any
 // kind, its control-plane log group and Secrets encryption key, the access
 // entries of the people who operate it, the one Fargate profile that hosts
 // the Karpenter controller, the security group that Karpenter's nodes join,
 // the vpc-cni add-on with custom networking, and the Kubernetes provider the
 // later layers deploy through. It creates nothing on resources it does not
-// own: the VPC and its subnets are only read.
+// own: a VPC it did not make, and its subnets, are only read.
 package cluster
 
 import (
@@ -46,8 +46,8 @@ type Args struct {
 	// FargateSettle is how long the Fargate profile waits after a new
 	// control plane is ACTIVE: a profile created at that instant can miss
 	// the Fargate scheduler, and pods then stay Pending for good
-	// (eksctl-io/eksctl#3615; eksctl sleeps 30 s, pkg/eks/fargate.go). 0
-	// for a cluster that already runs.
+	// (eksctl-io/eksctl#3615, which "adds a delay before creating Fargate
+	// profiles" of 30 s). 0 for a cluster that already runs.
 	FargateSettle time.Duration
 	// Sweep registers, when set, what is deleted after the control plane
 	// and its Fargate profile and before the node security group (which it

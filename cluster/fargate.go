@@ -37,9 +37,9 @@ func newFargateProfile(ctx *pulumi.Context, name string, args *Args, account aws
 	if err != nil {
 		return nil, nil, fmt.Errorf("attaching Fargate pod execution policy: %w", err)
 	}
-	if settle := args.FargateSettle; settle > 0 {
+	if settle := args.FargateSettle; settle > 0 && !ctx.DryRun() {
 		// Runs once the new cluster's name resolves, that is once it is
-		// ACTIVE, and only then (a preview knows no name of a new cluster).
+		// ACTIVE; never in a preview, where the name, an input, may be known.
 		clusterName = clusterName.ApplyT(func(n string) string {
 			time.Sleep(settle)
 			return n

@@ -118,6 +118,8 @@ func (v *Vpc) make(ctx *pulumi.Context, name string, o *OwnVpc) error {
 		return fmt.Errorf("creating public route table: %w", err)
 	}
 	own(publicRoutes)
+	// The NAT gateways' own way out.
+	v.Egress = append(v.Egress, igw, publicRoutes)
 
 	subnets := map[string]*ec2.Subnet{} // by name
 	private := pulumi.StringArray{}
@@ -212,9 +214,7 @@ func (v *Vpc) make(ctx *pulumi.Context, name string, o *OwnVpc) error {
 				return fmt.Errorf("routing subnet %s: %w", subnet, err)
 			}
 			own(assoc)
-			if tier != TierPublic {
-				v.Egress = append(v.Egress, assoc)
-			}
+			v.Egress = append(v.Egress, assoc)
 		}
 	}
 	return nil

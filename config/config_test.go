@@ -554,10 +554,32 @@ func TestAStackThatNamesNoVpcMakesOne(t *testing.T) {
 		got := run(t, nil, &fakeaws.Account{VpcsInRegion: 9, Quotas: map[string]float64{"L-F678F1CE": 10}})
 		require.NoError(t, got.err)
 	})
-	t.Run("the stack's own VPC, made by an earlier up, is not counted again", func(t *testing.T) {
-		acct := &fakeaws.Account{VpcsInRegion: 4, OtherVpcs: []fakeaws.Vpc{{ID: "vpc-own", Name: "nodeless-eks-dev-vpc",
-			Tags: map[string]string{names.ClusterTagKey: "nodeless-eks-dev"}}}}
-		got := run(t, nil, acct)
+	// The VPC an earlier up made, in zones a, b and d (d was the third
+	// when it was made; c appeared since, and sorts before it).
+	own := func() fakeaws.Vpc {
+		v := fakeaws.Vpc{ID: "vpc-own", Name: "nodeless-eks-dev-vpc", Tags: map[string]string{names.ClusterTagKey: "nodeless-eks-dev"}}
+		for _, az := range []string{"eu-west-1a", "eu-west-1b", "eu-west-1d"} {
+			v.Subnets = append(v.Subnets, fakeaws.Subnet{ID: "subnet-" + az, AZ: az, Name: "nodeless-eks-dev-private-" + az},
+				fakeaws.Subnet{ID: "subnet-pods-" + az, AZ: az, Name: "nodeless-eks-dev-pods-" + az})
+		}
+		return v
+	}
+	t.Run("the stack's own VPC, made by an earlier up, is not counted again, and keeps its zones", func(t *testing.T) {
+		got := run(t, nil, &fakeaws.Account{VpcsInRegion: 4, OtherVpcs: []fakeaws.Vpc{own()}})
 		require.NoError(t, got.err, "5 of 5 VPCs, one of them this stack's")
+		assert.Equal(t, []string{"eu-west-1a", "eu-west-1b", "eu-west-1d"}, got.cfg.Zones, "the zones its subnets are in, not the first three by name now")
+	})
+	t.Run("its CIDR cannot change", func(t *testing.T) {
+		got := run(t, map[string]string{"vpcCidrBlock": "10.8.0.0/16"}, &fakeaws.Account{OtherVpcs: []fakeaws.Vpc{own()}})
+		require.Error(t, got.err)
+		assert.Contains(t, got.err.Error(), `vpcCidrBlock "10.8.0.0/16": the VPC vpc-own this stack made has 10.0.0.0/16, and a VPC's primary CIDR cannot change`)
+	})
+	t.Run("more NAT gateways need room for their addresses only", func(t *testing.T) {
+		acct := &fakeaws.Account{OtherVpcs: []fakeaws.Vpc{own()}, EipsInRegion: 4, OwnEips: 1}
+		got := run(t, map[string]string{"natGateways": "perAz"}, acct)
+		require.Error(t, got.err, "4 used, 2 more for 3 gateways, 5 allowed")
+		assert.Contains(t, got.err.Error(), `the stack would make 2 Elastic IP address(es) for its NAT gateway(s) in eu-west-1, where the account uses 4`)
+		acct.EipsInRegion = 3
+		require.NoError(t, run(t, map[string]string{"natGateways": "perAz"}, acct).err, "3 used and 2 more fit in 5")
 	})
 }

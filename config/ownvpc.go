@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"nodeless-eks/cluster"
 	"nodeless-eks/internal/names"
@@ -49,28 +50,79 @@ func preflightOwnVpc(ctx *pulumi.Context, c *Config) error {
 		return fmt.Errorf("vpcName unset: looking for the VPC this stack made (ec2:DescribeVpcs, tag %s=%s): %w",
 			names.ClusterTagKey, c.ClusterName, err)
 	}
-	if len(own.Ids) > 0 {
-		return nil // made by an earlier `pulumi up`: it counts against the quotas already
-	}
 	nats := 1
 	if c.NatGateways == cluster.NatPerAz {
 		nats = len(c.Zones)
 	}
 	var errs []error
-	all, err := ec2.GetVpcs(ctx, &ec2.GetVpcsArgs{})
-	if err == nil {
-		err = checkRoom(ctx, c, vpcQuota, len(all.Ids), 1, "a VPC", "or set vpcName to an existing VPC")
-	}
-	errs = append(errs, err)
-	eips, err := ec2.GetEips(ctx, &ec2.GetEipsArgs{})
-	if err == nil {
-		otherwise := "or set vpcName to an existing VPC"
-		if nats > 1 {
-			otherwise = fmt.Sprintf("set natGateways %q (one address), %s", cluster.NatSingle, otherwise)
+	switch len(own.Ids) {
+	case 0:
+		all, err := ec2.GetVpcs(ctx, &ec2.GetVpcsArgs{})
+		if err == nil {
+			err = checkRoom(ctx, c, vpcQuota, len(all.Ids), 1, "a VPC", "or set vpcName to an existing VPC")
 		}
-		err = checkRoom(ctx, c, eipQuota, len(eips.AllocationIds), nats, fmt.Sprintf("%d Elastic IP address(es) for its NAT gateway(s)", nats), otherwise)
+		errs = append(errs, err)
+	case 1:
+		// Made by an earlier `pulumi up`: it counts against the quota
+		// already, and its zones and CIDR stay what they are.
+		errs = append(errs, c.keepOwnVpc(ctx, own.Ids[0]))
+		if len(c.Zones) > 0 && c.NatGateways == cluster.NatPerAz {
+			nats = len(c.Zones)
+		}
+	default:
+		return fmt.Errorf("vpcName unset: %d VPCs in %s carry %s=%s (%v), which only the VPC this stack made should: remove the "+
+			"tag from the others, or set vpcName", len(own.Ids), c.Region, names.ClusterTagKey, c.ClusterName, own.Ids)
+	}
+	// The addresses its NAT gateways hold already count; only more need room.
+	owned, err := ec2.GetEips(ctx, &ec2.GetEipsArgs{Tags: map[string]string{names.ClusterTagKey: c.ClusterName}})
+	if err == nil && nats > len(owned.AllocationIds) {
+		var eips *ec2.GetEipsResult
+		if eips, err = ec2.GetEips(ctx, &ec2.GetEipsArgs{}); err == nil {
+			more := nats - len(owned.AllocationIds)
+			otherwise := "or set vpcName to an existing VPC"
+			if nats > 1 {
+				otherwise = fmt.Sprintf("set natGateways %q (one address), %s", cluster.NatSingle, otherwise)
+			}
+			err = checkRoom(ctx, c, eipQuota, len(eips.AllocationIds), more, fmt.Sprintf("%d Elastic IP address(es) for its NAT gateway(s)", more), otherwise)
+		}
 	}
 	return errors.Join(append(errs, err)...)
+}
+
+// keepOwnVpc holds the configuration to the VPC an earlier `pulumi up`
+// made: its zones are the ones its private subnets are in (a zone that
+// became unavailable, or a new one that sorts first, must not move a
+// subnet: EKS takes new subnets only in the zones it was created with,
+// EKS user guide network-reqs), and a primary CIDR cannot change without
+// replacing the VPC and everything in it.
+func (c *Config) keepOwnVpc(ctx *pulumi.Context, id string) error {
+	vpc, err := ec2.LookupVpc(ctx, &ec2.LookupVpcArgs{Id: pulumi.StringRef(id)})
+	if err != nil {
+		return fmt.Errorf("vpcName unset: reading the VPC %s this stack made (ec2:DescribeVpcs): %w", id, err)
+	}
+	if vpc.CidrBlock != c.VpcCidrBlock {
+		return fmt.Errorf("vpcCidrBlock %q: the VPC %s this stack made has %s, and a VPC's primary CIDR cannot change: the VPC, "+
+			"its subnets and the cluster in them would be replaced. Set vpcCidrBlock %q", c.VpcCidrBlock, id, vpc.CidrBlock, vpc.CidrBlock)
+	}
+	private, err := ec2.GetSubnets(ctx, &ec2.GetSubnetsArgs{Filters: []ec2.GetSubnetsFilter{
+		{Name: "vpc-id", Values: []string{id}}, {Name: "tag:Name", Values: []string{c.ClusterName + "-" + cluster.TierPrivate + "-*"}},
+	}})
+	if err != nil {
+		return fmt.Errorf("vpcName unset: reading the private subnets of the VPC %s this stack made (ec2:DescribeSubnets): %w", id, err)
+	}
+	var zones []string
+	for _, sid := range private.Ids {
+		s, err := ec2.LookupSubnet(ctx, &ec2.LookupSubnetArgs{Id: pulumi.StringRef(sid)})
+		if err != nil {
+			return fmt.Errorf("vpcName unset: reading subnet %s of the VPC this stack made: %w", sid, err)
+		}
+		zones = append(zones, s.AvailabilityZone)
+	}
+	if len(zones) > 0 { // none: an earlier `up` stopped before the subnets; choose as for a new VPC
+		slices.Sort(zones)
+		c.Zones = slices.Compact(zones)
+	}
+	return nil
 }
 
 // checkRoom refuses when used plus want exceeds q in the region.
@@ -82,7 +134,7 @@ func checkRoom(ctx *pulumi.Context, c *Config, q quota, used, want int, what, ot
 		ServiceCode: q.service, QuotaCode: pulumi.StringRef(q.code),
 	})
 	if err != nil {
-		return fmt.Errorf("vpcName unset: reading the quota %q (%s, servicequotas:GetServiceQuota) of %s, for the VPC the stack makes: %w",
+		return fmt.Errorf("vpcName unset: reading the quota %q (%s; servicequotas:GetAWSDefaultServiceQuota and GetServiceQuota) of %s, for the VPC the stack makes: %w",
 			q.name, q.code, c.Region, err)
 	}
 	if limit := int(got.Value); used+want > limit {

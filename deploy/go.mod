@@ -1,17 +1,23 @@
 module nodeless-eks/deploy
 
-go 1.26.0
+go 1.26.6
 
 require (
 	github.com/pulumi/pulumi-aws/sdk/v6 v6.83.4
 	github.com/pulumi/pulumi-pulumiservice/sdk v1.3.0
-	github.com/pulumi/pulumi/sdk/v3 v3.255.0
+	github.com/pulumi/pulumi/sdk/v3 v3.276.0
 	github.com/stretchr/testify v1.12.1
 )
 
 require (
-	github.com/cheggaaa/pb v1.0.29 // indirect
-	github.com/pgavlin/fx/v2 v2.0.12 // indirect
+	github.com/danieljoos/wincred v1.2.3 // indirect
+	github.com/deckarep/golang-set/v2 v2.5.0 // indirect
+	github.com/ebitengine/purego v0.10.2 // indirect
+	github.com/go-jose/go-jose/v4 v4.1.6 // indirect
+	github.com/godbus/dbus/v5 v5.2.2 // indirect
+	github.com/google/go-tpm v0.9.8 // indirect
+	github.com/pulumi/pulumi-cloud-sdk/go v1.20261104.0 // indirect
+	github.com/zalando/go-keyring v0.2.8 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 

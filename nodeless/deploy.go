@@ -42,7 +42,8 @@ type Options struct {
 }
 
 // DefaultFargateSettle is eksctl's wait between a new control plane and
-// what runs on Fargate (eksctl-io/eksctl#3615, pkg/eks/fargate.go).
+// what runs on Fargate (eksctl-io/eksctl#3615: "adds a delay before
+// creating Fargate profiles", 30 s).
 const DefaultFargateSettle = 30 * time.Second
 
 // Outputs are the stack outputs of the Go program and the outputs of the

@@ -120,6 +120,11 @@ type Network struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
+// clusterTagKey is names.ClusterTagKey, which the program puts on every
+// resource of a VPC it makes (cluster/ownvpc.go); TestClusterTagKey holds
+// the two together.
+const clusterTagKey = "nodeless-eks/cluster"
+
 // eni and securityGroup are what the sweep reads of each.
 type eni struct {
 	NetworkInterfaceId, Status, Description, InterfaceType, RequesterId string
@@ -208,11 +213,38 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 		}
 		return nil, false, err
 	}
+	// The stack's own NAT gateways are deleted by Pulumi, after the sweep
+	// (its deletes run in batches by depth: pulumi/pulumi
+	// pkg/resource/deploy step_generator.go ScheduleDeletes): their
+	// interfaces are not left over. Told by the tags on the gateway, read
+	// here rather than filtered on, since a filter that is ignored (moto
+	// ignores tag filters on NAT gateways) would pass another's gateway.
+	var nats struct {
+		NatGateways []struct {
+			State               string
+			Tags                []tag
+			NatGatewayAddresses []struct{ NetworkInterfaceId string }
+		}
+	}
+	if err := call(ctx, aws, &nats, "ec2", "describe-nat-gateways", "--filter", vpcFilter); err != nil {
+		return nil, false, err
+	}
+	ownNAT := map[string]bool{}
+	for _, g := range nats.NatGateways {
+		if tagOf(g.Tags, clusterTagKey) == n.ClusterName {
+			for _, a := range g.NatGatewayAddresses {
+				ownNAT[a.NetworkInterfaceId] = true
+			}
+		}
+	}
 	var enis struct{ NetworkInterfaces []eni }
 	if err := call(ctx, aws, &enis, "ec2", "describe-network-interfaces", "--filters", vpcFilter); err != nil {
 		return nil, false, err
 	}
 	for _, e := range enis.NetworkInterfaces {
+		if ownNAT[e.NetworkInterfaceId] {
+			continue
+		}
 		cmd := fmt.Sprintf("aws ec2 delete-network-interface --region %s --network-interface-id %s", n.Region, e.NetworkInterfaceId)
 		if e.Status == "available" && strings.HasPrefix(e.Description, "aws-K8S-") {
 			// The VPC CNI's, left by a node that is gone.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	tags "nodeless-eks/internal/names"
 	"nodeless-eks/testkit/moto"
 
 	"github.com/stretchr/testify/assert"
@@ -22,6 +23,7 @@ import (
 // balancers still hold go after their own delay.
 type fakeVPC struct {
 	gone   bool
+	nats   []map[string]any
 	enis   []eni
 	groups []securityGroup
 	rules  []securityGroupRule
@@ -43,6 +45,8 @@ func (f *fakeVPC) aws(_ context.Context, args ...string) ([]byte, error) {
 			return nil, &awsError{args: args, stderr: "An error occurred (InvalidVpcID.NotFound) when calling the DescribeVpcs operation"}
 		}
 		return []byte(`{"Vpcs":[{}]}`), nil
+	case "describe-nat-gateways":
+		return json.Marshal(map[string]any{"NatGateways": f.nats})
 	case "describe-network-interfaces":
 		f.rounds++
 		var kept []eni
@@ -101,7 +105,11 @@ func TestSweepDeletesWhatTheClusterLeftAndWaitsForTheRest(t *testing.T) {
 		enis: []eni{
 			{NetworkInterfaceId: "eni-cni", Status: "available", Description: "aws-K8S-i-0abc", InterfaceType: "interface"},
 			{NetworkInterfaceId: "eni-eks", Status: "in-use", Description: "Amazon EKS eks-demo", InterfaceType: "interface"},
+			// The stack's own NAT gateway, which Pulumi deletes after the sweep.
+			{NetworkInterfaceId: "eni-nat", Status: "in-use", Description: "Interface for NAT Gateway nat-1", InterfaceType: "nat_gateway"},
 		},
+		nats: []map[string]any{{"NatGatewayId": "nat-1", "State": "available", "Tags": []tag{{Key: "nodeless-eks/cluster", Value: "eks-demo"}},
+			"NatGatewayAddresses": []map[string]any{{"NetworkInterfaceId": "eni-nat"}}}},
 		groups: []securityGroup{
 			{GroupId: "sg-default", GroupName: "default"},
 			{GroupId: "sg-node", GroupName: "eks-demo-node-1a2b"},
@@ -114,7 +122,8 @@ func TestSweepDeletesWhatTheClusterLeftAndWaitsForTheRest(t *testing.T) {
 	log, took, err := sweepWith(f)
 	t.Log(log)
 	require.NoError(t, err)
-	assert.Empty(t, f.enis)
+	assert.Equal(t, []eni{{NetworkInterfaceId: "eni-nat", Status: "in-use", Description: "Interface for NAT Gateway nat-1", InterfaceType: "nat_gateway"}},
+		f.enis, "the CNI's is deleted, EKS's went, the stack's NAT gateway's is Pulumi's to delete after the sweep")
 	assert.Equal(t, []string{"sg-default", "sg-node"}, []string{f.groups[0].GroupId, f.groups[1].GroupId}, "the default group and the stack's own node group stay")
 	assert.Len(t, f.groups, 2)
 	assert.Contains(t, f.calls, "ec2 revoke-security-group-ingress --group-id sg-node --security-group-rule-ids sgr-1",
@@ -129,7 +138,10 @@ func TestSweepDeletesWhatTheClusterLeftAndWaitsForTheRest(t *testing.T) {
 func TestSweepFailsAtItsBoundNamingWhatIsNotTheStacks(t *testing.T) {
 	f := &fakeVPC{
 		enis: []eni{{NetworkInterfaceId: "eni-gd", Status: "in-use", Description: "VPC Endpoint Interface vpce-0gd", InterfaceType: "vpc_endpoint"},
-			{NetworkInterfaceId: "eni-hand", Status: "available", Description: "made by hand"}},
+			{NetworkInterfaceId: "eni-hand", Status: "available", Description: "made by hand"},
+			{NetworkInterfaceId: "eni-nat2", Status: "in-use", Description: "Interface for NAT Gateway nat-2", InterfaceType: "nat_gateway"}},
+		nats: []map[string]any{{"NatGatewayId": "nat-2", "State": "available", "Tags": []tag{{Key: "nodeless-eks/cluster", Value: "another"}},
+			"NatGatewayAddresses": []map[string]any{{"NetworkInterfaceId": "eni-nat2"}}}},
 		groups: []securityGroup{{GroupId: "sg-gd", GroupName: "GuardDutyManagedSecurityGroup-vpc-1"},
 			{GroupId: "sg-other", GroupName: "k8s-traffic-other", Tags: []tag{{Key: "elbv2.k8s.aws/cluster", Value: "other-cluster"}}}},
 	}
@@ -143,11 +155,12 @@ func TestSweepFailsAtItsBoundNamingWhatIsNotTheStacks(t *testing.T) {
 		"network interface eni-hand (made by hand, available): aws ec2 delete-network-interface --region eu-west-1 --network-interface-id eni-hand",
 		"security group sg-gd (GuardDutyManagedSecurityGroup-vpc-1): aws ec2 delete-security-group --region eu-west-1 --group-id sg-gd",
 		"security group sg-other (k8s-traffic-other)",
+		"network interface eni-nat2 (Interface for NAT Gateway nat-2, in-use, nat_gateway): delete what owns it (nat_gateway)",
 		"then run `pulumi destroy` again",
 	} {
 		assert.Contains(t, err.Error(), want)
 	}
-	assert.Len(t, f.enis, 2, "another's interface is never deleted")
+	assert.Len(t, f.enis, 3, "another's interface is never deleted")
 	assert.Len(t, f.groups, 2, "another cluster's group is never deleted")
 }
 
@@ -187,6 +200,22 @@ func TestSweepAgainstMoto(t *testing.T) {
 	leaked := out.NetworkInterface.NetworkInterfaceId
 	run(&out, "ec2", "create-network-interface", "--subnet-id", subnet, "--description", "made by hand")
 	decoy := out.NetworkInterface.NetworkInterfaceId
+	// The stack's own NAT gateway (tagged) and another's: moto ignores tag
+	// filters on NAT gateways, so only the tags the sweep reads tell them apart.
+	var nat struct {
+		AllocationId string
+		NatGateway   struct {
+			NatGatewayId        string
+			NatGatewayAddresses []struct{ NetworkInterfaceId string }
+		}
+	}
+	run(&nat, "ec2", "allocate-address", "--domain", "vpc")
+	run(&nat, "ec2", "create-nat-gateway", "--subnet-id", subnet, "--allocation-id", nat.AllocationId,
+		"--tag-specifications", "ResourceType=natgateway,Tags=[{Key=nodeless-eks/cluster,Value=eks-demo}]")
+	ownNAT, ownNATENI := nat.NatGateway.NatGatewayId, nat.NatGateway.NatGatewayAddresses[0].NetworkInterfaceId
+	run(&nat, "ec2", "allocate-address", "--domain", "vpc")
+	run(&nat, "ec2", "create-nat-gateway", "--subnet-id", subnet, "--allocation-id", nat.AllocationId)
+	otherNAT, otherNATENI := nat.NatGateway.NatGatewayId, nat.NatGateway.NatGatewayAddresses[0].NetworkInterfaceId
 
 	env := map[string]string{EnvVpcArn: "arn:aws:ec2:" + moto.Region + ":" + moto.Other + ":vpc/" + vpc, EnvClusterName: "eks-demo",
 		EnvNodeSecurityGroup: node, EnvNetworkTimeout: "1s"}
@@ -206,6 +235,8 @@ func TestSweepAgainstMoto(t *testing.T) {
 		t.Log(log.String())
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "network interface "+decoy+" (made by hand, available): aws ec2 delete-network-interface --region "+moto.Region)
+		assert.Contains(t, err.Error(), "network interface "+otherNATENI, "another's NAT gateway's")
+		assert.NotContains(t, err.Error(), ownNATENI, "the stack's own NAT gateway's is Pulumi's to delete")
 		assert.NotContains(t, err.Error(), leaked)
 		assert.Contains(t, log.String(), "deleted network interface "+leaked)
 		assert.Contains(t, log.String(), "deleted security group "+lb)
@@ -215,11 +246,15 @@ func TestSweepAgainstMoto(t *testing.T) {
 			assert.NotEqual(t, lb, r.ReferencedGroupInfo.GroupId, "the node group's rule naming the LB group was revoked")
 		}
 	})
-	t.Run("once the decoy is gone, nothing is left", func(t *testing.T) {
+	t.Run("once the decoys are gone, nothing is left but the stack's NAT gateway", func(t *testing.T) {
 		s.AWS(t, other, "ec2", "delete-network-interface", "--network-interface-id", decoy)
+		s.AWS(t, other, "ec2", "delete-nat-gateway", "--nat-gateway-id", otherNAT)
+		s.AWS(t, other, "ec2", "delete-network-interface", "--network-interface-id", otherNATENI)
 		require.NoError(t, runNetwork(ctx, getenv, &bytes.Buffer{}))
 	})
 	t.Run("a VPC that is gone, in its own account, has nothing left", func(t *testing.T) {
+		s.AWS(t, other, "ec2", "delete-nat-gateway", "--nat-gateway-id", ownNAT)
+		s.AWS(t, other, "ec2", "delete-network-interface", "--network-interface-id", ownNATENI)
 		s.AWS(t, other, "ec2", "delete-subnet", "--subnet-id", subnet)
 		s.AWS(t, other, "ec2", "delete-security-group", "--group-id", node)
 		s.AWS(t, other, "ec2", "delete-vpc", "--vpc-id", vpc)
@@ -227,4 +262,8 @@ func TestSweepAgainstMoto(t *testing.T) {
 		require.NoError(t, runNetwork(ctx, getenv, &log))
 		assert.Contains(t, log.String(), "is gone")
 	})
+}
+
+func TestClusterTagKey(t *testing.T) {
+	assert.Equal(t, tags.ClusterTagKey, clusterTagKey)
 }

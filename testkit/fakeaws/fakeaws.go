@@ -71,6 +71,8 @@ type Vpc struct {
 	Subnets  []Subnet
 	// Tags are its tags besides Name.
 	Tags map[string]string
+	// Cidr is its primary CIDR; "" is 10.0.0.0/16.
+	Cidr string
 }
 
 // DevVpc matches Pulumi.dev.yaml: three AZs, a private and a pod subnet in
@@ -113,6 +115,8 @@ type Account struct {
 	// Quotas are the applied quotas by code, DefaultQuota when unset.
 	VpcsInRegion, EipsInRegion int
 	Quotas                     map[string]float64
+	// OwnEips are the Elastic IPs of EipsInRegion tagged for ClusterName.
+	OwnEips int
 	// CallerAccount is the account of the default credentials ("" means
 	// AccountID): what a lookup or resource without an explicit provider
 	// reaches.
@@ -345,7 +349,12 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 					for k, val := range v.Tags {
 						tags[resource.PropertyKey(k)] = resource.NewProperty(val)
 					}
-					return resource.PropertyMap{"id": resource.NewProperty(v.ID), "tags": resource.NewProperty(tags)}, nil
+					cidr := v.Cidr
+					if cidr == "" {
+						cidr = "10.0.0.0/16"
+					}
+					return resource.PropertyMap{"id": resource.NewProperty(v.ID), "tags": resource.NewProperty(tags),
+						"cidrBlock": resource.NewProperty(cidr)}, nil
 				}
 			}
 			return nil, fmt.Errorf("no matching EC2 VPC found")
@@ -379,8 +388,12 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 		}
 		return resource.PropertyMap{"ids": resource.NewProperty(ids)}, nil
 	case "aws:ec2/getEips:getEips":
+		n := a.EipsInRegion
+		if t, ok := args.Args["tags"]; ok && t.IsObject() && len(t.ObjectValue()) > 0 {
+			n = a.OwnEips
+		}
 		ids := []resource.PropertyValue{}
-		for i := range a.EipsInRegion {
+		for i := range n {
 			ids = append(ids, resource.NewProperty(fmt.Sprintf("eipalloc-%d", i)))
 		}
 		return resource.PropertyMap{"allocationIds": resource.NewProperty(ids)}, nil
@@ -393,12 +406,13 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 		return resource.PropertyMap{"value": resource.NewProperty(value), "defaultValue": resource.NewProperty(float64(DefaultQuota)),
 			"quotaCode": resource.NewProperty(code), "serviceCode": args.Args["serviceCode"]}, nil
 	case "aws:ec2/getSubnets:getSubnets":
-		if filterValue(args.Args, "vpc-id") != a.Vpc.ID {
+		vpc, ok := a.vpcByID(filterValue(args.Args, "vpc-id"))
+		if !ok {
 			return nil, fmt.Errorf("getSubnets: missing vpc-id filter")
 		}
 		pattern := filterValue(args.Args, "tag:Name")
 		var ids []resource.PropertyValue
-		for _, s := range a.Vpc.Subnets {
+		for _, s := range vpc.Subnets {
 			if ok, _ := path.Match(pattern, s.Name); ok {
 				ids = append(ids, resource.NewProperty(s.ID))
 			}
@@ -406,14 +420,16 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 		return resource.PropertyMap{"ids": resource.NewProperty(ids)}, nil
 	case "aws:ec2/getSubnet:getSubnet":
 		id := args.Args["id"].StringValue()
-		for _, s := range a.Vpc.Subnets {
-			if s.ID == id {
-				return resource.PropertyMap{
-					"id":               resource.NewProperty(s.ID),
-					"availabilityZone": resource.NewProperty(s.AZ),
-					"vpcId":            resource.NewProperty(a.Vpc.ID),
-					"tags":             resource.NewProperty(resource.PropertyMap{"Name": resource.NewProperty(s.Name)}),
-				}, nil
+		for _, v := range append([]Vpc{a.Vpc}, a.OtherVpcs...) {
+			for _, s := range v.Subnets {
+				if s.ID == id {
+					return resource.PropertyMap{
+						"id":               resource.NewProperty(s.ID),
+						"availabilityZone": resource.NewProperty(s.AZ),
+						"vpcId":            resource.NewProperty(v.ID),
+						"tags":             resource.NewProperty(resource.PropertyMap{"Name": resource.NewProperty(s.Name)}),
+					}, nil
+				}
 			}
 		}
 		return nil, fmt.Errorf("no matching EC2 Subnet found")
@@ -485,6 +501,16 @@ var publishedParameters = func() []string {
 	}
 	return out
 }()
+
+// vpcByID is the VPC of the account with that ID.
+func (a *Account) vpcByID(id string) (Vpc, bool) {
+	for _, v := range append([]Vpc{a.Vpc}, a.OtherVpcs...) {
+		if v.ID != "" && v.ID == id {
+			return v, true
+		}
+	}
+	return Vpc{}, false
+}
 
 // spotRoles answers a listing of the Spot service-linked role's path in
 // account: the role, unless none.

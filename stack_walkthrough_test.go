@@ -280,6 +280,10 @@ func (e *deployRequests) resource(reg *mock.Registration, action string) []iamte
 		return []iamtest.Request{e.req(action, cluster, nil), e.req(action, e.arn("eks", "podidentityassociation/"+e.cluster+"/a-1"), nil)}
 	case tokens.EKSCluster:
 		return e.eksCluster(reg, action)
+	case "aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/internetGateway:InternetGateway", "aws:ec2/routeTable:RouteTable",
+		"aws:ec2/eip:Eip", "aws:ec2/natGateway:NatGateway", "aws:ec2/routeTableAssociation:RouteTableAssociation",
+		"aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation":
+		return e.network(reg, action)
 	case tokens.ServiceLinkedRole:
 		ctx := map[string][]string{}
 		if action == "iam:CreateServiceLinkedRole" {
@@ -288,6 +292,54 @@ func (e *deployRequests) resource(reg *mock.Registration, action string) []iamte
 		return []iamtest.Request{e.req(action, e.iam("role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"), ctx)}
 	}
 	return []iamtest.Request{e.req(action, "unknown:"+reg.Type, nil)}
+}
+
+// networkTypes are, for each type of the VPC a stack makes
+// (cluster/ownvpc.go), its ARN's resource type and the action that creates
+// it.
+var networkTypes = map[string][2]string{
+	"aws:ec2/vpc:Vpc": {"vpc", "ec2:CreateVpc"}, "aws:ec2/subnet:Subnet": {"subnet", "ec2:CreateSubnet"},
+	"aws:ec2/internetGateway:InternetGateway": {"internet-gateway", "ec2:CreateInternetGateway"},
+	"aws:ec2/routeTable:RouteTable":           {"route-table", "ec2:CreateRouteTable"},
+	"aws:ec2/eip:Eip":                         {"elastic-ip", "ec2:AllocateAddress"},
+	"aws:ec2/natGateway:NatGateway":           {"natgateway", "ec2:CreateNatGateway"},
+	// Associations act on what they associate.
+	"aws:ec2/routeTableAssociation:RouteTableAssociation":             {"route-table", ""},
+	"aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation": {"vpc", ""},
+}
+
+// network is the requests of one action on the VPC a stack makes, as
+// EC2's service authorization reference lists each action's resources: a
+// create names the new resource (tagged in the request) and what it goes
+// into (the VPC, a subnet, an address); any other action names resources
+// that carry the cluster's tag. Everything the program makes there
+// carries names.ClusterTagKey.
+func (e *deployRequests) network(reg *mock.Registration, action string) []iamtest.Request {
+	kind := networkTypes[reg.Type]
+	tag := e.cluster
+	if tags, ok := reg.Inputs["tags"]; ok && tags.IsObject() {
+		tag = tags.ObjectValue()[names.ClusterTagKey].StringValue()
+	}
+	own := map[string][]string{"aws:ResourceTag/" + names.ClusterTagKey: {tag}}
+	existing := func(res string) iamtest.Request { return e.req(action, e.arn("ec2", res+"/"+reg.Name+"-id"), own) }
+	switch {
+	case action == kind[1]:
+		reqs := []iamtest.Request{e.req(action, e.arn("ec2", kind[0]+"/*"), map[string][]string{"aws:RequestTag/" + names.ClusterTagKey: {tag}})}
+		switch kind[0] {
+		case "subnet", "route-table":
+			reqs = append(reqs, existing("vpc"))
+		case "natgateway":
+			reqs = append(reqs, existing("subnet"), existing("elastic-ip"))
+		}
+		return reqs
+	case action == "ec2:CreateTags":
+		return []iamtest.Request{e.req(action, e.arn("ec2", kind[0]+"/*"), map[string][]string{"ec2:CreateAction": {strings.TrimPrefix(kind[1], "ec2:")}})}
+	case action == "ec2:AttachInternetGateway" || action == "ec2:DetachInternetGateway":
+		return []iamtest.Request{existing("internet-gateway"), existing("vpc")}
+	case action == "ec2:AssociateRouteTable":
+		return []iamtest.Request{existing("route-table"), existing("subnet")}
+	}
+	return []iamtest.Request{existing(kind[0])}
 }
 
 // eksCluster is what pulumi-eks's component asks of AWS with the inputs

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,412 +16,220 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 )
 
-// Account is an AWS account that holds stacks of the fleet. The account is
-// the production boundary: the program's own roles need region-wide EC2
-// rights, so only another account keeps a non-production run away from
-// production's volumes, instances and network.
+// Account is an AWS account of the fleet. The account is the production
+// boundary: the program's own roles need region-wide EC2 rights, so only
+// another account keeps a non-production run from production's volumes,
+// instances and network.
 type Account struct {
-	// ID is the 12-digit account ID.
+	// ID is the 12-digit account ID; deploy/ reaches the account through
+	// its AccountRoleName role.
 	ID string `json:"id"`
-	// RoleArn is the role in the account that the credentials running
-	// deploy/ assume to create the deploy roles there: AccountRoleName,
-	// created once per account from that account's own credentials, with
-	// the documents in account-role/ (deploy/README.md, "One role per
-	// account"), trusting only the principal that runs deploy/. Empty: the
-	// account is the one those credentials are for (checked before anything
-	// is registered).
-	RoleArn string `json:"roleArn,omitempty"`
-	// OidcProviderArn reuses the account's api.pulumi.com/oidc provider.
-	OidcProviderArn string `json:"oidcProviderArn,omitempty"`
-	// DeployPolicyArns replace the deployer policies in this account.
-	DeployPolicyArns []string `json:"deployPolicyArns,omitempty"`
-	// SharedWithNonProduction acknowledges that the account holds a
-	// production stack together with non-production or review stacks,
-	// which can then reach production's data (deploy/README.md lists how).
-	SharedWithNonProduction bool `json:"sharedWithNonProduction,omitempty"`
-	// SharedResourceAccounts are other accounts whose shared resources
-	// the account's clusters use, such as a shared VPC's network account:
-	// the boundary denies what any other account shares.
-	SharedResourceAccounts []string `json:"sharedResourceAccounts,omitempty"`
 }
 
-// StackSettings is how one stack of the root project is deployed.
-type StackSettings struct {
+// Stack is how one named stack of the root project is deployed. No named
+// stack previews pull requests: those run on review stacks only.
+type Stack struct {
 	// Account names the entry of accounts the stack deploys into; it may
 	// be left out when there is one account.
 	Account string `json:"account,omitempty"`
 	// Region is the stack's aws:region. Default: deploy/'s aws:region.
 	Region string `json:"region,omitempty"`
-	// Production gives the stack an account of its own (or the
-	// acknowledgement above) and keeps pull requests off its role.
+	// Production gives the stack an account of its own.
 	Production bool `json:"production,omitempty"`
-	// PreviewPullRequests previews pull requests on the stack, running
-	// their code with the stack's role. Default: on for non-production
-	// stacks; a production stack may not.
-	PreviewPullRequests *bool `json:"previewPullRequests,omitempty"`
 	// ClusterName is the stack's clusterName, which scopes its role's
 	// permissions. Default "<project>-<stack>", what an unset clusterName
 	// gives the root program.
 	ClusterName string `json:"clusterName,omitempty"`
-	// Environment creates the ESC environment <project>/<stack> that logs
-	// in as the stack's role. Default: on for non-production stacks, off
-	// for production ones (whoever may open it is that role).
-	Environment *bool `json:"environment,omitempty"`
-	// DriftSchedule is the drift detection's cron (with driftDetection).
-	DriftSchedule string `json:"driftSchedule,omitempty"`
-	// AutoRemediate runs `pulumi up` when drift is found.
-	AutoRemediate bool `json:"autoRemediate,omitempty"`
+	// Import adopts the stack, which exists already (a quick start's),
+	// instead of creating it.
+	Import bool `json:"import,omitempty"`
 	// AgentPoolID runs the stack's deployments on a customer-managed
-	// runner pool (Enterprise), whose network may reach a private API
-	// endpoint. Default: Pulumi-hosted runners, which have no fixed egress
-	// address, so the stack's public endpoint must be open to 0.0.0.0/0.
+	// runner pool, which no run of another trust level may share.
 	AgentPoolID string `json:"agentPoolId,omitempty"`
+	// DriftSchedule detects drift on a cron schedule (Pro edition and up);
+	// "" detects none.
+	DriftSchedule string `json:"driftSchedule,omitempty"`
 }
 
-// stackFields names the settings a stack may have, for messages.
-const stackFields = "{account, region, production, previewPullRequests, clusterName, environment, driftSchedule, autoRemediate, agentPoolId}"
-
-// Previews reports whether the stack previews pull requests.
-func (s StackSettings) Previews() bool {
-	if s.PreviewPullRequests != nil {
-		return *s.PreviewPullRequests
-	}
-	return !s.Production
+// Review is where review stacks, one per pull request, deploy: the only
+// stacks that run a pull request's code.
+type Review struct {
+	// Account and Region are where review stacks deploy.
+	Account string `json:"account"`
+	Region  string `json:"region,omitempty"`
+	// Template is the stack whose settings review stacks copy (its
+	// Pulumi.<template>.yaml too). Default "pr".
+	Template string `json:"template,omitempty"`
+	// Prefix starts every review stack's name. Default "pr-".
+	Prefix string `json:"prefix,omitempty"`
+	// ClusterPrefix starts every review stack's cluster name; the review
+	// role reaches only names that start with it. Default
+	// "<project>-<Prefix>", what an unset clusterName gives them.
+	ClusterPrefix string `json:"clusterPrefix,omitempty"`
+	// Labels gate review stacks: only a pull request carrying one of them
+	// gets one (vcs.reviewStackLabels: "only pull requests carrying a
+	// matching label (exact, case-sensitive) create a review stack",
+	// pulumi-pulumiservice v1.3.0's spec.json). GitHub lets only those with
+	// triage access or more label a pull request, so a stranger's fork
+	// reaches no cloud account. Default ["review-stack"]; [] gives every
+	// pull request one.
+	Labels *[]string `json:"labels,omitempty"`
+	// TTLHours after its last update a review stack is destroyed and
+	// removed. Default 8.
+	TTLHours int `json:"ttlHours,omitempty"`
+	// AgentPoolID runs the review stacks on a customer-managed pool.
+	AgentPoolID string `json:"agentPoolId,omitempty"`
+	// Import adopts the template stack, which exists already.
+	Import bool `json:"import,omitempty"`
 }
-
-// HasEnvironment reports whether the stack gets an ESC environment.
-func (s StackSettings) HasEnvironment() bool {
-	if s.Environment != nil {
-		return *s.Environment
-	}
-	return !s.Production
-}
-
-// Edition is a Pulumi Cloud edition. Pulumi's current editions, from the
-// lowest: Free, Essentials, Pro, Enterprise (pulumi/docs
-// data/pulumi_pricing.yaml, pricing version 6).
-type Edition int
-
-// Editions, in order.
-const (
-	Free Edition = iota
-	Essentials
-	Pro
-	Enterprise
-)
-
-var editionNames = []string{"free", "essentials", "pro", "enterprise"}
-
-func (e Edition) String() string { return editionNames[e] }
-
-// Title is the edition's name as Pulumi writes it.
-func (e Edition) Title() string { return strings.ToUpper(editionNames[e][:1]) + editionNames[e][1:] }
-
-// parseEdition reads an edition's name.
-func parseEdition(s string) (Edition, bool) {
-	i := slices.Index(editionNames, strings.ToLower(s))
-	if i < 0 {
-		return Free, false
-	}
-	return Edition(i), true
-}
-
-// feature is a Pulumi Cloud feature a configuration switch uses, and the
-// lowest edition that has it (data/pulumi_pricing.yaml, available_from).
-type feature struct {
-	name    string
-	edition Edition
-}
-
-var (
-	driftFeature   = feature{"drift detection", Pro}                 // drift-detection: available_from pro
-	ttlFeature     = feature{"time-to-live stacks", Pro}             // ttl-stacks: available_from pro
-	teamsFeature   = feature{"teams and their permissions", Pro}     // teams: available_from pro
-	runnersFeature = feature{"customer-managed runners", Enterprise} // customer-managed-runners: available_from enterprise
-)
 
 // Config is the deploy project's configuration.
 type Config struct {
-	// Organization is the Pulumi Cloud organization of the root stacks.
-	Organization string
-	// Project is the root project's name. Default "nodeless-eks".
-	Project string
-	// Repository is the GitHub repository, "owner/name".
-	Repository string
-	// Branch deploys on push. Default "main".
-	Branch string
-	// RepoDir is where the root Pulumi.yaml lies in the repository. Default ".".
-	RepoDir string
-	// Region is deploy/'s aws:region: where its providers call AWS, and
-	// the region of every stack that names none.
+	// Organization is the Pulumi Cloud organization; Project the root
+	// project's name; Repository its GitHub repository, "owner/name";
+	// Branch deploys on push; RepoDir is where its Pulumi.yaml lies.
+	Organization, Project, Repository, Branch, RepoDir string
+	// Region is deploy/'s aws:region, and every stack's that names none.
 	Region string
-	// Edition is the organization's Pulumi Cloud edition.
-	Edition Edition
-	// Accounts are the AWS accounts of the fleet, by a short name.
+	// Deployer is the AWS principal that runs deploy/, the one principal
+	// every account role trusts.
+	Deployer string
+	// Accounts, Stacks and Review are the fleet.
 	Accounts map[string]Account
-	// Stacks are the root stacks to deploy, by name.
-	Stacks map[string]StackSettings
-	// ReviewStacks makes ReviewTemplate a review-stack template.
-	ReviewStacks bool
-	// ReviewTemplate is the template stack (Pulumi.<name>.yaml). Default "pr".
-	ReviewTemplate string
-	// ReviewStackPrefix starts every review stack's name; the review role
-	// trusts stacks so named. Default "pr-".
-	ReviewStackPrefix string
-	// ReviewAccount and ReviewRegion are where review stacks deploy.
-	ReviewAccount, ReviewRegion string
-	// ReviewStackTTL gives each review stack a time to live, destroying it
-	// ReviewStackTTLHours after its last update.
-	ReviewStackTTL      bool
-	ReviewStackTTLHours int
-	// ReviewClusterNamePrefix starts the cluster name of every review
-	// stack; the review role is scoped to it.
-	ReviewClusterNamePrefix string
-	// DriftDetection schedules drift detection on every named stack.
-	DriftDetection bool
-	// ProductionTeam and NonProductionTeam are Pulumi Cloud teams given
-	// the production and the other stacks (and their environments).
-	ProductionTeam, NonProductionTeam string
-	// CheckOrganizationDefaults reads the organization's default
-	// permissions before anything is registered.
-	CheckOrganizationDefaults bool
-	// SessionHours is the deploy roles' maximum session. Default 6.
+	Stacks   map[string]Stack
+	Review   *Review
+	// ProductionTeam and OperatorsTeam are Pulumi Cloud teams whose
+	// members may start and read deployments of the production stacks
+	// and of the others; nobody but organization admins and deploy/
+	// writes their settings.
+	ProductionTeam, OperatorsTeam string
+	// AdminTokens are the organization access tokens that may be admin:
+	// deploy/'s own.
+	AdminTokens []string
+	// SessionHours is the deploy roles' longest session.
 	SessionHours int
-	// ImportStacks imports the root stacks and the review template, which
-	// exist already, instead of creating them. Default false.
-	ImportStacks bool
-	// ReviewedCustomRoles are Pulumi Cloud custom roles an organization
-	// admin has reviewed and found to reach no production stack; any other
-	// custom role held outside ProductionTeam is refused, since deploy/
-	// does not evaluate a role's permission tree.
-	ReviewedCustomRoles []string
-	// RootProjectDir is the root project's directory, relative to deploy/:
-	// the stack files there are checked against the fleet before anything
-	// is registered. Default "..".
-	RootProjectDir string
-}
-
-// HasProduction reports whether any stack is a production stack.
-func (c *Config) HasProduction() bool {
-	return slices.ContainsFunc(sortedKeys(c.Stacks), func(n string) bool { return c.Stacks[n].Production })
-}
-
-// HasOthers reports whether any run is not a production run: a
-// non-production stack's, or a review stack's.
-func (c *Config) HasOthers() bool {
-	return c.ReviewStacks || slices.ContainsFunc(sortedKeys(c.Stacks), func(n string) bool { return !c.Stacks[n].Production })
+	// Schedule is the cron on which deploy/ runs itself, restoring the
+	// fleet's settings.
+	Schedule string
 }
 
 var (
 	// Pulumi Cloud organization names are lowercase, and the audience a
 	// trust policy matches is case-sensitive.
-	orgRe      = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,39}$`)
-	repoRe     = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-	stackRe    = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
-	cronRe     = regexp.MustCompile(`^(\S+\s+){4}\S+$`)
-	accountRe  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,29}$`)
-	accountID  = regexp.MustCompile(`^\d{12}$`)
-	arnRe      = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov):iam::(\d{12}|aws):(role|policy|oidc-provider)/(.+)$`)
-	regionRe   = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
-	teamRe     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
-	prefixRe   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{2,40}$`)
-	clusterRe  = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`) // what EKS accepts for a cluster name
-	roleNameRe = regexp.MustCompile(`^[\w+=,.@/-]+$`)
+	orgRe     = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,39}$`)
+	repoRe    = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+	stackRe   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+	cronRe    = regexp.MustCompile(`^(\S+\s+){4}\S+$`)
+	accountRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,29}$`)
+	accountID = regexp.MustCompile(`^\d{12}$`)
+	regionRe  = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
+	teamRe    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
+	clusterRe = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`) // what EKS accepts for a cluster name
+	arnRe     = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov):(iam|sts)::\d{12}:(role|assumed-role|user)/.+$`)
 )
-
-// reader reads the project's keys, collecting every problem.
-type reader struct {
-	cfg  *config.Config
-	errs []error
-}
-
-func (r *reader) bad(format string, a ...any) { r.errs = append(r.errs, fmt.Errorf(format, a...)) }
-
-func (r *reader) str(key, def string) string {
-	if v := r.cfg.Get(key); v != "" {
-		return v
-	}
-	return def
-}
-
-func (r *reader) boolean(key string, def bool) bool {
-	v := r.cfg.Get(key)
-	if v == "" {
-		return def
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		r.bad("%s: %q: want true or false", key, v)
-	}
-	return b
-}
-
-func (r *reader) integer(key string, def, min, max int, why string) int {
-	v := r.cfg.Get(key)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < min || n > max {
-		r.bad("%s %q: want %d-%d%s", key, v, min, max, why)
-	}
-	return n
-}
-
-// object decodes a JSON object strictly: an unknown field is a typo, not a
-// default.
-func (r *reader) object(key string, into any, want string) {
-	raw := r.cfg.Get(key)
-	if raw == "" {
-		return
-	}
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
-		r.bad("%s: want %s: %v", key, want, err)
-	}
-}
 
 // loadConfig reads and checks the configuration; every problem is
 // reported at once, before anything is registered.
 func loadConfig(ctx *pulumi.Context) (*Config, error) {
-	r := &reader{cfg: config.New(ctx, "")}
+	cfg := config.New(ctx, "")
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	str := func(key, def string) string {
+		if v := cfg.Get(key); v != "" {
+			return v
+		}
+		return def
+	}
+	object := func(key string, into any, want string) {
+		if raw := cfg.Get(key); raw != "" {
+			dec := json.NewDecoder(strings.NewReader(raw))
+			dec.DisallowUnknownFields() // a typo is no default
+			if err := dec.Decode(into); err != nil {
+				bad("%s: want %s: %v", key, want, err)
+			}
+		}
+	}
 	c := &Config{
-		Organization:              r.str("organization", ""),
-		Project:                   r.str("project", "nodeless-eks"),
-		Repository:                r.str("repository", ""),
-		Branch:                    r.str("branch", "main"),
-		RepoDir:                   r.str("repoDir", "."),
-		Region:                    config.Get(ctx, "aws:region"),
-		ReviewStacks:              r.boolean("reviewStacks", false),
-		ReviewTemplate:            r.str("reviewTemplateStack", "pr"),
-		ReviewStackPrefix:         r.str("reviewStackPrefix", "pr-"),
-		ReviewAccount:             r.str("reviewAccount", ""),
-		ReviewStackTTL:            r.boolean("reviewStackTtl", false),
-		ReviewStackTTLHours:       r.integer("reviewStackTtlHours", 8, 1, 720, " hours"),
-		DriftDetection:            r.boolean("driftDetection", false),
-		ProductionTeam:            r.str("productionTeam", ""),
-		NonProductionTeam:         r.str("nonProductionTeam", ""),
-		CheckOrganizationDefaults: r.boolean("checkOrganizationDefaults", true),
-		SessionHours:              r.integer("sessionHours", 6, 1, 12, ", IAM's limit for a role session"),
-		ImportStacks:              r.boolean("importStacks", false),
-		RootProjectDir:            r.str("rootProjectDir", ".."),
+		Organization: str("organization", ""), Project: str("project", "nodeless-eks"), Repository: str("repository", ""),
+		Branch: str("branch", "main"), RepoDir: str("repoDir", "."), Region: config.Get(ctx, "aws:region"),
+		Deployer: str("deployer", ""), ProductionTeam: str("productionTeam", ""), OperatorsTeam: str("operatorsTeam", ""),
+		Schedule: str("schedule", "0 * * * *"), SessionHours: 6,
 	}
-	r.object("reviewedCustomRoles", &c.ReviewedCustomRoles, "a list of the names of custom roles an organization admin has reviewed")
-	c.ReviewRegion = r.str("reviewRegion", c.Region)
-	c.ReviewClusterNamePrefix = r.str("reviewClusterNamePrefix", c.Project+"-"+c.ReviewStackPrefix)
-	edition := r.str("edition", "free")
-	var editionKnown bool
-	c.Edition, editionKnown = parseEdition(edition)
-	if !editionKnown {
-		r.bad("edition %q: want the organization's Pulumi Cloud edition: %s", edition, strings.Join(editionNames, ", "))
+	if raw := cfg.Get("sessionHours"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > 12 {
+			bad("sessionHours %q: want 1-12, IAM's limit for a role session", raw)
+		}
+		c.SessionHours = n
 	}
-	r.object("accounts", &c.Accounts, `an object of AWS accounts by a short name, each {id, roleArn, oidcProviderArn, deployPolicyArns, sharedWithNonProduction, sharedResourceAccounts}`)
-	r.object("stacks", &c.Stacks, "an object of stacks by name, each "+stackFields)
-
-	c.checkProject(r)
-	c.checkAccounts(r)
-	c.checkStacks(r)
-	c.checkReview(r)
-	if editionKnown {
-		c.checkEdition(r)
+	object("accounts", &c.Accounts, "an object of AWS accounts by a short name, each {id}")
+	object("stacks", &c.Stacks, "an object of stacks by name, each {account, region, production, clusterName, import, agentPoolId, driftSchedule}")
+	object("reviewStacks", &c.Review, "{account, region, template, prefix, clusterPrefix, labels, ttlHours, agentPoolId, import}")
+	object("adminTokens", &c.AdminTokens, "a list of the names of organization access tokens that may be admin")
+	c.reviewDefaults()
+	for _, check := range []func() []error{c.checkProject, c.checkAccounts, c.checkStacks, c.checkReview, c.checkIsolation} {
+		errs = append(errs, check()...)
 	}
-	c.checkIsolation(r)
-	if len(r.errs) == 0 {
-		r.errs = append(r.errs, checkLimits(c)...)
-	}
-	if err := errors.Join(r.errs...); err != nil {
+	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("invalid stack configuration:\n%w", err)
 	}
 	return c, nil
 }
 
-func (c *Config) checkProject(r *reader) {
+func (c *Config) checkProject() (errs []error) {
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	switch {
-	case c.Organization == "":
-		r.bad("organization: required, the Pulumi Cloud organization of the root stacks")
 	case c.Organization != strings.ToLower(c.Organization):
-		r.bad("organization %q: Pulumi Cloud organization names are lowercase, and the OIDC audience the deploy roles trust is "+
+		bad("organization %q: Pulumi Cloud organization names are lowercase, and the OIDC audience the deploy roles trust is "+
 			"matched case-sensitively; write %q", c.Organization, strings.ToLower(c.Organization))
 	case !orgRe.MatchString(c.Organization):
-		r.bad("organization %q: want the Pulumi Cloud organization's name: lowercase letters, digits, '-', '_' or '.'", c.Organization)
+		bad("organization %q: required, the Pulumi Cloud organization's name: lowercase letters, digits, '-', '_' or '.'", c.Organization)
 	}
 	if !stackRe.MatchString(c.Project) {
-		r.bad("project %q: want the root project's name: letters, digits, '-', '_' or '.' (it goes into the roles' trust, where * would match any project)", c.Project)
+		bad("project %q: want the root project's name: letters, digits, '-', '_' or '.' (it goes into the roles' trust, where * would match any project)", c.Project)
 	}
 	if !repoRe.MatchString(c.Repository) {
-		r.bad("repository %q: required, the GitHub repository as owner/name", c.Repository)
+		bad("repository %q: required, the GitHub repository as owner/name", c.Repository)
 	}
 	if !regionRe.MatchString(c.Region) {
-		r.bad("aws:region %q: want the region deploy/ calls AWS in, and the default region of the stacks, such as \"eu-west-1\"", c.Region)
+		bad("aws:region %q: want the region deploy/ calls AWS in, and the default region of the stacks, such as \"eu-west-1\"", c.Region)
 	}
 	if strings.HasPrefix(c.RepoDir, "/") || strings.Contains(c.RepoDir, "..") {
-		r.bad("repoDir %q: want a directory inside the repository, such as \".\"", c.RepoDir)
+		bad("repoDir %q: want a directory inside the repository, such as \".\"", c.RepoDir)
 	}
-	for key, team := range map[string]string{"productionTeam": c.ProductionTeam, "nonProductionTeam": c.NonProductionTeam} {
+	if !arnRe.MatchString(c.Deployer) {
+		bad("deployer %q: required, the ARN of the role or user that runs deploy/ (the one principal each account's %s trusts)",
+			c.Deployer, AccountRoleName)
+	}
+	for key, team := range map[string]string{"productionTeam": c.ProductionTeam, "operatorsTeam": c.OperatorsTeam} {
 		if team != "" && !teamRe.MatchString(team) {
-			r.bad("%s %q: want the name of a Pulumi Cloud team (not its display name)", key, team)
+			bad("%s %q: want the name of a Pulumi Cloud team (not its display name)", key, team)
 		}
 	}
-}
-
-// arnAccount is the account an IAM ARN names, "" if it is no IAM ARN of
-// the given kind.
-func arnAccount(arn, kind string) string {
-	m := arnRe.FindStringSubmatch(arn)
-	if m == nil || m[3] != kind {
-		return ""
+	if !cronRe.MatchString(c.Schedule) {
+		bad("schedule %q: want a cron expression of five fields, such as \"0 * * * *\"", c.Schedule)
 	}
-	return m[2]
+	return errs
 }
 
-func (c *Config) checkAccounts(r *reader) {
+func (c *Config) checkAccounts() (errs []error) {
 	if len(c.Accounts) == 0 {
-		r.bad(`accounts: name at least one AWS account, such as {"main": {"id": "111122223333"}}`)
+		errs = append(errs, errors.New(`accounts: name at least one AWS account, such as {"dev": {"id": "123456789012"}}`))
 	}
 	ids := map[string]string{}
-	var ambient []string
 	for _, name := range sortedKeys(c.Accounts) {
 		a := c.Accounts[name]
-		if !accountRe.MatchString(name) {
-			r.bad("accounts %q: want a short name of lowercase letters, digits and '-' (it names the account's provider)", name)
-		}
-		if !accountID.MatchString(a.ID) {
-			r.bad("accounts.%s.id %q: want the 12-digit AWS account ID", name, a.ID)
-		} else if other, dup := ids[a.ID]; dup {
-			r.bad("accounts.%s.id %s: accounts.%s has the same ID; one entry per account", name, a.ID, other)
+		switch {
+		case !accountRe.MatchString(name):
+			errs = append(errs, fmt.Errorf("accounts %q: want a short name of lowercase letters, digits and '-' (it names the account's provider)", name))
+		case !accountID.MatchString(a.ID):
+			errs = append(errs, fmt.Errorf("accounts.%s.id %q: want the 12-digit AWS account ID", name, a.ID))
+		case ids[a.ID] != "":
+			errs = append(errs, fmt.Errorf("accounts.%s.id %s: accounts.%s has the same ID; one entry per account", name, a.ID, ids[a.ID]))
 		}
 		ids[a.ID] = name
-		switch {
-		case a.RoleArn == "":
-			ambient = append(ambient, name)
-		case arnAccount(a.RoleArn, "role") != a.ID:
-			r.bad("accounts.%s.roleArn %q: want the ARN of a role in account %s, which deploy/ assumes to create the deploy roles there", name, a.RoleArn, a.ID)
-		case !roleNameRe.MatchString(a.RoleArn[strings.Index(a.RoleArn, ":role/")+6:]):
-			r.bad("accounts.%s.roleArn %q: not a role name IAM accepts", name, a.RoleArn)
-		}
-		if a.OidcProviderArn != "" && (arnAccount(a.OidcProviderArn, "oidc-provider") != a.ID || !strings.HasSuffix(a.OidcProviderArn, ":oidc-provider/"+oidcIssuerKey)) {
-			r.bad("accounts.%s.oidcProviderArn %q: want the ARN of account %s's api.pulumi.com/oidc provider, arn:aws:iam::%s:oidc-provider/api.pulumi.com/oidc", name, a.OidcProviderArn, a.ID, a.ID)
-		}
-		for i, id := range a.SharedResourceAccounts {
-			if !accountID.MatchString(id) || id == a.ID {
-				r.bad("accounts.%s.sharedResourceAccounts[%d] %q: want the 12-digit ID of another account whose shared resources (a shared "+
-					"VPC's subnets) the clusters use", name, i, id)
-			}
-		}
-		for i, arn := range a.DeployPolicyArns {
-			if acct := arnAccount(arn, "policy"); acct != a.ID && acct != "aws" {
-				r.bad("accounts.%s.deployPolicyArns[%d] %q: want a managed policy of account %s (or AWS's)", name, i, arn, a.ID)
-			}
-		}
 	}
-	// The credentials deploy/ runs with are for one account; every other
-	// account is reached by assuming its roleArn.
-	if len(ambient) > 1 {
-		r.bad("accounts %s: at most one account may leave roleArn empty (the account the credentials running deploy/ are for); "+
-			"give the others the role deploy/ assumes there, arn:aws:iam::<id>:role/%s (deploy/README.md, \"One role per account\")",
-			strings.Join(ambient, ", "), AccountRoleName)
-	}
+	return errs
 }
 
 // accountOf is the account a stack deploys into: the one it names, or the
@@ -432,60 +241,47 @@ func (c *Config) accountOf(name string) string {
 	return sortedKeys(c.Accounts)[0]
 }
 
-func (c *Config) checkStacks(r *reader) {
+func (c *Config) checkStacks() (errs []error) {
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if len(c.Stacks) == 0 {
-		r.bad("stacks: name at least one stack of the root project to deploy")
+		bad("stacks: name at least one stack of the root project to deploy")
 	}
 	for _, name := range sortedKeys(c.Stacks) {
 		s := c.Stacks[name]
 		switch {
 		case !stackRe.MatchString(name):
-			r.bad("stacks %q: want a stack name of letters, digits, '-', '_' or '.'", name)
-		case name == reviewRoleKey:
-			r.bad("stacks %q: deploy-%s is the review stacks' role; rename the stack", name, reviewRoleKey)
-		case c.ReviewStacks && (name == c.ReviewTemplate || strings.HasPrefix(name, c.ReviewStackPrefix)):
-			r.bad("stacks %q: reserved for review stacks (reviewTemplateStack %q, reviewStackPrefix %q)", name, c.ReviewTemplate, c.ReviewStackPrefix)
-		case deployRoleName+name == AccountRoleName:
-			r.bad("stacks %q: its deploy role would be %s, the role deploy/ assumes in each account; rename the stack", name, AccountRoleName)
+			bad("stacks %q: want a stack name of letters, digits, '-', '_' or '.'", name)
+		case name == reviewRoleKey || deployRoleName+name == AccountRoleName:
+			bad("stacks %q: %s%s is a role deploy/ keeps for itself; rename the stack", name, deployRoleName, name)
+		case c.Review != nil && (name == c.Review.Template || strings.HasPrefix(name, c.Review.Prefix)):
+			bad("stacks %q: reserved for review stacks (reviewStacks.template %q, prefix %q)", name, c.Review.Template, c.Review.Prefix)
 		}
 		s.Account = c.accountOf(s.Account)
 		if _, ok := c.Accounts[s.Account]; !ok {
-			r.bad("stacks.%s.account %q: want one of accounts (%s)", name, s.Account, strings.Join(sortedKeys(c.Accounts), ", "))
+			bad("stacks.%s.account %q: want one of accounts (%s)", name, s.Account, strings.Join(sortedKeys(c.Accounts), ", "))
 		}
 		if s.Region == "" {
 			s.Region = c.Region
 		} else if !regionRe.MatchString(s.Region) {
-			r.bad("stacks.%s.region %q: want the stack's aws:region, such as \"eu-west-1\"", name, s.Region)
+			bad("stacks.%s.region %q: want the stack's aws:region, such as \"eu-west-1\"", name, s.Region)
 		}
-		if s.Production && s.PreviewPullRequests != nil && *s.PreviewPullRequests {
-			r.bad("stacks.%s.previewPullRequests: a production stack's role would then trust pull-request runs, which run the "+
-				"pull request's code with production credentials; preview changes on a non-production stack instead", name)
-		}
-		if s.DriftSchedule != "" && !c.DriftDetection {
-			r.bad("stacks.%s.driftSchedule: drift detection is off (driftDetection: false), so the schedule would be ignored", name)
-		} else if s.AutoRemediate && !c.DriftDetection {
-			r.bad("stacks.%s.autoRemediate: drift detection is off (driftDetection: false), so nothing would remediate", name)
-		}
-		if s.DriftSchedule == "" {
-			s.DriftSchedule = "0 4 * * *"
-		} else if !cronRe.MatchString(s.DriftSchedule) {
-			r.bad("stacks.%s.driftSchedule %q: want a cron expression of five fields, such as \"0 4 * * *\"", name, s.DriftSchedule)
+		if s.DriftSchedule != "" && !cronRe.MatchString(s.DriftSchedule) {
+			bad("stacks.%s.driftSchedule %q: want a cron expression of five fields, such as \"0 4 * * *\"", name, s.DriftSchedule)
 		}
 		if s.ClusterName == "" {
 			s.ClusterName = names.DefaultClusterName(c.Project, name)
 		} else if !clusterRe.MatchString(s.ClusterName) || len(s.ClusterName) > names.MaxClusterNameLength {
-			r.bad("stacks.%s.clusterName %q: want the stack's clusterName, 1-%d letters, digits, '-' or '_'", name, s.ClusterName, names.MaxClusterNameLength)
+			bad("stacks.%s.clusterName %q: want the stack's clusterName, 1-%d letters, digits, '-' or '_'", name, s.ClusterName, names.MaxClusterNameLength)
 		}
-		if strings.HasPrefix(deployRoleName, s.ClusterName) || strings.HasPrefix(s.ClusterName, deployRoleName) {
-			r.bad("stacks.%s.clusterName %q: the deploy roles are named %q...; a cluster name that starts alike would let a run change them", name, s.ClusterName, deployRoleName)
+		if strings.HasPrefix(s.ClusterName, deployRoleName) {
+			bad("stacks.%s.clusterName %q: the deploy roles are named %q...; a cluster name that starts alike would let a run change them", name, s.ClusterName, deployRoleName)
 		}
 		c.Stacks[name] = s
 	}
 	// A role's IAM reach is its cluster's name followed by '-' (roles,
 	// policies, queues, rules) or '_' (Karpenter's instance profiles): in
 	// one account, one stack's name followed by either may not begin
-	// another stack's. IAM names are per account, so other accounts are
-	// out of reach whatever their names.
+	// another stack's.
 	for _, a := range sortedKeys(c.Stacks) {
 		for _, b := range sortedKeys(c.Stacks) {
 			sa, sb := c.Stacks[a], c.Stacks[b]
@@ -493,139 +289,120 @@ func (c *Config) checkStacks(r *reader) {
 				continue
 			}
 			if ca, cb := sa.ClusterName, sb.ClusterName; ca == cb || strings.HasPrefix(cb, ca+"-") || strings.HasPrefix(cb, ca+"_") {
-				r.bad("stacks.%s.clusterName %q: stack %s's cluster %q in the same account starts with it, so %s's deploy role could change "+
-					"%s's roles, queue and instance profiles; give one of them another clusterName", a, ca, b, cb, a, b)
+				bad("stacks.%s.clusterName %q: stack %s's cluster %q in the same account is it or starts with it, so %s's deploy role "+
+					"could change %s's roles, queue and instance profiles; give one of them another clusterName", a, ca, b, cb, a, b)
 			}
 		}
 	}
+	return errs
 }
 
-func (c *Config) checkReview(r *reader) {
-	if !c.ReviewStacks {
-		if c.ReviewStackTTL {
-			r.bad("reviewStackTtl: there are no review stacks (reviewStacks: false)")
-		}
+// reviewDefaults fills in what reviewStacks leaves out; an empty object
+// is no review stacks.
+func (c *Config) reviewDefaults() {
+	r := c.Review
+	if r == nil || reflect.DeepEqual(*r, Review{}) {
+		c.Review = nil
 		return
 	}
-	if !stackRe.MatchString(c.ReviewStackPrefix) {
-		r.bad("reviewStackPrefix %q: want the start of a stack name: letters, digits, '-', '_' or '.' (it goes into the review role's trust)", c.ReviewStackPrefix)
+	r.Account = c.accountOf(r.Account)
+	r.Region = cmpOr(r.Region, c.Region)
+	r.Template = cmpOr(r.Template, "pr")
+	r.Prefix = cmpOr(r.Prefix, "pr-")
+	r.ClusterPrefix = cmpOr(r.ClusterPrefix, c.Project+"-"+r.Prefix)
+	if r.TTLHours == 0 {
+		r.TTLHours = 8
 	}
-	if !stackRe.MatchString(c.ReviewTemplate) {
-		r.bad("reviewTemplateStack %q: want a stack name", c.ReviewTemplate)
+	if r.Labels == nil {
+		r.Labels = &[]string{"review-stack"}
 	}
-	c.ReviewAccount = c.accountOf(c.ReviewAccount)
-	if _, ok := c.Accounts[c.ReviewAccount]; !ok {
-		r.bad("reviewAccount %q: want the account review stacks deploy into, one of accounts (%s)", c.ReviewAccount, strings.Join(sortedKeys(c.Accounts), ", "))
+}
+
+func (c *Config) checkReview() (errs []error) {
+	r := c.Review
+	if r == nil {
+		return nil
 	}
-	if !regionRe.MatchString(c.ReviewRegion) {
-		r.bad("reviewRegion %q: want the region of the review stacks (their template's aws:region), such as \"eu-west-1\"", c.ReviewRegion)
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if _, ok := c.Accounts[r.Account]; !ok {
+		bad("reviewStacks.account %q: want the account review stacks deploy into, one of accounts (%s)", r.Account, strings.Join(sortedKeys(c.Accounts), ", "))
 	}
-	if !prefixRe.MatchString(strings.TrimSuffix(c.ReviewClusterNamePrefix, "-")) {
-		r.bad("reviewClusterNamePrefix %q: want 3-41 letters, digits, '-' or '_'; the review role may touch only names that start with it", c.ReviewClusterNamePrefix)
-	} else if strings.HasPrefix(deployRoleName, c.ReviewClusterNamePrefix) {
-		r.bad("reviewClusterNamePrefix %q: the deploy roles are named %q...; review runs could change them", c.ReviewClusterNamePrefix, deployRoleName)
+	switch {
+	case !regionRe.MatchString(r.Region):
+		bad("reviewStacks.region %q: want the review stacks' aws:region, such as \"eu-west-1\"", r.Region)
+	case !stackRe.MatchString(r.Template) || !stackRe.MatchString(r.Prefix):
+		bad("reviewStacks.template %q and prefix %q: want stack names", r.Template, r.Prefix)
+	case !clusterRe.MatchString(r.ClusterPrefix) || len(r.ClusterPrefix) < 3 || strings.HasPrefix(r.ClusterPrefix, deployRoleName):
+		bad("reviewStacks.clusterPrefix %q: want 3 or more letters, digits, '-' or '_', not starting with %q; the review role "+
+			"reaches only names that start with it", r.ClusterPrefix, deployRoleName)
+	case r.TTLHours < 1 || r.TTLHours > 720:
+		bad("reviewStacks.ttlHours %d: want 1-720", r.TTLHours)
+	}
+	return errs
+}
+
+// checkIsolation keeps production alone in its accounts and its runner
+// pools: an account with a production stack holds no other stack and no
+// review stacks, and a pool a production stack names is named by no other.
+func (c *Config) checkIsolation() (errs []error) {
+	prodAccount, prodPool := map[string]string{}, map[string]string{}
+	for _, name := range sortedKeys(c.Stacks) {
+		if s := c.Stacks[name]; s.Production {
+			prodAccount[s.Account] = name
+			if s.AgentPoolID != "" {
+				prodPool[s.AgentPoolID] = name
+			}
+		}
 	}
 	for _, name := range sortedKeys(c.Stacks) {
 		s := c.Stacks[name]
-		if s.Account == c.ReviewAccount && reachesNamesOf(c.ReviewClusterNamePrefix, s.ClusterName) {
-			r.bad("stacks.%s.clusterName %q: its resources' names (%q..., %q...) and reviewClusterNamePrefix %q overlap in account %s, so review runs "+
-				"could change them; choose another reviewClusterNamePrefix", name, s.ClusterName, s.ClusterName+"-", s.ClusterName+"_", c.ReviewClusterNamePrefix, s.Account)
+		if p, ok := prodAccount[s.Account]; ok && !s.Production {
+			errs = append(errs, fmt.Errorf("stacks.%s.account %q: holds production stack %s, and the program's roles reach every volume, "+
+				"instance and security group of their account; give production an account of its own", name, s.Account, p))
+		}
+		if p, ok := prodPool[s.AgentPoolID]; ok && !s.Production {
+			errs = append(errs, fmt.Errorf("stacks.%s.agentPoolId %q: production stack %s runs on that pool, and a pool's jobs share its "+
+				"host (Docker mode gives each the host's Docker socket); give production a pool of its own", name, s.AgentPoolID, p))
 		}
 	}
-}
-
-// checkEdition refuses a switch the organization's edition lacks, naming
-// the switch and the edition that has it.
-func (c *Config) checkEdition(r *reader) {
-	need := func(on bool, key string, f feature) {
-		if on && c.Edition < f.edition {
-			r.bad("%s: %s needs Pulumi Cloud's %s edition or above, and edition is %s; turn it off, or set edition if the "+
-				"organization has a higher one", key, f.name, f.edition.Title(), c.Edition.Title())
-		}
-	}
-	need(c.DriftDetection, "driftDetection", driftFeature)
-	need(c.ReviewStackTTL, "reviewStackTtl", ttlFeature)
-	need(c.ProductionTeam != "", "productionTeam", teamsFeature)
-	need(c.NonProductionTeam != "", "nonProductionTeam", teamsFeature)
-	for _, name := range sortedKeys(c.Stacks) {
-		need(c.Stacks[name].AgentPoolID != "", "stacks."+name+".agentPoolId", runnersFeature)
-	}
-}
-
-// checkIsolation refuses an account that holds a production stack and a
-// run that is not production's (a non-production stack, or review
-// stacks), unless the account's entry acknowledges it; review stacks,
-// which run a pull request's code, never share production's account; and
-// an acknowledgement that no longer holds.
-func (c *Config) checkIsolation(r *reader) {
-	for _, acct := range sortedKeys(c.Accounts) {
-		var prod, others []string
+	if r := c.Review; r != nil {
+		// A review run may create roles of its clusters, capped by the
+		// boundary, which grants region-wide what the VPC CNI, EBS CSI and
+		// LB controller policies grant (volumes, snapshots, instances): in
+		// an account with a named stack, a pull request's code could read
+		// or destroy its volumes.
 		for _, name := range sortedKeys(c.Stacks) {
-			if s := c.Stacks[name]; s.Account == acct && s.Production {
-				prod = append(prod, name)
-			} else if s.Account == acct {
-				others = append(others, name)
+			if c.Stacks[name].Account == r.Account {
+				errs = append(errs, fmt.Errorf("reviewStacks.account %q: holds stack %s, and a review run, which runs a pull request's "+
+					"code, may create roles that reach every volume, snapshot and instance of their account; give review stacks an "+
+					"account of their own", r.Account, name))
 			}
 		}
-		review := c.ReviewStacks && c.ReviewAccount == acct
-		shared := len(prod) > 0 && (len(others) > 0 || review)
-		var previewing []string
-		for _, name := range others {
-			if c.Stacks[name].Previews() {
-				previewing = append(previewing, name)
-			}
-		}
-		switch {
-		case len(prod) > 0 && len(previewing) > 0:
-			// A preview runs the pull request's code with the stack's
-			// deploy role: no acknowledgement admits it beside production.
-			r.bad("accounts.%s: holds production stack(s) %s and stack(s) %s, which preview pull requests: a preview runs the pull "+
-				"request's code with a deploy role that reaches every volume, instance and security group of the account; "+
-				"sharedWithNonProduction does not admit that. Set stacks.<name>.previewPullRequests: false on %s, or move "+
-				"production to an account of its own", acct, strings.Join(prod, ", "), strings.Join(previewing, ", "), strings.Join(previewing, ", "))
-		case len(prod) > 0 && review:
-			// No acknowledgement admits them: a pull request's code would
-			// run with roles that reach production's volumes and network.
-			r.bad("reviewAccount %q: account %s holds production stack(s) %s, and review stacks run a pull request's code with "+
-				"roles that reach every volume, instance and security group of their account; sharedWithNonProduction does not "+
-				"admit them. Give the review stacks an account that holds no production stack", acct, acct, strings.Join(prod, ", "))
-		case shared && !c.Accounts[acct].SharedWithNonProduction:
-			r.bad("accounts.%s: holds production stack(s) %s and %s; their runs could copy production's EBS volumes, launch "+
-				"instances into its subnets and open its security groups (the program's own roles need those rights account-wide). "+
-				"Move production to an account of its own, or set accounts.%s.sharedWithNonProduction: true to accept what "+
-				"deploy/README.md lists under \"A shared production account\"",
-				acct, strings.Join(prod, ", "), strings.Join(others, ", "), acct)
-		case !shared && c.Accounts[acct].SharedWithNonProduction:
-			r.bad("accounts.%s.sharedWithNonProduction: the account does not hold a production stack together with others; remove the acknowledgement", acct)
+		if p, ok := prodPool[r.AgentPoolID]; ok {
+			errs = append(errs, fmt.Errorf("reviewStacks.agentPoolId %q: production stack %s runs on that pool; review stacks run a pull "+
+				"request's code", r.AgentPoolID, p))
 		}
 	}
+	// Starting a deployment may override its settings, its runner pool
+	// included (CreateDeploymentRequest embeds DeploymentSettingsRequest,
+	// pulumi-cloud-sdk/go apitype): the operators could run a stack on a
+	// pool production names.
+	if c.OperatorsTeam != "" && len(prodPool) > 0 {
+		errs = append(errs, fmt.Errorf("operatorsTeam %q: a production stack runs on a pool of its own, and whoever starts a "+
+			"deployment may choose its pool; leave operatorsTeam empty, or production on the hosted pool", c.OperatorsTeam))
+	}
+	if c.OperatorsTeam != "" && c.OperatorsTeam == c.ProductionTeam {
+		errs = append(errs, fmt.Errorf("operatorsTeam %q: the production team too; a team holds one role (GetTeam's roleIds: \"only "+
+			"one role per team is supported\"), give each its own team", c.OperatorsTeam))
+	}
+	return errs
 }
 
-// runsPullRequestCode reports whether an account hosts a run of a pull
-// request's code: review stacks, or a stack that previews pull requests.
-func (c *Config) runsPullRequestCode(acct string) bool {
-	if c.ReviewStacks && c.ReviewAccount == acct {
-		return true
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
 	}
-	return slices.ContainsFunc(sortedKeys(c.Stacks), func(n string) bool {
-		return c.Stacks[n].Account == acct && c.Stacks[n].Previews()
-	})
-}
-
-// reachesNamesOf reports whether a role that may touch every name starting
-// with prefix reaches a resource of cluster: the cluster itself, or a name
-// starting with cluster followed by '-' (roles, policies, queues, rules) or
-// '_' (Karpenter's instance profiles).
-func reachesNamesOf(prefix, cluster string) bool {
-	if strings.HasPrefix(cluster, prefix) {
-		return true
-	}
-	for _, own := range []string{cluster + "-", cluster + "_"} {
-		if strings.HasPrefix(own, prefix) || strings.HasPrefix(prefix, own) {
-			return true
-		}
-	}
-	return false
+	return s
 }
 
 func sortedKeys[V any](m map[string]V) []string {

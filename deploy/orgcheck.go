@@ -2,244 +2,478 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
-	"time"
 
 	"nodeless-eks/internal/pulumicloud"
 )
 
-// orgMetadata is what Pulumi Cloud says of the organization
-// (GET /api/orgs/{org}/metadata, GetOrganizationMetadata in the REST API's
-// OpenAPI document, provider/pkg/cloud/spec.json of
-// pulumi/pulumi-pulumiservice): its default permission on stacks (0 none,
-// 101 read, 102 write, 103 admin, 104 creator) and on ESC environments
-// (none, read, open, write, admin), and its product. The two defaults are
-// pointers: the document requires them, and an answer without one (an
-// empty body, null, {}) proves nothing, where a 0 read from it would say
-// None.
-type orgMetadata struct {
-	DefaultStackPermission       *int    `json:"defaultStackPermission"`
-	DefaultEnvironmentPermission *string `json:"defaultEnvironmentPermission"`
-	// DefaultDeploymentRoleID is "used for deployments when no specific
-	// role is configured in the stack's deployment settings" (the same
-	// document's OrganizationMetadata): every deployment deploy/ sets up.
-	// The document does not require it: absent, it is unset.
-	DefaultDeploymentRoleID string `json:"defaultDeploymentRoleId"`
-	// DefaultRoleID is "the ID of the default role for new users added to
-	// the organization. If unset, defaults to the \"Member\" role."
-	DefaultRoleID string `json:"defaultRoleId"`
-	// Features are the organization's paid features, which its edition
-	// decides; the document requires them.
-	Features *orgFeatures `json:"features"`
+// What deploy/ declares (the run identities, their roles, the settings)
+// makes most grants impossible; what it cannot declare it reads, before
+// anything is registered, and refuses unless it proves the grant reaches
+// no stack of the fleet. Each path and field is Pulumi Cloud's REST API as
+// its generated client has it (pulumi-cloud-sdk/go v1.20261118.1124,
+// apiclient and apitype): GetCurrentUser, GetOrganizationMetadata,
+// ListRolesByOrgIDAndUXPurpose, ListUserStacks, ListStackPermissions,
+// ListStackTeams, ListTeams, GetTeam, ListOrganizationMembers (frontend,
+// backend and service-principal), ListOrgTokens, the OIDC issuers and
+// GetAuthPolicy, ListOrgAgentPool, and deploy/'s own
+// GetDeploymentSettings. What it does not read, and why, is in
+// deploy/THREATS.md.
+
+// orgState is what the check learned that the program needs.
+type orgState struct {
+	// StackIDs are the Pulumi Cloud IDs of the fleet's stacks that exist,
+	// by name (the named stacks and the review template).
+	StackIDs map[string]string
+	// ReviewStacks are the review stacks that exist, by name, with their
+	// last update (Unix seconds; 0 before the first).
+	ReviewStacks map[string]int64
+	// Roles are the organization's roles by ID, deploy/'s included.
+	Roles map[string]cloudRole
 }
 
-// orgFeatures are the features of OrganizationFeatures that a switch of
-// deploy/ uses. The metadata's product is not read: its values are the
-// older editions' SKUs (team-pro, business-critical, ...), not the four
-// current editions, so only the features say what the organization has.
-type orgFeatures struct {
-	DriftDetection   bool `json:"driftDetectionEnabled"`
-	DriftRemediation bool `json:"driftRemediationEnabled"`
-	Teams            bool `json:"teamsEnabled"`
-	CustomRoles      bool `json:"customRolesEnabled"`
-	SelfHosted       bool `json:"selfHostedDeploymentsEnabled"`
+type cloudRole struct {
+	ID, Name, DefaultIdentifier string
 }
 
-var stackPermissionNames = map[int]string{0: "None", 101: "Read", 102: "Write", 103: "Admin", 104: "Creator"}
+// grantsNothing are the built-in roles that grant no stack beyond the
+// organization's default stack permission, which the check holds at none
+// (PermissionDescriptorRecord.defaultIdentifier). Reader, Builder and
+// Maintainer read or write every stack: each is refused.
+var grantsNothing = []string{"member", "billing-manager"}
 
-// orgSettingHowTo says how an administrator changes a default: in the
-// organization's access settings in Pulumi Cloud, or through the API the
-// check read, which may be a self-hosted one (UpdateOrganizationRequest:
-// setDefaultStackPermission, setDefaultEnvironmentPermission).
-func orgSettingHowTo(api, org, body string) string {
-	return fmt.Sprintf("an organization admin sets it in Pulumi Cloud (the organization's Settings, Access Management), or with "+
-		"`curl -X PATCH -H \"Authorization: token $PULUMI_ACCESS_TOKEN\" -H 'Content-Type: application/json' -d '%s' %s/api/orgs/%s`",
-		body, strings.TrimSuffix(api, "/"), url.PathEscape(org))
-}
+// self is the stack that runs deploy/, whose own settings it reads.
+type self struct{ Project, Stack string }
 
-// checkOrganization holds the organization to what production's isolation
-// needs of the settings this program cannot set: when the fleet holds
-// production stacks and runs that are not production's, the default stack
-// permission must be None (a pull-request, review or non-production run's
-// stack token may otherwise read production's state and decrypt its
-// secrets: Pulumi's "Deployment Permissions" page) and there may be no
-// default deployment role; when an environment logs in as a role that
-// someone holding the default should not have, the default environment
-// permission must be none (a token could otherwise open it, and so assume
-// that role). Only an answer of Pulumi Cloud that holds those defaults
-// proves them: without one, the configuration is refused unless
-// checkOrganizationDefaults is false. It returns warnings for what it
-// could not check and nothing depended on.
-func checkOrganization(ctx context.Context, c *Config, client *pulumicloud.Client, tokenSource string) (warnings []string, err error) {
-	// Members outside the production team hold the default as well as the
-	// other runs' tokens: a fleet of production alone needs it at None too.
-	needStack := c.HasProduction()
-	// Who holds a grant on a production stack, and on an imported one.
-	needGrants := c.HasProduction() || c.ImportStacks
-	// Who may open an environment logs in as its stack's role. A
-	// production one only its own runs and the production team may open:
-	// not another production stack's run, nor any member outside the team,
-	// who hold the default too, whatever else the fleet holds. No run of a
-	// pull request's code (a preview, a review stack) may open any.
-	var prodEnvs, envs []string
-	untrusted := c.ReviewStacks
-	for _, name := range sortedKeys(c.Stacks) {
-		s := c.Stacks[name]
-		untrusted = untrusted || s.Previews()
-		if s.HasEnvironment() {
-			envs = append(envs, c.Project+"/"+name)
-			if s.Production {
-				prodEnvs = append(prodEnvs, c.Project+"/"+name)
+// checkOrganization reads every grant source it names and refuses what
+// reaches the fleet's stacks from outside what deploy/ declares. It fails
+// closed: an answer it cannot read, a missing field, a role it does not
+// know, a stack it cannot see: refuse.
+func checkOrganization(ctx context.Context, c *Config, api *pulumicloud.Client, me self) (*orgState, []string, error) {
+	var errs []error
+	var warnings []string
+	refuse := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	get := func(path string, out any) bool {
+		if err := api.Call(ctx, http.MethodGet, path, nil, out); err != nil {
+			refuse("reading %s: %v; deploy/ refuses what it cannot read", path, err)
+			return false
+		}
+		return true
+	}
+	// pages reads every page of a listing that answers continuationToken.
+	pages := func(path string, q url.Values, page func(raw json.RawMessage) (string, error)) {
+		for token, n := "", 0; n == 0 || token != ""; n++ {
+			if token != "" {
+				q.Set("continuationToken", token)
+			}
+			var raw json.RawMessage
+			if !get(path+"?"+q.Encode(), &raw) {
+				return
+			}
+			var err error
+			if token, err = page(raw); err != nil {
+				refuse("reading %s: %v", path, err)
+				return
 			}
 		}
 	}
-	guarded := prodEnvs
-	if untrusted {
-		guarded = envs
-	}
-	needEnv := len(guarded) > 0
-	if !c.CheckOrganizationDefaults {
-		if needStack || needEnv || needGrants {
-			warnings = append(warnings, fmt.Sprintf("checkOrganizationDefaults is false: nothing proves that organization %s's default stack "+
-				"permission is None, that it has no default deployment role, that nobody outside the production team holds a grant on a "+
-				"production stack (and, for %v, that its default environment permission is none); deploy/README.md's checklist says why",
-				c.Organization, guarded))
-		}
-		return warnings, nil
-	}
-	unproven := func(why string) ([]string, error) {
-		if !needStack && !needEnv && !needGrants {
-			return append(warnings, fmt.Sprintf("could not read organization %s's defaults (%s); nothing here depends on them", c.Organization, why)), nil
-		}
-		var reach []string
-		if needStack || needGrants {
-			reach = append(reach, "read production's stacks")
-		}
-		if needEnv {
-			reach = append(reach, "open "+strings.Join(guarded, ", "))
-		}
-		return nil, fmt.Errorf("organization %s: %s, so nothing proves that other runs (pull-request, review, non-production, another "+
-			"production stack's) and members outside the production team cannot %s. "+
-			"Run deploy/ with a Pulumi Cloud token of the organization (PULUMI_ACCESS_TOKEN, or `pulumi login`), "+
-			"or check the defaults by hand (deploy/README.md, \"What Pulumi Cloud must hold\") and set checkOrganizationDefaults: false",
-			c.Organization, why, strings.Join(reach, " or "))
-	}
-	if client.Token == "" {
-		return unproven("no Pulumi Cloud token was found (PULUMI_ACCESS_TOKEN, or the one `pulumi login` stored)")
-	}
-	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	path := "/api/orgs/" + url.PathEscape(c.Organization) + "/metadata"
-	var m orgMetadata
-	if err := client.Call(callCtx, http.MethodGet, path, nil, &m); err != nil {
-		switch pulumicloud.StatusOf(err) {
-		case http.StatusForbidden, http.StatusNotFound:
-			return unproven(fmt.Sprintf("the token from %s may not read its settings, or the organization is not there (%v)", tokenSource, err))
-		}
-		return unproven(fmt.Sprintf("reading its settings failed (%v)", err))
-	}
-	// Call leaves m as it was on an empty or null answer.
-	var missing []string
-	if needStack && m.DefaultStackPermission == nil {
-		missing = append(missing, "defaultStackPermission")
-	}
-	if needEnv && m.DefaultEnvironmentPermission == nil {
-		missing = append(missing, "defaultEnvironmentPermission")
-	}
-	if len(missing) > 0 {
-		return unproven(fmt.Sprintf("the answer of %s to GET %s holds no %s, which Pulumi Cloud's API document requires of it "+
-			"(is that Pulumi Cloud's API: PULUMI_API, or the backend `pulumi login` chose?)", client.API, path, strings.Join(missing, " and ")))
-	}
-	var errs []string
-	if needStack && *m.DefaultStackPermission != 0 {
-		perm := *m.DefaultStackPermission
-		errs = append(errs, fmt.Sprintf("its default stack permission is %s (%d), so the stack token of every pull-request, review "+
-			"and non-production run (admin on its own stack, and the organization's default on every other) can read production's "+
-			"state and decrypt its secrets; it must be None: %s", stackPermissionNames[perm], perm,
-			orgSettingHowTo(client.API, c.Organization, `{"setDefaultStackPermission":0}`)))
-	}
-	if needStack && m.DefaultDeploymentRoleID != "" {
-		errs = append(errs, fmt.Sprintf("it has a default deployment role (%s), which every deployment whose settings name no role runs "+
-			"with (Pulumi Cloud's API document, OrganizationMetadata), every one deploy/ sets up: a pull-request run would reach what "+
-			"that role reaches. Unset it: %s; or, if the role reaches no production stack, check it by hand and set "+
-			"checkOrganizationDefaults: false", m.DefaultDeploymentRoleID, orgSettingHowTo(client.API, c.Organization, `{"setDefaultDeploymentRoleId":""}`)))
-	}
-	if needEnv && *m.DefaultEnvironmentPermission != "none" {
-		errs = append(errs, fmt.Sprintf("its default environment permission is %q, so a run's token can open %s and assume that "+
-			"stack's role (a pull-request or review run, any of them; another run, or any member outside the production team, a "+
-			"production one); it must be none, or leave those stacks without an environment (environment: false): %s",
-			*m.DefaultEnvironmentPermission, strings.Join(guarded, ", "),
-			orgSettingHowTo(client.API, c.Organization, `{"setDefaultEnvironmentPermission":"none"}`)))
-	}
-	if m.Features == nil {
-		warnings = append(warnings, fmt.Sprintf("organization %s: the answer to GET %s holds no features, so the switches that need an "+
-			"edition (driftDetection, teams, agentPoolId) are held to edition %s only", c.Organization, path, c.Edition.Title()))
-	} else {
-		errs = append(errs, c.checkFeatures(*m.Features)...)
-	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("organization %s: %s", c.Organization, strings.Join(errs, "; and "))
-	}
-	if needGrants {
-		g := &grantCheck{ctx: callCtx, c: c, client: client, meta: m}
-		problems, err := g.run()
-		if err != nil {
-			return unproven(err.Error())
-		}
-		if len(problems) > 0 {
-			return nil, fmt.Errorf("organization %s: a production stack (or an imported one) is reachable outside what deploy/ grants:\n%s",
-				c.Organization, strings.Join(problems, "\n"))
-		}
-	}
-	warnings = append(warnings, deploymentConcurrency(callCtx, c, client)...)
-	drift, err := checkSettingsDrift(callCtx, c, client)
-	if err != nil {
-		// Fails closed: a setting no update restores (a Pulumi Cloud role)
-		// would go unseen.
-		return warnings, fmt.Errorf("reading the stacks' deployment settings, to see whether a run rewrote them: %w", err)
-	}
-	return append(warnings, drift...), nil
-}
+	org := url.PathEscape(c.Organization)
 
-// checkFeatures holds the switches that need an edition to what Pulumi
-// Cloud says the organization has (OrganizationFeatures). TTL schedules
-// have no feature of their own there, so reviewStackTtl is held to
-// edition alone.
-func (c *Config) checkFeatures(f orgFeatures) []string {
-	var errs []string
-	lacks := func(on bool, key, feature string, has bool) {
-		if on && !has {
-			errs = append(errs, fmt.Sprintf("%s: Pulumi Cloud says the organization has no %s (features.%s is false), whatever edition "+
-				"says; turn it off, or change the organization's subscription", key, feature, strings.SplitN(feature, " ", 2)[0]))
+	var meta struct {
+		StackCount                   *int
+		DefaultStackPermission       *int
+		DefaultEnvironmentPermission string
+		MembersCanCreateStacks       *bool
+		MembersCanTransferStacks     *bool
+		PermissionMode               string
+		Features                     map[string]any
+	}
+	if !get("/api/orgs/"+org+"/metadata", &meta) {
+		return nil, nil, errors.Join(errs...)
+	}
+	feature := func(name string) bool {
+		on, ok := meta.Features[name].(bool)
+		if !ok {
+			refuse("organization %s: its metadata does not say whether features.%s is on; deploy/ refuses what it cannot read", c.Organization, name)
+		}
+		return on
+	}
+	if !feature("customRolesEnabled") {
+		refuse("organization %s: custom roles are off (features.customRolesEnabled), and every deployment of the fleet runs with a role "+
+			"deploy/ declares; Pulumi Cloud has custom roles from the Pro edition on", c.Organization)
+	}
+	if feature("legacyDeploymentsOrgToken") {
+		refuse("organization %s: deployments run with a legacy organization token (features.legacyDeploymentsOrgToken), which "+
+			"reaches every stack; ask Pulumi to turn it off", c.Organization)
+	}
+	if meta.DefaultStackPermission == nil || *meta.DefaultStackPermission != 0 {
+		refuse("organization %s: the default stack permission is not none, so every member reads production's state and secrets; "+
+			"set it to none (deploy/README.md, step 2)", c.Organization)
+	}
+	if meta.DefaultEnvironmentPermission != "none" {
+		refuse("organization %s: the default environment permission is %q; set it to none (deploy/README.md, step 2)",
+			c.Organization, meta.DefaultEnvironmentPermission)
+	}
+	if meta.MembersCanCreateStacks == nil || *meta.MembersCanCreateStacks {
+		refuse("organization %s: members can create stacks (membersCanCreateStacks), and a stack made in project %s would be a "+
+			"review stack to the review identity; turn it off (deploy/README.md, step 2)", c.Organization, c.Project)
+	}
+	if meta.MembersCanTransferStacks == nil || *meta.MembersCanTransferStacks {
+		refuse("organization %s: members can transfer stacks (membersCanTransferStacks), and a stack moved into project %s would be "+
+			"a review stack to the review identity; turn it off (deploy/README.md, step 2)", c.Organization, c.Project)
+	}
+	// In the permissive mode, a stack whose settings lose their team runs
+	// as whoever clicks Deploy; in the restricted mode it does not run
+	// ("A deployment of a stack without one is refused", Pulumi's
+	// permission modes page).
+	if meta.PermissionMode != "restricted" {
+		why := fmt.Sprintf("organization %s is in the %q permission mode, where a stack whose settings lose their service principal "+
+			"runs as whoever starts it", c.Organization, cmpOr(meta.PermissionMode, "permissive"))
+		if c.hasAnyProduction() || c.Review != nil {
+			refuse("%s: production and review stacks need the restricted mode (deploy/README.md, step 2); an edition without the "+
+				"setting cannot hold them", why)
+		} else {
+			warnings = append(warnings, why+"; deploy/ restores the settings on its schedule, and the restricted mode refuses such runs")
 		}
 	}
-	lacks(c.DriftDetection, "driftDetection", "driftDetectionEnabled (drift detection)", f.DriftDetection)
 	for _, name := range sortedKeys(c.Stacks) {
-		lacks(c.Stacks[name].AutoRemediate, "stacks."+name+".autoRemediate", "driftRemediationEnabled (drift remediation)", f.DriftRemediation)
-		lacks(c.Stacks[name].AgentPoolID != "", "stacks."+name+".agentPoolId", "selfHostedDeploymentsEnabled (customer-managed runners)", f.SelfHosted)
+		if c.Stacks[name].DriftSchedule != "" && !feature("driftDetectionEnabled") {
+			refuse("stacks.%s.driftSchedule: the organization's edition has no drift detection (features.driftDetectionEnabled)", name)
+		}
 	}
-	lacks(c.ProductionTeam != "", "productionTeam", "teamsEnabled (teams)", f.Teams)
-	lacks(c.NonProductionTeam != "", "nonProductionTeam", "teamsEnabled (teams)", f.Teams)
-	return errs
+
+	state := &orgState{StackIDs: map[string]string{}, ReviewStacks: map[string]int64{}, Roles: map[string]cloudRole{}}
+	var roles struct{ Roles []cloudRole }
+	if get("/api/orgs/"+org+"/roles?uxPurpose=role", &roles) {
+		for _, r := range roles.Roles {
+			state.Roles[r.ID] = r
+		}
+	}
+	// holder is the team that may hold one of deploy/'s roles: its run
+	// identity's own team, or the operators' team.
+	holder := func(roleID string) (string, bool) {
+		name := state.Roles[roleID].Name
+		switch {
+		case name == OperatorsRoleName(c, true):
+			return c.ProductionTeam, true
+		case name == OperatorsRoleName(c, false):
+			return c.OperatorsTeam, true
+		case strings.HasPrefix(name, deployRoleName+c.Project+"-"):
+			return name, true
+		}
+		return "", false
+	}
+	// known is a role that grants nothing on the fleet, or one of deploy/'s.
+	known := func(roleID string) bool {
+		r, ok := state.Roles[roleID]
+		_, ours := holder(roleID)
+		return ok && (slices.Contains(grantsNothing, r.DefaultIdentifier) || ours)
+	}
+	isAdmin := func(roleID string) bool { return state.Roles[roleID].DefaultIdentifier == "admin" }
+
+	// Members, service principals included: who is an admin (trusted with
+	// everything), and no one else holds a role that may reach the fleet.
+	admins := map[string]bool{}
+	for _, kind := range []string{"frontend", "backend", "service-principal"} {
+		pages("/api/orgs/"+org+"/members", url.Values{"type": {kind}}, func(raw json.RawMessage) (string, error) {
+			var members struct {
+				Members []struct {
+					User    struct{ GithubLogin string }
+					FgaRole struct{ ID string }
+				}
+				ContinuationToken string
+			}
+			err := json.Unmarshal(raw, &members)
+			for _, m := range members.Members {
+				switch id := m.FgaRole.ID; {
+				case isAdmin(id):
+					admins[m.User.GithubLogin] = true
+				case !known(id):
+					refuse("member %s (%s): holds role %q (%s), which deploy/ does not know to grant nothing on the fleet; give them Member",
+						m.User.GithubLogin, kind, id, state.Roles[id].Name)
+				}
+			}
+			return members.ContinuationToken, err
+		})
+	}
+
+	// Every stack of the organization, to prove deploy/ sees them all
+	// (stackCount "may be more than the requesting user has permission to
+	// see"), and the project's: each named, the review template, or a
+	// review stack; any other the review identity would reach.
+	fleet := map[string]bool{}
+	for _, name := range sortedKeys(c.Stacks) {
+		fleet[name] = true
+	}
+	if c.Review != nil {
+		fleet[c.Review.Template] = true
+	}
+	seen := 0
+	pages("/api/user/stacks", url.Values{"organization": {c.Organization}}, func(raw json.RawMessage) (string, error) {
+		var stacks struct {
+			Stacks []struct {
+				ID, ProjectName, StackName string
+				LastUpdate                 int64
+			}
+			ContinuationToken string
+		}
+		err := json.Unmarshal(raw, &stacks)
+		for _, s := range stacks.Stacks {
+			seen++
+			switch {
+			case s.ProjectName != c.Project:
+			case fleet[s.StackName]:
+				state.StackIDs[s.StackName] = s.ID
+			case c.Review != nil && strings.HasPrefix(s.StackName, c.Review.Prefix):
+				state.ReviewStacks[s.StackName] = s.LastUpdate
+			default:
+				refuse("stack %s/%s is neither a stack of deploy/'s nor a review stack (%s*), and the review identity reaches every stack of "+
+					"the project it does not name: add it to stacks, or move it out of project %s", c.Project, s.StackName, reviewPrefix(c), c.Project)
+			}
+		}
+		return stacks.ContinuationToken, err
+	})
+	// The review identity's grant reads the pulumi:project tag; a stack of
+	// another project that carries it would be reached too.
+	pages("/api/user/stacks", url.Values{"organization": {c.Organization}, "tagName": {"pulumi:project"}, "tagValue": {c.Project}},
+		func(raw json.RawMessage) (string, error) {
+			var stacks struct {
+				Stacks            []struct{ ProjectName, StackName string }
+				ContinuationToken string
+			}
+			err := json.Unmarshal(raw, &stacks)
+			for _, s := range stacks.Stacks {
+				if s.ProjectName != c.Project {
+					refuse("stack %s/%s carries the tag pulumi:project=%s, which the review identity's grant reads; remove the tag",
+						s.ProjectName, s.StackName, c.Project)
+				}
+			}
+			return stacks.ContinuationToken, err
+		})
+	if meta.StackCount == nil || seen < *meta.StackCount {
+		refuse("organization %s holds %s stacks, and deploy/ sees %d: it must run as an organization admin, so that a stack it does not "+
+			"see does not exist", c.Organization, countOf(meta.StackCount), seen)
+	}
+
+	// The fleet's stacks, and deploy/'s own, which runs as an admin.
+	grantsOn := map[string]string{}
+	for _, name := range sortedKeys(state.StackIDs) {
+		grantsOn[name] = url.PathEscape(c.Project) + "/" + url.PathEscape(name)
+	}
+	grantsOn[me.Project+"/"+me.Stack] = url.PathEscape(me.Project) + "/" + url.PathEscape(me.Stack)
+	for _, name := range sortedKeys(grantsOn) {
+		base := "/api/stacks/" + org + "/" + grantsOn[name]
+		var collaborators struct {
+			Users []struct {
+				User struct{ GithubLogin string }
+			}
+			StackCreatorUserName string
+		}
+		if get(base+"/collaborators", &collaborators) {
+			for _, u := range collaborators.Users {
+				refuse("stack %s: %s holds a permission of their own on it; remove it (the stack's Settings, Access): people reach the "+
+					"fleet through deploy/'s roles only", name, u.User.GithubLogin)
+			}
+			if creator := collaborators.StackCreatorUserName; creator != "" && !admins[creator] {
+				refuse("stack %s: %s created it and holds Stack Admin on it as its creator, which writes its settings; remove the "+
+					"grant (the stack's Settings, Access)", name, creator)
+			}
+		}
+		var teams struct{ Teams []struct{ Name string } }
+		if get(base+"/teams", &teams) {
+			for _, t := range teams.Teams {
+				refuse("stack %s: team %s holds a permission on it; remove it: teams reach the fleet through deploy/'s roles only", name, t.Name)
+			}
+		}
+	}
+
+	var teamList struct{ Teams []struct{ Name string } }
+	if get("/api/orgs/"+org+"/teams", &teamList) {
+		for _, t := range teamList.Teams {
+			var team struct {
+				Members      []struct{ GithubLogin string }
+				Stacks       []struct{ ProjectName, StackName string }
+				Environments []struct{ ProjectName, EnvName string }
+				RoleIDs      []string `json:"roleIds"`
+			}
+			if !get("/api/orgs/"+org+"/teams/"+url.PathEscape(t.Name), &team) {
+				continue
+			}
+			ours := strings.HasPrefix(t.Name, deployRoleName+c.Project+"-")
+			if ours {
+				for _, m := range team.Members {
+					refuse("team %s: %s is a member, and every run of the stack it deploys runs as that team; remove them", t.Name, m.GithubLogin)
+				}
+			}
+			if ours || t.Name == c.ProductionTeam || t.Name == c.OperatorsTeam {
+				// ListTeamTokens: a team token acts with the team's roles.
+				pages("/api/orgs/"+org+"/teams/"+url.PathEscape(t.Name)+"/tokens", url.Values{}, func(raw json.RawMessage) (string, error) {
+					var tokens struct {
+						Tokens            []struct{ Name string }
+						ContinuationToken string
+					}
+					err := json.Unmarshal(raw, &tokens)
+					for _, tk := range tokens.Tokens {
+						refuse("team %s: its access token %q holds the team's role on the fleet, and outlives anyone's membership; delete it",
+							t.Name, tk.Name)
+					}
+					return tokens.ContinuationToken, err
+				})
+			}
+			for _, s := range team.Stacks {
+				if s.ProjectName == c.Project || s.ProjectName == me.Project {
+					refuse("team %s: holds a permission on stack %s/%s; remove it: teams reach the fleet through deploy/'s roles only", t.Name, s.ProjectName, s.StackName)
+				}
+			}
+			for _, e := range team.Environments {
+				if e.ProjectName == c.Project {
+					refuse("team %s: holds a permission on environment %s/%s; the fleet uses no ESC environment, remove it", t.Name, e.ProjectName, e.EnvName)
+				}
+			}
+			for _, id := range team.RoleIDs {
+				if want, ours := holder(id); !known(id) || (ours && want != t.Name) {
+					refuse("team %s: holds role %q (%s), which deploy/ neither gives that team nor knows to grant nothing on the fleet; remove it",
+						t.Name, id, state.Roles[id].Name)
+				}
+			}
+		}
+	}
+
+	pages("/api/orgs/"+org+"/tokens", url.Values{"filter": {"all"}}, func(raw json.RawMessage) (string, error) {
+		var tokens struct {
+			Tokens []struct {
+				Name  string
+				Admin bool
+				Role  *struct{ ID string }
+			}
+			ContinuationToken string
+		}
+		err := json.Unmarshal(raw, &tokens)
+		for _, t := range tokens.Tokens {
+			switch {
+			case t.Admin && !slices.Contains(c.AdminTokens, t.Name):
+				refuse("organization access token %q is admin, and not one of adminTokens; delete it or narrow it", t.Name)
+			case !t.Admin && t.Role != nil && !known(t.Role.ID) && !isAdmin(t.Role.ID):
+				refuse("organization access token %q holds role %q (%s), which deploy/ does not know to grant nothing on the fleet",
+					t.Name, t.Role.ID, state.Roles[t.Role.ID].Name)
+			case !t.Admin && t.Role != nil && isAdmin(t.Role.ID) && !slices.Contains(c.AdminTokens, t.Name):
+				refuse("organization access token %q holds the Admin role, and is not one of adminTokens; delete it or narrow it", t.Name)
+			}
+		}
+		return tokens.ContinuationToken, err
+	})
+
+	var issuers struct {
+		OidcIssuers []struct{ ID, Name, URL string }
+	}
+	if get("/api/orgs/"+org+"/oidc/issuers", &issuers) {
+		for _, i := range issuers.OidcIssuers {
+			var policy struct {
+				Policies []struct {
+					Decision, TokenType, TeamName string
+					RoleID                        string `json:"roleID"`
+					Rules                         map[string]any
+				}
+			}
+			if !get("/api/orgs/"+org+"/auth/policies/oidcissuers/"+url.PathEscape(i.ID), &policy) {
+				continue
+			}
+			for _, p := range policy.Policies {
+				if p.Decision != "allow" {
+					continue
+				}
+				sub, _ := p.Rules["sub"].(string)
+				if sub == "" || strings.Contains(sub, "*") || strings.Contains(sub, "pull_request") {
+					refuse("OIDC issuer %s (%s): a policy gives a %s token to the subject %s, which a pull request's workflow could "+
+						"present; admit one branch's subject only", i.Name, i.URL, p.TokenType, mustMarshal(p.Rules["sub"]))
+				}
+				// AuthPolicyDefinition: a team token acts with the team's
+				// role, an organization token with its roleID.
+				if strings.HasPrefix(p.TeamName, deployRoleName+c.Project+"-") || (p.TeamName != "" &&
+					(p.TeamName == c.ProductionTeam || p.TeamName == c.OperatorsTeam)) {
+					refuse("OIDC issuer %s (%s): a policy gives a token of team %s, which holds a role on the fleet", i.Name, i.URL, p.TeamName)
+				}
+				if p.RoleID != "" && (isAdmin(p.RoleID) || !known(p.RoleID)) {
+					refuse("OIDC issuer %s (%s): a policy gives a token with role %q (%s), which may reach the fleet", i.Name, i.URL,
+						p.RoleID, state.Roles[p.RoleID].Name)
+				}
+			}
+		}
+	}
+
+	var pools struct {
+		DefaultAgentPoolID string `json:"defaultAgentPoolID"`
+	}
+	if err := api.Call(ctx, http.MethodGet, "/api/orgs/"+org+"/agent-pools", nil, &pools); err != nil {
+		// Without customer-managed runners there is no default pool to read.
+		if feature("selfHostedDeploymentsEnabled") || pulumicloud.StatusOf(err) != http.StatusForbidden {
+			refuse("reading the organization's runner pools: %v; deploy/ refuses what it cannot read", err)
+		}
+	} else if pools.DefaultAgentPoolID != "" {
+		levels := map[bool]bool{}
+		for _, name := range sortedKeys(c.Stacks) {
+			if s := c.Stacks[name]; s.AgentPoolID == "" {
+				levels[s.Production] = true
+			}
+		}
+		if c.Review != nil && c.Review.AgentPoolID == "" {
+			levels[false] = true
+		}
+		if len(levels) > 1 {
+			refuse("the organization's default runner pool %s would run production and pull-request code alike: give every production "+
+				"stack, or every other stack and reviewStacks, an agentPoolId", pools.DefaultAgentPoolID)
+		}
+	}
+
+	// deploy/'s own stack runs as an admin: a preview of a pull request's
+	// deploy/ would run its code as one.
+	var own struct {
+		Vcs, GitHub struct{ PreviewPullRequests, PullRequestTemplate bool }
+	}
+	switch err := api.Call(ctx, http.MethodGet, "/api/stacks/"+org+"/"+url.PathEscape(me.Project)+"/"+url.PathEscape(me.Stack)+
+		"/deployments/settings", nil, &own); {
+	case pulumicloud.StatusOf(err) == http.StatusNotFound:
+		warnings = append(warnings, fmt.Sprintf("deploy/'s stack %s has no deployment settings, so its schedule cannot run; set them "+
+			"(deploy/README.md, step 5)", me.Stack))
+	case err != nil:
+		refuse("reading deploy/'s own deployment settings: %v", err)
+	case own.Vcs.PreviewPullRequests || own.Vcs.PullRequestTemplate || own.GitHub.PreviewPullRequests || own.GitHub.PullRequestTemplate:
+		refuse("deploy/'s stack %s previews pull requests or makes review stacks, which would run a pull request's code as an "+
+			"organization admin; turn both off in its settings", me.Stack)
+	}
+
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, fmt.Errorf("Pulumi Cloud holds grants on the fleet that deploy/ does not declare:\n%w", err)
+	}
+	return state, warnings, nil
 }
 
-// deploymentConcurrency reads how many deployments the organization runs
-// at once, and warns when a push to the program would queue the fleet;
-// when it cannot be read, the edition's number stands in.
-func deploymentConcurrency(ctx context.Context, c *Config, client *pulumicloud.Client) []string {
-	var m struct {
-		Concurrency *int `json:"concurrency"`
+func countOf(n *int) string {
+	if n == nil {
+		return "an unknown number of"
 	}
-	concurrency, source := editionConcurrency[c.Edition], "edition "+c.Edition.Title()
-	path := "/api/orgs/" + url.PathEscape(c.Organization) + "/deployments/metadata"
-	if err := client.Call(ctx, http.MethodGet, path, nil, &m); err == nil && m.Concurrency != nil {
-		concurrency, source = *m.Concurrency, "Pulumi Cloud's deployments metadata"
+	return fmt.Sprint(*n)
+}
+
+func reviewPrefix(c *Config) string {
+	if c.Review == nil {
+		return "none"
 	}
-	if w := concurrencyWarning(c, concurrency, source); w != "" {
-		return []string{w}
+	return c.Review.Prefix
+}
+
+// hasAnyProduction reports whether the fleet has a production stack.
+func (c *Config) hasAnyProduction() bool {
+	for _, s := range c.Stacks {
+		if s.Production {
+			return true
+		}
 	}
-	return nil
+	return false
 }

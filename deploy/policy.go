@@ -19,22 +19,6 @@ const (
 // deployer policy, which is scoped to cluster names, reaches them.
 const deployRoleName = "deploy-"
 
-// ESCSubject is the subject of an ESC aws-login token from the environment
-// <project>/<env> when the environment sets subjectAttributes
-// [rootEnvironment.name]:
-// pulumi:environments:pulumi.organization.login:<org>:rootEnvironment.name:<project>/<env>
-// (https://www.pulumi.com/docs/esc/environments/configuring-oidc/aws/,
-// "Subject claim customization"). Without the attribute, an environment
-// that a stack file imports presents pulumi:environments:org:<org>:env:<yaml>
-// whatever it is (pulumi/pulumi#14509); with it, the root is the first
-// named environment, so the stack file's import of this environment
-// presents this environment's name, and an environment that imports it
-// presents its own, which the trust does not accept. Its audience is
-// "aws:<org>", not the organization alone as for Deployments.
-func ESCSubject(org, project, env string) string {
-	return fmt.Sprintf("pulumi:environments:pulumi.organization.login:%s:rootEnvironment.name:%s/%s", org, project, env)
-}
-
 // DeploymentsSubject is the subject of a Pulumi Deployments OIDC token for
 // one operation on one stack (op "*" for any):
 // pulumi:deploy:org:<org>:project:<project>:stack:<stack>:operation:<op>:scope:write
@@ -65,38 +49,30 @@ type deployRole struct {
 	// Account is the key of the account the role lives in; Region the
 	// region of its cluster.
 	Account, Region string
-	// Stack is the named stack whose runs (and ESC environment, when
-	// Environment) assume it; "" for the review role.
-	Stack       string
-	Environment bool
-	// Previews is true when the stack previews pull requests, whose runs
-	// then assume the role too.
-	Previews bool
+	// Stack is the named stack whose runs assume it; "" for the review
+	// role.
+	Stack string
 	// ReviewStackPrefix, for the review role, admits every stack so named.
 	ReviewStackPrefix string
 	// Cluster is the cluster name the role may manage; ClusterPrefix, for
 	// the review role, admits every name it starts.
 	Cluster, ClusterPrefix string
-	// BoundaryKey names the boundary the roles its runs create carry: the
-	// stack's, or the review template's.
-	BoundaryKey string
 }
 
-// Roles are the deploy roles, one per stack, each trusted by its stack's
-// runs alone and reaching only its cluster, and one per fleet for the
-// review stacks, scoped to their cluster names: a run can touch no other
-// stack's resources, and a review run, which runs a pull request's code,
-// touches only review clusters.
+// Roles are the deploy roles, one per named stack, each trusted by its
+// stack's runs alone and reaching only its cluster, and one for the review
+// stacks, scoped to their cluster names: a run can touch no other stack's
+// resources, and a review run, which runs a pull request's code, touches
+// only review clusters.
 func Roles(c *Config) []deployRole {
 	var roles []deployRole
 	for _, name := range sortedKeys(c.Stacks) {
 		s := c.Stacks[name]
-		roles = append(roles, deployRole{Key: name, Account: s.Account, Region: s.Region, Stack: name, Environment: s.HasEnvironment(),
-			Previews: s.Previews(), Cluster: s.ClusterName, BoundaryKey: name})
+		roles = append(roles, deployRole{Key: name, Account: s.Account, Region: s.Region, Stack: name, Cluster: s.ClusterName})
 	}
-	if c.ReviewStacks {
-		roles = append(roles, deployRole{Key: reviewRoleKey, Account: c.ReviewAccount, Region: c.ReviewRegion, Previews: true,
-			ReviewStackPrefix: c.ReviewStackPrefix, ClusterPrefix: c.ReviewClusterNamePrefix, BoundaryKey: c.ReviewTemplate})
+	if r := c.Review; r != nil {
+		roles = append(roles, deployRole{Key: reviewRoleKey, Account: r.Account, Region: r.Region, ReviewStackPrefix: r.Prefix,
+			ClusterPrefix: r.ClusterPrefix})
 	}
 	return roles
 }
@@ -105,7 +81,7 @@ func Roles(c *Config) []deployRole {
 // template (whose settings the review stacks copy).
 func RoleOf(c *Config, stack string) deployRole {
 	for _, r := range Roles(c) {
-		if r.Stack == stack || (stack == c.ReviewTemplate && r.Key == reviewRoleKey) {
+		if r.Stack == stack || (c.Review != nil && stack == c.Review.Template && r.Key == reviewRoleKey) {
 			return r
 		}
 	}
@@ -116,7 +92,7 @@ func RoleOf(c *Config, stack string) deployRole {
 func (r deployRole) scope(c *Config, partition string) scope {
 	account := c.Accounts[r.Account].ID
 	return scope{partition: partition, region: r.Region, account: account, cluster: r.Cluster, prefix: r.ClusterPrefix,
-		boundaryArn: BoundaryArn(c, partition, account, r.BoundaryKey), sharedFrom: c.Accounts[r.Account].SharedResourceAccounts}
+		boundaryArn: BoundaryArn(c, partition, account, r.Key)}
 }
 
 // BoundaryArn is the ARN IAM gives the boundary of key (a policy without a
@@ -125,54 +101,36 @@ func BoundaryArn(c *Config, partition, account, key string) string {
 	return fmt.Sprintf("arn:%s:iam::%s:policy/%s", partition, account, BoundaryName(c, key))
 }
 
-// deployerPolicyName is the logical name (and autoname prefix) of part i,
-// from 1, of a role's deployer policy.
-func deployerPolicyName(r deployRole, i int) string {
-	return fmt.Sprintf("%s%s-%d", deployRoleName, r.Key, i)
+// BoundaryName is the name of the permissions boundary of a role's runs
+// (key is the stack, or "review"), which the stack's iamPermissionsBoundary
+// names.
+func BoundaryName(c *Config, key string) string {
+	return deployRoleName + c.Project + "-" + key + "-boundary"
 }
 
 // TrustPolicy lets a deploy role be assumed through its account's Pulumi
-// Cloud OIDC provider by the Deployments runs of its stack (every
-// operation when it previews pull requests, else all but preview), by its
-// ESC environment when it has one, or, for the review role, by the runs of
-// the review stacks.
+// Cloud OIDC provider by the Deployments runs of its stack (all but
+// previews: no named stack previews a pull request, and a preview is the
+// operation that runs a branch's code), or, for the review role, by the
+// runs of the review stacks.
 func TrustPolicy(c *Config, r deployRole, providerArn string) (string, error) {
-	var deploySubjects, escSubjects []string
-	ops := updateOperations
-	if r.Previews {
-		ops = []string{"*"}
-	}
-	if r.Stack != "" {
-		for _, op := range ops {
-			deploySubjects = append(deploySubjects, DeploymentsSubject(c.Organization, c.Project, r.Stack, op))
-		}
-		if r.Environment {
-			escSubjects = append(escSubjects, ESCSubject(c.Organization, c.Project, r.Stack))
+	var subjects []string
+	for _, op := range updateOperations {
+		if r.Stack != "" {
+			subjects = append(subjects, DeploymentsSubject(c.Organization, c.Project, r.Stack, op))
 		}
 	}
 	if r.ReviewStackPrefix != "" {
-		deploySubjects = append(deploySubjects, DeploymentsSubject(c.Organization, c.Project, r.ReviewStackPrefix+"*", "*"))
+		subjects = append(subjects, DeploymentsSubject(c.Organization, c.Project, r.ReviewStackPrefix+"*", "*"))
 	}
-	principal := map[string]any{"Federated": providerArn}
-	statements := []iampolicy.Statement{{
-		Sid: "PulumiDeployments", Effect: "Allow", Principal: principal,
+	return iampolicy.New(iampolicy.Statement{
+		Sid: "PulumiDeployments", Effect: "Allow", Principal: map[string]any{"Federated": providerArn},
 		Action: "sts:AssumeRoleWithWebIdentity",
 		Condition: map[string]any{
 			"StringEquals": map[string]any{oidcIssuerKey + ":aud": c.Organization},
-			"StringLike":   map[string]any{oidcIssuerKey + ":sub": deploySubjects},
+			"StringLike":   map[string]any{oidcIssuerKey + ":sub": subjects},
 		},
-	}}
-	if len(escSubjects) > 0 {
-		statements = append(statements, iampolicy.Statement{
-			Sid: "PulumiESC", Effect: "Allow", Principal: principal,
-			Action: "sts:AssumeRoleWithWebIdentity",
-			Condition: map[string]any{
-				"StringEquals": map[string]any{oidcIssuerKey + ":aud": "aws:" + c.Organization},
-				"StringLike":   map[string]any{oidcIssuerKey + ":sub": escSubjects},
-			},
-		})
-	}
-	return iampolicy.New(statements...).JSON()
+	}).JSON()
 }
 
 // scope is what one deployer policy's ARNs and conditions are built from.
@@ -184,9 +142,6 @@ type scope struct {
 	// boundaryArn is the permissions boundary every role a run creates
 	// must carry, reaching only the scope's clusters.
 	boundaryArn string
-	// sharedFrom are other accounts whose shared resources the clusters
-	// may use (a shared VPC's network account).
-	sharedFrom []string
 }
 
 func (s scope) arn(service, resource string) string {
@@ -256,7 +211,7 @@ func DeployerPolicy(s scope) iampolicy.Document {
 	}
 	withBoundary := map[string]any{"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArn}}
 	inRegion := map[string]any{"StringEquals": map[string]any{"aws:RequestedRegion": s.region}}
-	return iampolicy.New(
+	statements := append([]iampolicy.Statement{
 		iampolicy.Statement{Sid: "ReadForLookupsAndPlans", Effect: "Allow", Resource: "*",
 			Action: []string{"ec2:Describe*", "eks:DescribeAddonVersions", "eks:DescribeAddonConfiguration", "eks:ListClusters",
 				"logs:DescribeLogGroups", "kms:ListAliases", "sqs:ListQueues"},
@@ -330,6 +285,9 @@ func DeployerPolicy(s scope) iampolicy.Document {
 		iampolicy.Statement{Sid: "CreateNodeSecurityGroup", Effect: "Allow", Action: "ec2:CreateSecurityGroup",
 			Resource:  s.arn("ec2", "security-group/*"),
 			Condition: map[string]any{"StringLike": map[string]any{"aws:RequestTag/" + names.DiscoveryTagKey: clusters}}},
+		// A group is created in a VPC, which may be one the stack names and
+		// did not make, so any VPC of the region: a new group opens
+		// nothing.
 		iampolicy.Statement{Sid: "CreateSecurityGroupsInVPCs", Effect: "Allow", Action: "ec2:CreateSecurityGroup",
 			Resource: s.arn("ec2", "vpc/*")},
 		iampolicy.Statement{Sid: "TagNodeSecurityGroupOnCreate", Effect: "Allow", Action: "ec2:CreateTags",
@@ -350,6 +308,48 @@ func DeployerPolicy(s scope) iampolicy.Document {
 			Action: []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:RevokeSecurityGroupIngress",
 				"ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules", "ec2:CreateTags"},
 			Resource: s.arn("ec2", "security-group-rule/*")},
+		// The VPC a stack makes when it names none (cluster/ownvpc.go):
+		// everything in it carries names.ClusterTagKey with the cluster's
+		// name, from the request that creates it on. aws:RequestTag is in
+		// the context of every resource a request names, so each create is
+		// allowed on the type it creates alone: what it goes into (the VPC
+		// of a subnet, the subnet and address of a NAT gateway) must carry
+		// the cluster's tag (ChangeTheClustersNetwork).
+	}, createsTagged(s, clusters)...)
+	statements = append(statements,
+		iampolicy.Statement{Sid: "TagTheClustersNetworkOnCreate", Effect: "Allow", Action: "ec2:CreateTags",
+			Resource: []string{s.arn("ec2", "vpc/*"), s.arn("ec2", "subnet/*"), s.arn("ec2", "internet-gateway/*"), s.arn("ec2", "route-table/*"),
+				s.arn("ec2", "elastic-ip/*"), s.arn("ec2", "natgateway/*")},
+			Condition: map[string]any{"StringEquals": map[string]any{"ec2:CreateAction": []string{"CreateVpc", "CreateSubnet",
+				"CreateInternetGateway", "CreateRouteTable", "AllocateAddress", "CreateNatGateway"}}}},
+		iampolicy.Statement{Sid: "ChangeTheClustersNetwork", Effect: "Allow",
+			Action: []string{"ec2:DeleteVpc", "ec2:ModifyVpcAttribute", "ec2:AssociateVpcCidrBlock", "ec2:DisassociateVpcCidrBlock",
+				"ec2:CreateSubnet", "ec2:DeleteSubnet", "ec2:ModifySubnetAttribute", "ec2:AttachInternetGateway", "ec2:DetachInternetGateway",
+				"ec2:DeleteInternetGateway", "ec2:CreateRouteTable", "ec2:DeleteRouteTable", "ec2:CreateRoute", "ec2:ReplaceRoute",
+				"ec2:DeleteRoute", "ec2:AssociateRouteTable", "ec2:DisassociateRouteTable", "ec2:ReplaceRouteTableAssociation",
+				"ec2:CreateNatGateway", "ec2:DeleteNatGateway",
+				"ec2:AssociateAddress", "ec2:DisassociateAddress", "ec2:ReleaseAddress", "ec2:CreateSecurityGroup", "ec2:CreateTags", "ec2:DeleteTags"},
+			Resource: []string{s.arn("ec2", "vpc/*"), s.arn("ec2", "subnet/*"), s.arn("ec2", "internet-gateway/*"), s.arn("ec2", "route-table/*"),
+				s.arn("ec2", "elastic-ip/*"), s.arn("ec2", "natgateway/*")},
+			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters}}},
+		// The network sweep (internal/cleanup, network.go): the VPC CNI's
+		// detached interfaces carry no cluster tag the CLUSTER_NAME
+		// variable would set, so every interface of the region is in
+		// reach, as it is of the VPC CNI policy the boundary allows (and
+		// of any role the run creates); the groups the LB controller and
+		// EKS made carry their own tags.
+		iampolicy.Statement{Sid: "SweepDetachedInterfaces", Effect: "Allow", Action: "ec2:DeleteNetworkInterface",
+			Resource: s.arn("ec2", "network-interface/*")},
+		iampolicy.Statement{Sid: "SweepTheClustersLoadBalancerGroups", Effect: "Allow",
+			Action:    []string{"ec2:DeleteSecurityGroup", "ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress"},
+			Resource:  s.arn("ec2", "security-group/*"),
+			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/elbv2.k8s.aws/cluster": clusters}}},
+		iampolicy.Statement{Sid: "SweepTheClustersOwnGroup", Effect: "Allow", Action: "ec2:DeleteSecurityGroup",
+			Resource:  s.arn("ec2", "security-group/*"),
+			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/aws:eks:cluster-name": clusters}}},
+		// The preflight's room for a VPC and its addresses (config/ownvpc.go).
+		iampolicy.Statement{Sid: "NetworkQuotas", Effect: "Allow", Resource: "*",
+			Action: []string{"servicequotas:GetServiceQuota", "servicequotas:GetAWSDefaultServiceQuota"}},
 		iampolicy.Statement{Sid: "CreateSecretsKey", Effect: "Allow", Action: []string{"kms:CreateKey", "kms:TagResource"}, Resource: "*",
 			Condition: map[string]any{
 				"StringEquals": map[string]any{"aws:RequestedRegion": s.region},
@@ -411,6 +411,20 @@ func DeployerPolicy(s scope) iampolicy.Document {
 			Resource: []string{s.iam("role/" + deployRoleName + "*"), s.iam("role/*/" + deployRoleName + "*"),
 				s.iam("policy/" + deployRoleName + "*"), s.iam("policy/*/" + deployRoleName + "*")}},
 	)
+	return iampolicy.New(statements...)
+}
+
+// createsTagged allows each create of the network a stack makes on the
+// type it creates, with the cluster's tag in the request.
+func createsTagged(s scope, clusters []string) []iampolicy.Statement {
+	var out []iampolicy.Statement
+	for _, c := range [][2]string{{"CreateVpc", "vpc"}, {"CreateSubnet", "subnet"}, {"CreateInternetGateway", "internet-gateway"},
+		{"CreateRouteTable", "route-table"}, {"AllocateAddress", "elastic-ip"}, {"CreateNatGateway", "natgateway"}} {
+		out = append(out, iampolicy.Statement{Sid: "TheClustersNetwork" + c[0], Effect: "Allow", Action: "ec2:" + c[0],
+			Resource:  s.arn("ec2", c[1]+"/*"),
+			Condition: map[string]any{"StringLike": map[string]any{"aws:RequestTag/" + names.ClusterTagKey: clusters}}})
+	}
+	return out
 }
 
 // secretDescribes are the describes that ec2:Describe* includes and that
@@ -505,7 +519,7 @@ func WorkloadBoundary(s scope) iampolicy.Document {
 		iampolicy.Statement{Sid: "NothingOfAnotherAccount", Effect: "Deny", Action: "*", NotResource: s.awsOwnedResources(),
 			Condition: map[string]any{
 				"Null":                    map[string]any{"aws:ResourceAccount": "false"},
-				"StringNotEqualsIfExists": map[string]any{"aws:ResourceAccount": append([]string{s.account}, s.sharedFrom...), "ec2:Owner": "amazon"},
+				"StringNotEqualsIfExists": map[string]any{"aws:ResourceAccount": s.account, "ec2:Owner": "amazon"},
 			}},
 		// ec2:CreateVolume from a snapshot is among the actions whose
 		// request lacks aws:ResourceAccount (IAM user guide,
@@ -516,7 +530,7 @@ func WorkloadBoundary(s scope) iampolicy.Document {
 			Resource: s.arnIn("ec2", "*", "*", "snapshot/*"),
 			Condition: map[string]any{
 				"Null":            map[string]any{"ec2:Owner": "false"},
-				"StringNotEquals": map[string]any{"ec2:Owner": append([]string{s.account, "amazon"}, s.sharedFrom...)},
+				"StringNotEquals": map[string]any{"ec2:Owner": []string{s.account, "amazon"}},
 			}},
 		// Bottlerocket and EKS AMIs, for the nodes Karpenter launches.
 		iampolicy.Statement{Effect: "Allow", Action: []string{"ssm:GetParameter", "ssm:GetParameters"},
@@ -598,51 +612,4 @@ func (s scope) awsOwnedResources() []string {
 // none, "*" for any).
 func (s scope) arnIn(service, region, account, resource string) string {
 	return fmt.Sprintf("arn:%s:%s:%s:%s:%s", s.partition, service, region, account, resource)
-}
-
-// exemptTypes need no AWS permission of the deploy role: components, the
-// Kubernetes provider and the objects it creates (those go through the
-// cluster-admin access the creating role keeps).
-var exemptPrefixes = []string{"kubernetes:", "pulumi:providers:kubernetes", "nodeless-eks:",
-	// The destroy cleanup runs where pulumi runs and talks only to the
-	// Kubernetes API, with the cluster's kubeconfig.
-	"command:"}
-
-// deployerActions are the AWS actions each resource type and lookup of the
-// root program needs, read from what its provider calls to create, read,
-// update and delete it. A type the root program starts to register without
-// an entry here fails the coverage test.
-var deployerActions = map[string][]string{
-	"eks:index:Cluster": {"eks:CreateCluster", "eks:DeleteCluster", "eks:DescribeCluster", "eks:UpdateClusterConfig",
-		"eks:UpdateClusterVersion", "eks:AssociateEncryptionConfig", "eks:TagResource", "eks:DescribeUpdate",
-		"iam:CreateRole", "iam:AttachRolePolicy", "iam:PassRole", "iam:CreateOpenIDConnectProvider", "iam:GetOpenIDConnectProvider",
-		"iam:CreateServiceLinkedRole", "kms:DescribeKey", "kms:CreateGrant"},
-	"aws:eks/addon:Addon":                                     {"eks:CreateAddon", "eks:DeleteAddon", "eks:DescribeAddon", "eks:UpdateAddon", "eks:TagResource", "iam:PassRole"},
-	"aws:eks/fargateProfile:FargateProfile":                   {"eks:CreateFargateProfile", "eks:DeleteFargateProfile", "eks:DescribeFargateProfile", "iam:PassRole"},
-	"aws:eks/accessEntry:AccessEntry":                         {"eks:CreateAccessEntry", "eks:DeleteAccessEntry", "eks:DescribeAccessEntry", "eks:UpdateAccessEntry"},
-	"aws:eks/accessPolicyAssociation:AccessPolicyAssociation": {"eks:AssociateAccessPolicy", "eks:DisassociateAccessPolicy", "eks:ListAssociatedAccessPolicies"},
-	"aws:eks/podIdentityAssociation:PodIdentityAssociation":   {"eks:CreatePodIdentityAssociation", "eks:DeletePodIdentityAssociation", "eks:DescribePodIdentityAssociation", "iam:PassRole"},
-	"aws:iam/role:Role":                                       {"iam:CreateRole", "iam:DeleteRole", "iam:GetRole", "iam:UpdateAssumeRolePolicy", "iam:TagRole", "iam:PutRolePermissionsBoundary", "iam:ListAttachedRolePolicies", "iam:ListInstanceProfilesForRole"},
-	"aws:iam/policy:Policy":                                   {"iam:CreatePolicy", "iam:DeletePolicy", "iam:GetPolicy", "iam:GetPolicyVersion", "iam:CreatePolicyVersion", "iam:DeletePolicyVersion", "iam:ListPolicyVersions"},
-	"aws:iam/rolePolicyAttachment:RolePolicyAttachment":       {"iam:AttachRolePolicy", "iam:DetachRolePolicy", "iam:ListAttachedRolePolicies"},
-	"aws:iam/serviceLinkedRole:ServiceLinkedRole":             {"iam:CreateServiceLinkedRole", "iam:GetRole"},
-	"aws:sqs/queue:Queue":                                     {"sqs:CreateQueue", "sqs:DeleteQueue", "sqs:GetQueueAttributes", "sqs:SetQueueAttributes", "sqs:TagQueue", "sqs:ListQueueTags"},
-	"aws:sqs/queuePolicy:QueuePolicy":                         {"sqs:SetQueueAttributes", "sqs:GetQueueAttributes"},
-	"aws:cloudwatch/eventRule:EventRule":                      {"events:PutRule", "events:DeleteRule", "events:DescribeRule", "events:TagResource", "events:ListTagsForResource"},
-	"aws:cloudwatch/eventTarget:EventTarget":                  {"events:PutTargets", "events:RemoveTargets", "events:ListTargetsByRule"},
-	"aws:cloudwatch/logGroup:LogGroup":                        {"logs:CreateLogGroup", "logs:DeleteLogGroup", "logs:PutRetentionPolicy", "logs:DescribeLogGroups", "logs:TagResource", "logs:ListTagsForResource"},
-	"aws:ec2/securityGroup:SecurityGroup":                     {"ec2:CreateSecurityGroup", "ec2:DeleteSecurityGroup", "ec2:DescribeSecurityGroups", "ec2:RevokeSecurityGroupEgress", "ec2:CreateTags"},
-	"aws:ec2/securityGroupRule:SecurityGroupRule":             {"ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress", "ec2:DescribeSecurityGroupRules"},
-	"aws:kms/key:Key":                                         {"kms:CreateKey", "kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:EnableKeyRotation", "kms:ListResourceTags", "kms:ScheduleKeyDeletion"},
-	// Lookups.
-	"aws:ec2/getVpc:getVpc":                           {"ec2:DescribeVpcs"},
-	"aws:ec2/getSubnets:getSubnets":                   {"ec2:DescribeSubnets"},
-	"aws:ec2/getSubnet:getSubnet":                     {"ec2:DescribeSubnets"},
-	"aws:eks/getAddonVersion:getAddonVersion":         {"eks:DescribeAddonVersions"},
-	"aws:eks/getClusters:getClusters":                 {"eks:ListClusters"},        // new cluster or upgrade
-	"aws:eks/getCluster:getCluster":                   {"eks:DescribeCluster"},     // the upgrade-step check
-	"aws:ssm/getParametersByPath:getParametersByPath": {"ssm:GetParametersByPath"}, // pinned AMIs are published
-	"aws:iam/getRoles:getRoles":                       {"iam:ListRoles"},           // the EC2 Spot service-linked role exists
-	"aws:index/getCallerIdentity:getCallerIdentity":   {},                          // needs no permission
-	"aws:index/getPartition:getPartition":             {},
 }

@@ -1,6 +1,5 @@
 // Package pulumicloud calls Pulumi Cloud's REST API with the standard
-// library alone: the review stacks' time-to-live pre-run (internal/reviewttl)
-// and deploy/'s check of the organization's default permissions use it, so
+// library alone: deploy/ and the recovery of pending operations use it, so
 // that `go run` on a runner compiles it in seconds. Every call sends the
 // headers the REST API documents for every request
 // (https://www.pulumi.com/docs/reference/cloud-rest-api/): Accept

@@ -60,39 +60,21 @@ func findCloudStack(ctx context.Context, l Lookups, t Target) (Found, error) {
 	return exists(strings.Join(in, "/"))
 }
 
-func findDeploymentSettings(ctx context.Context, l Lookups, t Target) (Found, error) {
-	in, err := need(t, "organization", "project", "stack")
+func findTeam(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "organizationName", "name")
 	if err != nil {
 		return absent, err
 	}
-	ok, err := cloudGet(ctx, l, stackPath(in[0], in[1], in[2])+"/deployments/settings", stackPath(in[0], in[1], in[2]), nil)
+	_, ok, err := getTeam(ctx, l, in[0], in[1])
 	if err != nil || !ok {
 		return absent, err
 	}
 	return exists(strings.Join(in, "/"))
 }
 
-func findEnvironment(ctx context.Context, l Lookups, t Target) (Found, error) {
-	in, err := need(t, "organization", "project", "name")
-	if err != nil {
-		return absent, err
-	}
-	ok, err := cloudGet(ctx, l, "/api/esc/environments/"+esc(in...)+"/metadata", orgPath(in[0]), nil)
-	if err != nil || !ok {
-		return absent, err
-	}
-	return exists(strings.Join(in, "/"))
-}
-
-// team is what GET /api/orgs/{org}/teams/{team} answers of a team's grants
-// (pulumiapi.Team in pulumi-pulumiservice v1.3.0 provider/pkg/pulumiapi/teams.go).
+// team is what GetTeam answers of a team's roles.
 type team struct {
-	Stacks []struct {
-		ProjectName, StackName string
-	}
-	Environments []struct {
-		ProjectName, EnvName string
-	}
+	RoleIDs []string `json:"roleIds"`
 }
 
 func getTeam(ctx context.Context, l Lookups, org, name string) (*team, bool, error) {
@@ -101,28 +83,29 @@ func getTeam(ctx context.Context, l Lookups, org, name string) (*team, bool, err
 	return &tm, ok, err
 }
 
-func findTeamStackPermission(ctx context.Context, l Lookups, t Target) (Found, error) {
-	in, err := need(t, "organization", "project", "stack", "team")
+// findOrganizationRole finds a role by its name among the organization's
+// (ListRolesByOrgIDAndUXPurpose); pulumiservice's ID is "<org>/<role ID>".
+func findOrganizationRole(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "organizationName", "name")
 	if err != nil {
 		return absent, err
 	}
-	tm, ok, err := getTeam(ctx, l, in[0], in[3])
-	if err != nil {
+	var list struct{ Roles []struct{ ID, Name string } }
+	ok, err := cloudGet(ctx, l, "/api/orgs/"+esc(in[0])+"/roles?uxPurpose=role", orgPath(in[0]), &list)
+	if err != nil || !ok {
 		return absent, err
 	}
-	if !ok {
-		return absent, cannotTell("team %s does not exist in %s", in[3], in[0])
-	}
-	for _, s := range tm.Stacks {
-		if s.ProjectName == in[1] && s.StackName == in[2] {
-			return exists(strings.Join(in, "/"))
+	var ids []string
+	for _, r := range list.Roles {
+		if r.Name == in[1] {
+			ids = append(ids, in[0]+"/"+r.ID)
 		}
 	}
-	return absent, nil
+	return pick(t, "roles named "+in[1], ids)
 }
 
-func findTeamEnvironmentPermission(ctx context.Context, l Lookups, t Target) (Found, error) {
-	in, err := need(t, "organization", "team", "project", "environment")
+func findTeamRoleAssignment(ctx context.Context, l Lookups, t Target) (Found, error) {
+	in, err := need(t, "organizationName", "teamName", "roleId")
 	if err != nil {
 		return absent, err
 	}
@@ -131,40 +114,49 @@ func findTeamEnvironmentPermission(ctx context.Context, l Lookups, t Target) (Fo
 		return absent, err
 	}
 	if !ok {
-		return absent, cannotTell("team %s does not exist in %s", in[1], in[0])
+		return absent, nil // no team, no assignment
 	}
-	for _, e := range tm.Environments {
-		if e.ProjectName == in[2] && e.EnvName == in[3] {
-			return exists(in[0] + "/" + in[1] + "/" + in[2] + "+" + in[3])
+	for _, id := range tm.RoleIDs {
+		if id == in[2] {
+			return exists(strings.Join(in, "/"))
 		}
 	}
 	return absent, nil
 }
 
-func findDriftSchedule(ctx context.Context, l Lookups, t Target) (Found, error) {
-	in, err := need(t, "organization", "project", "stack")
-	if err != nil {
-		return absent, err
-	}
-	var list struct {
-		Schedules []struct {
-			ID         string `json:"id"`
-			Definition struct {
-				Request struct {
-					Operation string `json:"operation"`
-				} `json:"request"`
-			} `json:"definition"`
-		} `json:"schedules"`
-	}
-	ok, err := cloudGet(ctx, l, stackPath(in[0], in[1], in[2])+"/deployments/schedules", stackPath(in[0], in[1], in[2]), &list)
-	if err != nil || !ok {
-		return absent, err
-	}
-	var ids []string
-	for _, s := range list.Schedules {
-		if s.Definition.Request.Operation == "detect-drift" {
-			ids = append(ids, strings.Join(in, "/")+"/drift/"+s.ID)
+// scheduleFinder finds a stack's schedules of one operation
+// (ListScheduledDeployments); pulumiservice's IDs are
+// "<org>/<project>/<stack>/<kind>/<ID>", kind "" for a deployment schedule.
+func scheduleFinder(operation, kind string) func(context.Context, Lookups, Target) (Found, error) {
+	return func(ctx context.Context, l Lookups, t Target) (Found, error) {
+		in, err := need(t, "organization", "project", "stack")
+		if err != nil {
+			return absent, err
 		}
+		var list struct {
+			Schedules []struct {
+				ID         string `json:"id"`
+				Definition struct {
+					Request struct {
+						Operation string `json:"operation"`
+					} `json:"request"`
+				} `json:"definition"`
+			} `json:"schedules"`
+		}
+		ok, err := cloudGet(ctx, l, stackPath(in[0], in[1], in[2])+"/deployments/schedules", stackPath(in[0], in[1], in[2]), &list)
+		if err != nil || !ok {
+			return absent, err
+		}
+		prefix := strings.Join(in, "/")
+		if kind != "" {
+			prefix += "/" + kind
+		}
+		var ids []string
+		for _, s := range list.Schedules {
+			if s.Definition.Request.Operation == operation {
+				ids = append(ids, prefix+"/"+s.ID)
+			}
+		}
+		return pick(t, operation+" schedules", ids)
 	}
-	return pick(t, "drift schedules", ids)
 }

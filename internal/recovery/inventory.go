@@ -198,25 +198,29 @@ var Inventory = map[string]Kind{
 		Leaves: "yes: creates the stack", Finds: "GET /api/stacks/{org}/{project}/{stack}",
 		ID: "<org>/<project>/<stack>", Source: serviceCode + "stack.go stackResourceID", find: findCloudStack,
 	},
-	"pulumiservice:index:DeploymentSettings": {
-		Leaves: "yes: writes the settings", Finds: "GET /api/stacks/{org}/{project}/{stack}/deployments/settings",
-		ID: "<org>/<project>/<stack>", Source: serviceCode + "deployment_settings.go Create", find: findDeploymentSettings,
+	"pulumiservice:index:Team": {
+		Leaves: "yes: creates the team", Finds: "GET /api/orgs/{org}/teams/{team}",
+		ID: "<org>/<team>", Source: serviceCode + "team.go Create", find: findTeam,
 	},
-	"pulumiservice:index:Environment": {
-		Leaves: "yes: creates the environment", Finds: "GET /api/esc/environments/{org}/{project}/{environment}/metadata",
-		ID: "<org>/<project>/<environment>", Source: serviceCode + "environment.go Read", find: findEnvironment,
+	"pulumiservice:index:OrganizationRole": {
+		Leaves: "yes: creates the role", Finds: "GET /api/orgs/{org}/roles: the one of its name",
+		ID: "<org>/<role ID>", Source: serviceCode + "organization_role.go Read", find: findOrganizationRole,
 	},
-	"pulumiservice:index:TeamStackPermission": {
-		Leaves: "yes: grants the permission", Finds: "GET /api/orgs/{org}/teams/{team}: the team's stacks",
-		ID: "<org>/<project>/<stack>/<team>", Source: serviceCode + "team_stack_perm.go teamStackPermissionResourceID", find: findTeamStackPermission,
-	},
-	"pulumiservice:index:TeamEnvironmentPermission": {
-		Leaves: "yes: grants the permission", Finds: "GET /api/orgs/{org}/teams/{team}: the team's environments",
-		ID: "<org>/<team>/<project>+<environment>", Source: serviceCode + "team_environment_perm.go", find: findTeamEnvironmentPermission,
+	"pulumiservice:index:TeamRoleAssignment": {
+		Leaves: "yes: gives the team the role", Finds: "GET /api/orgs/{org}/teams/{team}: its roleIds",
+		ID: "<org>/<team>/<role ID>", Source: serviceCode + "team_role_assignment.go", find: findTeamRoleAssignment,
 	},
 	"pulumiservice:index:DriftSchedule": {
 		Leaves: "yes: creates the schedule", Finds: "GET /api/stacks/{org}/{project}/{stack}/deployments/schedules: the one detect-drift schedule",
-		ID: "<org>/<project>/<stack>/drift/<schedule ID>", Source: serviceCode + "ttl_schedules.go stackScheduleID", find: findDriftSchedule,
+		ID: "<org>/<project>/<stack>/drift/<schedule ID>", Source: serviceCode + "ttl_schedules.go stackScheduleID", find: scheduleFinder("detect-drift", "drift"),
+	},
+	"pulumiservice:index:TtlSchedule": {
+		Leaves: "yes: creates the schedule", Finds: "GET /api/stacks/{org}/{project}/{stack}/deployments/schedules: the one destroy schedule",
+		ID: "<org>/<project>/<stack>/ttl/<schedule ID>", Source: serviceCode + "ttl_schedules.go stackScheduleID", find: scheduleFinder("destroy", "ttl"),
+	},
+	"pulumiservice:index:DeploymentSchedule": {
+		Leaves: "yes: creates the schedule", Finds: "GET /api/stacks/{org}/{project}/{stack}/deployments/schedules: the one update schedule",
+		ID: "<org>/<project>/<stack>/<schedule ID>", Source: serviceCode + "deployment_schedules.go deploymentScheduleID", find: scheduleFinder("update", ""),
 	},
 }
 

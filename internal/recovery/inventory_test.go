@@ -314,44 +314,57 @@ var scenarios = map[string]scenario{
 			f.cloud.Put("/api/stacks/my-org/nodeless-eks/prod", map[string]any{"stackName": "prod"})
 		},
 		// A 404 proves absence once the organization answers.
-		absent: func(f *fixture) { f.cloud.Put("/api/orgs/my-org/metadata", fakecloud.OrgMetadata{}) },
+		absent: func(f *fixture) { f.cloud.Put("/api/orgs/my-org/metadata", map[string]any{}) },
 	},
-	"pulumiservice:index:DeploymentSettings": {
-		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "stack": "prod"}, id: "my-org/nodeless-eks/prod",
+	"pulumiservice:index:Team": {
+		inputs: map[string]any{"organizationName": "my-org", "name": "deploy-nodeless-eks-prod", "teamType": "pulumi"},
+		id:     "my-org/deploy-nodeless-eks-prod",
 		exists: func(f *fixture) {
-			f.cloud.Put("/api/stacks/my-org/nodeless-eks/prod/deployments/settings", map[string]any{"version": 3})
+			f.cloud.Put("/api/orgs/my-org/teams/deploy-nodeless-eks-prod", map[string]any{"name": "deploy-nodeless-eks-prod"})
 		},
-		// A 404 proves absence once the stack answers.
-		absent: func(f *fixture) {
-			f.cloud.Put("/api/stacks/my-org/nodeless-eks/prod", map[string]any{"stackName": "prod"})
-		},
+		absent: func(f *fixture) { f.cloud.Put("/api/orgs/my-org/metadata", map[string]any{}) },
 	},
-	"pulumiservice:index:Environment": {
-		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "name": "staging"}, id: "my-org/nodeless-eks/staging",
+	"pulumiservice:index:OrganizationRole": {
+		inputs: map[string]any{"organizationName": "my-org", "name": "deploy-nodeless-eks-prod"}, id: "my-org/r-1",
 		exists: func(f *fixture) {
-			f.cloud.Put("/api/esc/environments/my-org/nodeless-eks/staging/metadata", map[string]any{"id": "e-1"})
-		},
-		absent: func(f *fixture) { f.cloud.Put("/api/orgs/my-org/metadata", fakecloud.OrgMetadata{}) },
-	},
-	"pulumiservice:index:TeamStackPermission": {
-		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "stack": "prod", "team": "platform", "permission": 103.0},
-		id:     "my-org/nodeless-eks/prod/platform",
-		exists: func(f *fixture) {
-			f.cloud.Put("/api/orgs/my-org/teams/platform", map[string]any{"name": "platform", "stacks": []any{
-				map[string]any{"projectName": "nodeless-eks", "stackName": "prod", "permission": 103}}})
+			f.cloud.Put("/api/orgs/my-org/roles", map[string]any{"roles": []any{map[string]any{"id": "r-1", "name": "deploy-nodeless-eks-prod"},
+				map[string]any{"id": "r-2", "name": "Member"}}})
 		},
 		absent: func(f *fixture) {
-			f.cloud.Put("/api/orgs/my-org/teams/platform", map[string]any{"name": "platform", "stacks": []any{}})
+			f.cloud.Put("/api/orgs/my-org/roles", map[string]any{"roles": []any{map[string]any{"id": "r-2", "name": "Member"}}})
 		},
 	},
-	"pulumiservice:index:TeamEnvironmentPermission": {
-		inputs: map[string]any{"organization": "my-org", "team": "platform", "project": "nodeless-eks", "environment": "staging", "permission": "open"},
-		id:     "my-org/platform/nodeless-eks+staging",
+	"pulumiservice:index:TeamRoleAssignment": {
+		inputs: map[string]any{"organizationName": "my-org", "teamName": "platform", "roleId": "r-1"}, id: "my-org/platform/r-1",
 		exists: func(f *fixture) {
-			f.cloud.Put("/api/orgs/my-org/teams/platform", map[string]any{"name": "platform", "environments": []any{
-				map[string]any{"projectName": "nodeless-eks", "envName": "staging", "permission": "open"}}})
+			f.cloud.Put("/api/orgs/my-org/teams/platform", map[string]any{"name": "platform", "roleIds": []any{"r-1"}})
 		},
 		absent: func(f *fixture) { f.cloud.Put("/api/orgs/my-org/teams/platform", map[string]any{"name": "platform"}) },
+	},
+	"pulumiservice:index:TtlSchedule": {
+		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "stack": "prod", "timestamp": "2026-12-02T08:00:00Z"},
+		id:     "my-org/nodeless-eks/prod/ttl/ttl-1",
+		exists: func(f *fixture) {
+			f.cloud.Close()
+			f.cloud = fakecloud.New("token", "my-org/nodeless-eks/prod", fakecloud.TTL("ttl-1", "2026-12-02 08:00:00.000"), fakecloud.Drift("drift-1"))
+		},
+		absent: func(f *fixture) {
+			f.cloud.Close()
+			f.cloud = fakecloud.New("token", "my-org/nodeless-eks/prod", fakecloud.Drift("drift-1"))
+		},
+	},
+	"pulumiservice:index:DeploymentSchedule": {
+		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "stack": "prod", "scheduleCron": "0 * * * *",
+			"pulumiOperation": "update"},
+		id: "my-org/nodeless-eks/prod/upd-1",
+		exists: func(f *fixture) {
+			f.cloud.Close()
+			f.cloud = fakecloud.New("token", "my-org/nodeless-eks/prod", fakecloud.Drift("drift-1"), fakecloud.Update("upd-1"))
+		},
+		absent: func(f *fixture) {
+			f.cloud.Close()
+			f.cloud = fakecloud.New("token", "my-org/nodeless-eks/prod", fakecloud.Drift("drift-1"))
+		},
 	},
 	"pulumiservice:index:DriftSchedule": {
 		inputs: map[string]any{"organization": "my-org", "project": "nodeless-eks", "stack": "prod", "scheduleCron": "0 4 * * *"},
@@ -567,7 +580,7 @@ func TestReportNamesWhatToRun(t *testing.T) {
 // the token may not see, so a 404 whose organization or stack does not
 // answer either decides nothing.
 func TestCloudNotFoundIsNoProofAlone(t *testing.T) {
-	for _, typ := range []string{"pulumiservice:index:Stack", "pulumiservice:index:DeploymentSettings", "pulumiservice:index:Environment",
+	for _, typ := range []string{"pulumiservice:index:Stack", "pulumiservice:index:Team", "pulumiservice:index:OrganizationRole",
 		"pulumiservice:index:DriftSchedule"} {
 		t.Run(typ, func(t *testing.T) {
 			f := newFixture(t)

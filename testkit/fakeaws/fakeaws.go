@@ -7,7 +7,9 @@ package fakeaws
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -144,22 +146,21 @@ func (a *Account) Recorder(project, stack string) *mock.Recorder {
 	return rec
 }
 
-// Elsewhere is what deploy/'s lookups see in another account.
+// Elsewhere is what deploy/'s lookups see in an account it reaches
+// through its account role.
 type Elsewhere struct {
-	// VpcNames are the Name tags of its VPCs, by region.
-	VpcNames map[string][]string
-	// NoSpotRole leaves it without the EC2 Spot service-linked role.
-	NoSpotRole bool
+	// Roles are the account's roles by name, each with its trust policy.
+	Roles map[string]string
 	// PulumiOIDC is its api.pulumi.com/oidc provider, nil for none.
 	PulumiOIDC *OIDCProvider
 	// Refuse makes every lookup in it fail as IAM's AccessDenied does.
 	Refuse bool
 }
 
-// OIDCProvider is an IAM OIDC provider: its ARN and tags.
+// OIDCProvider is an IAM OIDC provider: its ARN and audiences.
 type OIDCProvider struct {
-	Arn  string
-	Tags map[string]string
+	Arn       string
+	ClientIDs []string
 }
 
 // caller is the account of the default credentials.
@@ -192,8 +193,8 @@ func (a *Account) accountOf(rec *mock.Recorder, provider string) (account, regio
 	return a.caller(), region
 }
 
-// elsewhere answers deploy/'s lookups in another account: its VPCs, its
-// Spot role and its Pulumi Cloud OIDC provider. ok is false for a lookup
+// elsewhere answers deploy/'s lookups in another account: its roles and
+// their trusts, and its Pulumi Cloud OIDC provider. ok is false for a lookup
 // it does not answer, or an account it does not know.
 func (a *Account) elsewhere(rec *mock.Recorder, args pulumi.MockCallArgs) (resource.PropertyMap, bool, error) {
 	account, region := a.accountOf(rec, args.Provider)
@@ -208,17 +209,24 @@ func (a *Account) elsewhere(rec *mock.Recorder, args pulumi.MockCallArgs) (resou
 		return nil, true, fmt.Errorf("operation error IAM: AccessDenied: User is not authorized to perform %s in account %s", args.Token, account)
 	}
 	switch args.Token {
-	case "aws:ec2/getVpcs:getVpcs":
-		name := filterValue(args.Args, "tag:Name")
-		ids := []resource.PropertyValue{}
-		for i, n := range other.VpcNames[region] {
-			if n == name {
-				ids = append(ids, resource.NewProperty(fmt.Sprintf("vpc-%s-%s-%d", account, region, i)))
-			}
-		}
-		return resource.PropertyMap{"ids": resource.NewProperty(ids)}, true, nil
 	case "aws:iam/getRoles:getRoles":
-		return spotRoles(account, other.NoSpotRole, args), true, nil
+		if args.Args["pathPrefix"].IsString() { // the program's Spot role lookup
+			return spotRoles(account, true, args), true, nil
+		}
+		names := []resource.PropertyValue{}
+		for _, name := range slices.Sorted(maps.Keys(other.Roles)) {
+			names = append(names, resource.NewProperty(name))
+		}
+		return resource.PropertyMap{"names": resource.NewProperty(names)}, true, nil
+	case "aws:iam/getRole:getRole":
+		name := args.Args["name"].StringValue()
+		trust, ok := other.Roles[name]
+		if !ok {
+			// The Terraform provider's data source on IAM's NoSuchEntity.
+			return nil, true, fmt.Errorf("reading IAM Role (%s): couldn't find resource", name)
+		}
+		return resource.PropertyMap{"name": resource.NewProperty(name), "assumeRolePolicy": resource.NewProperty(trust),
+			"arn": resource.NewProperty("arn:aws:iam::" + account + ":role/" + name)}, true, nil
 	case "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider":
 		p := other.PulumiOIDC
 		if p == nil || (args.Args["arn"].IsString() && args.Args["arn"].StringValue() != p.Arn) {
@@ -226,12 +234,12 @@ func (a *Account) elsewhere(rec *mock.Recorder, args pulumi.MockCallArgs) (resou
 			// Provider ...: empty result".
 			return nil, true, fmt.Errorf("finding IAM OIDC Provider: empty result")
 		}
-		tags := resource.PropertyMap{}
-		for k, v := range p.Tags {
-			tags[resource.PropertyKey(k)] = resource.NewProperty(v)
+		ids := []resource.PropertyValue{}
+		for _, id := range p.ClientIDs {
+			ids = append(ids, resource.NewProperty(id))
 		}
 		return resource.PropertyMap{"arn": resource.NewProperty(p.Arn), "url": resource.NewProperty("api.pulumi.com/oidc"),
-			"tags": resource.NewProperty(tags)}, true, nil
+			"clientIdLists": resource.NewProperty(ids)}, true, nil
 	}
 	return nil, false, nil
 }

@@ -3,19 +3,18 @@
 // (https://www.pulumi.com/docs/reference/cloud-rest-api/) and as the
 // Pulumi CLI and the pulumiservice provider read it:
 //
-//   - the schedules API that reviewttl uses: list a stack's schedules
+//   - the schedules API that the recovery reads: list a stack's schedules
 //     ({"schedules": [...]}, each with "paused"), create and update a TTL
 //     schedule, resume a schedule, delete one;
-//   - any GET a test puts an answer for (Put): an organization's metadata
-//     (GET /api/orgs/{org}/metadata, OrgMetadata), whose defaults deploy/
-//     checks, and the stacks, deployment settings, environments, teams and
-//     updates the recovery of pending operations reads. A GET of a path
-//     nothing was put for answers 404, as the API does for what does not
-//     exist.
+//   - any GET a test puts an answer for (Put): the stacks, deployment
+//     settings, environments, teams and updates the recovery of pending
+//     operations reads. A GET of a path nothing was put for answers 404, as
+//     the API does for what does not exist;
+//   - an Organization (Serve, org.go): what deploy/ reads of it and the
+//     deployment settings it writes.
 //
 // Any call can be made to fail with a status (Fail), as the real API
-// answers 401, 402, 403 or 404. Tests of reviewttl, of the review stacks'
-// pre-run command and of deploy/'s organization check run against it.
+// answers 401, 402, 403 or 404.
 package fakecloud
 
 import (
@@ -51,6 +50,11 @@ func Drift(id string) Schedule {
 		"operation": "detect-drift", "operationContext": map[string]any{"options": map[string]any{"remediateIfDriftDetected": false}}}}}
 }
 
+// Update is a schedule of `pulumi up`, as deploy/'s own.
+func Update(id string) Schedule {
+	return Schedule{ID: id, ScheduleCron: "0 * * * *", Kind: "deployment", Definition: map[string]any{"request": map[string]any{"operation": "update"}}}
+}
+
 // RawDestroy is a one-time destroy someone scheduled by hand.
 func RawDestroy(id, when string) Schedule {
 	return Schedule{ID: id, ScheduleOnce: when, Kind: "deployment", Definition: map[string]any{"request": map[string]any{"operation": "destroy"}}}
@@ -74,99 +78,6 @@ type OrgMetadata struct {
 	Features map[string]bool `json:"features,omitempty"`
 }
 
-// Org is what the grant sources of an organization answer (Put them with
-// PutOrg): its members, its teams, its roles, and each stack's teams and
-// collaborators, by "<project>/<stack>". A stack without an entry answers
-// 404, as one that does not exist yet.
-type Org struct {
-	// Admins and Members are logins, with the built-in role of each.
-	Admins, Members []string
-	// RoleOf gives members a role by ID (built-in or custom).
-	RoleOf map[string]string
-	// Teams are the teams, by name.
-	Teams map[string]Team
-	// Roles are the roles, by ID.
-	Roles map[string]Role
-	// Stacks are each stack's grants.
-	Stacks map[string]StackGrants
-}
-
-// Team is a team's members and roles.
-type Team struct {
-	Members, RoleIDs []string
-}
-
-// Role is a role; BuiltIn ones carry a defaultIdentifier.
-type Role struct {
-	Name    string
-	BuiltIn bool
-}
-
-// StackGrants are a stack's team and user grants, and its creator.
-type StackGrants struct {
-	Teams, Users map[string]int
-	Creator      string
-}
-
-// PutOrg makes the grant sources of org answer as o says.
-func (a *API) PutOrg(org string, o Org) {
-	members := []map[string]any{}
-	add := func(login, role string) {
-		m := map[string]any{"role": role, "user": map[string]any{"githubLogin": login, "name": login, "avatarUrl": ""}, "knownToPulumi": true,
-			"virtualAdmin": false, "created": "2026-01-01T00:00:00Z"}
-		if id, ok := o.RoleOf[login]; ok {
-			m["fgaRole"] = map[string]any{"id": id, "name": o.Roles[id].Name, "modifiedAt": "2026-01-01T00:00:00Z"}
-		}
-		members = append(members, m)
-	}
-	for _, l := range o.Admins {
-		add(l, "admin")
-	}
-	for _, l := range o.Members {
-		add(l, "member")
-	}
-	a.Put("/api/orgs/"+org+"/members", map[string]any{"members": members})
-	teams := []map[string]any{}
-	for name, t := range o.Teams {
-		teams = append(teams, map[string]any{"name": name, "displayName": name, "description": "", "kind": "pulumi"})
-		var ms []map[string]any
-		for _, l := range t.Members {
-			ms = append(ms, map[string]any{"githubLogin": l, "name": l, "avatarUrl": "", "role": "member"})
-		}
-		a.Put("/api/orgs/"+org+"/teams/"+name, map[string]any{"name": name, "displayName": name, "description": "", "kind": "pulumi",
-			"members": ms, "roleIds": t.RoleIDs})
-	}
-	a.Put("/api/orgs/"+org+"/teams", map[string]any{"teams": teams})
-	for id, r := range o.Roles {
-		identifier := ""
-		if r.BuiltIn {
-			identifier = strings.ToLower(r.Name)
-		}
-		a.Put("/api/orgs/"+org+"/roles/"+id, map[string]any{"id": id, "name": r.Name, "defaultIdentifier": identifier, "orgId": org,
-			"isOrgDefault": false, "version": 1, "created": "2026-01-01T00:00:00Z", "modified": "2026-01-01T00:00:00Z"})
-	}
-	for stack, g := range o.Stacks {
-		project, name, _ := strings.Cut(stack, "/")
-		teams := []map[string]any{}
-		for t, p := range g.Teams {
-			teams = append(teams, map[string]any{"name": t, "displayName": t, "description": "", "isMember": false, "permission": p})
-		}
-		a.Put("/api/stacks/"+org+"/"+stack+"/teams", map[string]any{"projectName": project, "teams": teams})
-		users := []map[string]any{}
-		for u, p := range g.Users {
-			users = append(users, map[string]any{"user": map[string]any{"githubLogin": u, "name": u, "avatarUrl": ""}, "permission": p})
-		}
-		collaborators := map[string]any{"users": users}
-		if g.Creator != "" {
-			collaborators["stackCreatorUserName"] = g.Creator
-		}
-		a.Put("/api/stacks/"+org+"/"+project+"/"+name+"/collaborators", collaborators)
-		// The stack itself (apitype.Stack), as GET /api/stacks/{org}/{project}/{stack} answers.
-		a.Put("/api/stacks/"+org+"/"+project+"/"+name, map[string]any{"orgName": org, "projectName": project, "stackName": name,
-			"tags": map[string]string{}, "version": 1})
-	}
-}
-
 // API is the fake service.
 type API struct {
 	*httptest.Server
@@ -180,6 +91,7 @@ type API struct {
 	objects   map[string]any
 	schedules []Schedule
 	next      int
+	orgs      []*Organization
 	// Requests are "METHOD path" in order; BadHeaders the requests that
 	// lacked the documented headers.
 	Requests, BadHeaders []string
@@ -256,6 +168,9 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if body, ok := a.objects[r.URL.Path]; ok && r.Method == http.MethodGet {
 		_ = json.NewEncoder(w).Encode(body)
+		return
+	}
+	if a.serveOrg(w, r) {
 		return
 	}
 	base := "/api/stacks/" + a.Stack + "/deployments"

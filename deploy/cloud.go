@@ -1,0 +1,477 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"nodeless-eks/internal/pulumicloud"
+
+	"github.com/pulumi/pulumi-pulumiservice/sdk/go/pulumiservice"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// newCloud declares the fleet in Pulumi Cloud: its stacks, a role per
+// stack and for the review stacks and the teams, each stack's deployment
+// settings (naming its role), drift and TTL schedules, and deploy/'s own
+// schedule, on which it restores all of it.
+func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *orgState, roleArns map[string]pulumi.StringOutput, partition string) error {
+	named := sortedKeys(c.Stacks)
+	fleet := slices.Clone(named)
+	if c.Review != nil {
+		fleet = append(fleet, c.Review.Template)
+	}
+	ids := map[string]pulumi.StringOutput{}
+	for _, name := range fleet {
+		adopt := c.Review != nil && name == c.Review.Template && c.Review.Import
+		if s, ok := c.Stacks[name]; ok {
+			adopt = s.Import
+		}
+		opts := []pulumi.ResourceOption{pulumi.RetainOnDelete(true)} // it holds a cluster's state
+		if adopt {
+			opts = append(opts, pulumi.Import(pulumi.ID(c.Organization+"/"+c.Project+"/"+name)))
+		}
+		stack, err := pulumiservice.NewStack(ctx, "stack-"+name, &pulumiservice.StackArgs{
+			OrganizationName: pulumi.String(c.Organization), ProjectName: pulumi.String(c.Project), StackName: pulumi.String(name),
+		}, opts...)
+		if err != nil {
+			return fmt.Errorf("creating the stack %s: %w", name, err)
+		}
+		if id, ok := org.StackIDs[name]; ok {
+			ids[name] = pulumi.String(id).ToStringOutput()
+			continue
+		}
+		// A new stack's Pulumi Cloud ID is known once it exists (no output
+		// of pulumiservice v1.3.0's Stack carries it).
+		ids[name] = stack.ID().ApplyT(func(pulumi.ID) (string, error) {
+			id, err := stackID(api, c, name)
+			if err != nil && ctx.DryRun() {
+				return "", nil // created by the update this preview shows
+			}
+			return id, err
+		}).(pulumi.StringOutput)
+	}
+
+	role := func(key, name, what string, permissions pulumi.MapOutput) (*pulumiservice.OrganizationRole, error) {
+		r, err := pulumiservice.NewOrganizationRole(ctx, "role-"+key, &pulumiservice.OrganizationRoleArgs{
+			OrganizationName: pulumi.String(c.Organization), Name: pulumi.String(name), Description: pulumi.String(what),
+			Permissions: permissions,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("creating the Pulumi Cloud role %s: %w", name, err)
+		}
+		return r, nil
+	}
+	// assign gives a team a role; the team is deploy/'s own (a run
+	// identity, created here) or a team of people named in config.
+	assign := func(key, team string, r *pulumiservice.OrganizationRole, opts ...pulumi.ResourceOption) error {
+		_, err := pulumiservice.NewTeamRoleAssignment(ctx, "team-role-"+key, &pulumiservice.TeamRoleAssignmentArgs{
+			OrganizationName: pulumi.String(c.Organization), TeamName: pulumi.String(team), RoleId: r.RoleId,
+		}, opts...)
+		if err != nil {
+			return fmt.Errorf("giving team %s its role: %w", team, err)
+		}
+		return nil
+	}
+	// identity is a run identity: a team without members that holds one
+	// role; the stack's settings select it. Settings wait for it.
+	identities := map[string]pulumi.StringOutput{}
+	identity := func(key, what string, permissions pulumi.MapOutput) error {
+		name := IdentityName(c, key)
+		team, err := pulumiservice.NewTeam(ctx, "team-"+key, &pulumiservice.TeamArgs{
+			OrganizationName: pulumi.String(c.Organization), TeamType: pulumi.String("pulumi"), Name: pulumi.String(name),
+			DisplayName: pulumi.String(name), Description: pulumi.String("deploy/'s run identity, no members: " + what),
+			Members: pulumi.StringArray{},
+		})
+		if err != nil {
+			return fmt.Errorf("creating the team %s: %w", name, err)
+		}
+		r, err := role(key, name, what, permissions)
+		if err != nil {
+			return err
+		}
+		if err := assign(key, name, r, pulumi.DependsOn([]pulumi.Resource{team})); err != nil {
+			return err
+		}
+		identities[key] = pulumi.All(team.Name, r.RoleId).ApplyT(func([]any) string { return name }).(pulumi.StringOutput)
+		return nil
+	}
+	for _, name := range named {
+		if err := identity(name, "what each deployment of stack "+name+" runs as: that stack alone, no settings",
+			ids[name].ApplyT(func(id string) map[string]any { return onStacks([]string{id}, RunScopes) }).(pulumi.MapOutput)); err != nil {
+			return err
+		}
+	}
+	// The review identity reaches the project's stacks but these: the named
+	// ones and the template, which is never deployed.
+	namedIDs := pulumi.ToStringArrayOutput(outputs(ids, fleet))
+	if c.Review != nil {
+		if err := identity(reviewRoleKey, "what each deployment of a review stack runs as: review stacks alone, no settings",
+			namedIDs.ApplyT(func(ids []string) map[string]any { return onReviewStacks(c.Project, ids, ReviewScopes) }).(pulumi.MapOutput)); err != nil {
+			return err
+		}
+	}
+	for _, production := range []bool{true, false} {
+		team := map[bool]string{true: c.ProductionTeam, false: c.OperatorsTeam}[production]
+		if team == "" {
+			continue
+		}
+		var theirs []string
+		for _, name := range named {
+			if c.Stacks[name].Production == production {
+				theirs = append(theirs, name)
+			}
+		}
+		permissions := pulumi.All(pulumi.ToStringArrayOutput(outputs(ids, theirs)), namedIDs).ApplyT(func(v []any) map[string]any {
+			grants := onStacks(v[0].([]string), OperatorScopes)
+			if !production && c.Review != nil {
+				grants["entries"] = append(grants["entries"].([]any), onReviewStacks(c.Project, v[1].([]string), OperatorScopes))
+			}
+			return grants
+		}).(pulumi.MapOutput)
+		r, err := role(OperatorsRoleName(c, production), OperatorsRoleName(c, production),
+			"What team "+team+" may do on its stacks: start and read deployments, which run as the stacks' identities; no settings", permissions)
+		if err != nil {
+			return err
+		}
+		if err := assign(OperatorsRoleName(c, production), team, r); err != nil {
+			return err
+		}
+	}
+
+	// What each stack's settings were, exported so that every read and
+	// write is awaited and its failure fails the run.
+	restored, docs := map[string]pulumi.StringOutput{}, map[string]pulumi.MapOutput{}
+	for _, name := range fleet {
+		r := RoleOf(c, name)
+		doc := pulumi.All(roleArns[r.Key], identities[r.Key]).ApplyT(func(v []any) map[string]any {
+			return SettingsDocument(c, name, partition, v[0].(string), v[1].(string))
+		}).(pulumi.MapOutput)
+		docs[name] = doc
+		restored[name] = pulumi.All(ids[name], doc).ApplyT(func(v []any) (string, error) {
+			want := v[1].(map[string]any)
+			return restoreSettings(ctx, api, c, name, func(map[string]any) (map[string]any, error) { return want, nil })
+		}).(pulumi.StringOutput)
+		// The stack's name once its settings are what deploy/ declares.
+		settled := restored[name].ApplyT(func(string) string { return name }).(pulumi.StringOutput)
+		if s, ok := c.Stacks[name]; ok && s.DriftSchedule != "" {
+			if _, err := pulumiservice.NewDriftSchedule(ctx, "drift-"+name, &pulumiservice.DriftScheduleArgs{
+				Organization: pulumi.String(c.Organization), Project: pulumi.String(c.Project), Stack: settled,
+				ScheduleCron: pulumi.String(s.DriftSchedule),
+			}); err != nil {
+				return fmt.Errorf("creating the drift schedule of %s: %w", name, err)
+			}
+		}
+	}
+	if c.Review != nil {
+		for _, name := range sortedKeys(org.ReviewStacks) {
+			var err error
+			if restored[name], err = newReviewStack(ctx, c, api, name, org.ReviewStacks[name], docs[c.Review.Template]); err != nil {
+				return err
+			}
+		}
+	}
+	// deploy/ itself runs on a schedule, which restores what this program
+	// declares (settings a person or an admin's token changed, a review
+	// stack's role and time to live).
+	if _, err := pulumiservice.NewDeploymentSchedule(ctx, "restore", &pulumiservice.DeploymentScheduleArgs{
+		Organization: pulumi.String(c.Organization), Project: pulumi.String(ctx.Project()), Stack: pulumi.String(ctx.Stack()),
+		ScheduleCron: pulumi.String(c.Schedule), PulumiOperation: pulumiservice.PulumiOperationUpdate,
+	}); err != nil {
+		return fmt.Errorf("creating deploy/'s own schedule: %w", err)
+	}
+	ctx.Export("settings", pulumi.ToStringMapOutput(restored))
+	return nil
+}
+
+// newReviewStack gives a review stack that exists a time to live,
+// ttlHours after its last update, and holds its settings to the
+// template's: its own copy keeps its source and triggers (its branch is
+// the pull request's); what it runs as and with (operationContext, the
+// executor, the pool, the cache) is the template's, whole.
+func newReviewStack(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, name string, lastUpdate int64, template pulumi.MapOutput) (pulumi.StringOutput, error) {
+	restored := template.ApplyT(func(template map[string]any) (string, error) {
+		// Only an admin or Deployments makes a stack in the project
+		// (membersCanCreateStacks and membersCanTransferStacks are off).
+		return restoreSettings(ctx, api, c, name, func(live map[string]any) (map[string]any, error) {
+			want := asRequest(live)
+			if want == nil {
+				want = map[string]any{}
+			}
+			for _, k := range []string{"operationContext", "executorContext", "agentPoolID", "cacheOptions"} {
+				if v, ok := template[k]; ok {
+					want[k] = v
+				} else {
+					delete(want, k)
+				}
+			}
+			return want, nil
+		})
+	}).(pulumi.StringOutput)
+	if lastUpdate == 0 {
+		return restored, nil // nothing deployed, nothing to destroy
+	}
+	expires := time.Unix(lastUpdate, 0).Add(time.Duration(c.Review.TTLHours) * time.Hour).UTC()
+	if floor := time.Now().UTC().Truncate(time.Hour).Add(time.Hour); expires.Before(floor) {
+		expires = floor // overdue: at the next hour, a time that stays put between hourly runs
+	}
+	if _, err := pulumiservice.NewTtlSchedule(ctx, "ttl-"+name, &pulumiservice.TtlScheduleArgs{
+		Organization: pulumi.String(c.Organization), Project: pulumi.String(c.Project), Stack: pulumi.String(name),
+		Timestamp: pulumi.String(expires.Format(time.RFC3339)), DeleteAfterDestroy: pulumi.Bool(true),
+	}); err != nil {
+		return restored, fmt.Errorf("giving review stack %s its time to live: %w", name, err)
+	}
+	return restored, nil
+}
+
+// settingsPath is a stack's deployment settings (GetDeploymentSettings,
+// ReplaceDeploymentSettings, PatchDeploymentSettings).
+func settingsPath(c *Config, stack string) string {
+	return "/api/stacks/" + url.PathEscape(c.Organization) + "/" + url.PathEscape(c.Project) + "/" + url.PathEscape(stack) + "/deployments/settings"
+}
+
+// restoreSettings compares a stack's settings with what want makes of
+// them, as whole documents. A preview says each difference; an update
+// writes want back whole (PUT, ReplaceDeploymentSettings), and never
+// writes when nothing differs. Pulumi's provider (pulumiservice v1.3.0)
+// models no service principal and writes its settings whole, so it would
+// drop one: the settings are the REST API's, here.
+func restoreSettings(ctx *pulumi.Context, api *pulumicloud.Client, c *Config, stack string,
+	want func(live map[string]any) (map[string]any, error)) (string, error) {
+	var live map[string]any
+	err := api.Call(context.Background(), http.MethodGet, settingsPath(c, stack), nil, &live)
+	if err != nil && pulumicloud.StatusOf(err) != http.StatusNotFound { // 404: none yet
+		return "", fmt.Errorf("reading the deployment settings of %s: %w", stack, err)
+	}
+	doc, err := want(live)
+	if err != nil {
+		return "", err
+	}
+	diffs := settingsDiff(asRequest(live), doc)
+	switch {
+	case len(diffs) == 0:
+		return "as declared", nil
+	case ctx.DryRun():
+		msg := fmt.Sprintf("the deployment settings of %s differ from what deploy/ declares, and `pulumi up` writes them back: %s",
+			stack, strings.Join(diffs, "; "))
+		return "differ: " + strings.Join(diffs, "; "), logWarning(ctx, msg)
+	}
+	if err := api.Call(context.Background(), http.MethodPut, settingsPath(c, stack), doc, nil); err != nil {
+		return "", fmt.Errorf("writing the deployment settings of %s: %w", stack, err)
+	}
+	return "restored: " + strings.Join(diffs, "; "), nil
+}
+
+// asRequest is a stack's settings as GET answers them (DeploymentSettings)
+// in the shape PUT takes (DeploymentSettingsRequest), without what Pulumi
+// Cloud fills in itself: the version and source, the GitHub app's
+// installation, the repository's clone URL, and the legacy gitHub block
+// when it repeats vcs (pulumiservice v1.3.0 reads back installationId and
+// repoUrl, provider/pkg/resources/deployment_settings.go); a repoUrl or a
+// gitHub block that says anything else stays, and differs. The service
+// principal is read as it is selected (AssignmentPrincipal's team.name or
+// user.githubLogin as teamName or userId; pulumi-cloud-sdk/go apitype).
+func asRequest(live map[string]any) map[string]any {
+	if live == nil {
+		return nil
+	}
+	out := normalize(live).(map[string]any) // a deep copy
+	delete(out, "version")
+	delete(out, "source")
+	vcs, _ := out["vcs"].(map[string]any)
+	if vcs != nil {
+		delete(vcs, "installationId")
+	}
+	if gh, ok := out["gitHub"].(map[string]any); ok && vcs != nil {
+		delete(gh, "installationId")
+		same := true
+		for k, v := range gh {
+			same = same && reflect.DeepEqual(v, vcs[k])
+		}
+		if same {
+			delete(out, "gitHub")
+		}
+	}
+	if git, ok := field(out, "sourceContext.git").(map[string]any); ok && vcs != nil {
+		if url, _ := git["repoUrl"].(string); strings.TrimSuffix(url, ".git") == "https://github.com/"+fmt.Sprint(vcs["repository"]) {
+			delete(git, "repoUrl")
+		}
+	}
+	if oc, ok := out["operationContext"].(map[string]any); ok {
+		if sp, ok := oc["servicePrincipal"].(map[string]any); ok {
+			team, _ := sp["team"].(map[string]any)
+			user, _ := sp["user"].(map[string]any)
+			switch {
+			case team != nil:
+				oc["servicePrincipal"] = map[string]any{"teamName": team["name"]}
+			case user != nil:
+				oc["servicePrincipal"] = map[string]any{"userId": user["githubLogin"]}
+			}
+		}
+	}
+	return out
+}
+
+// field reads a nested field of a JSON object.
+func field(v any, keys string) any {
+	for _, k := range strings.Split(keys, ".") {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
+
+// settingsDiff names each field where live differs from want. A field that is false, empty or
+// absent is one value: GET leaves such fields out (omitzero and omitempty
+// on DeploymentSettings' fields, pulumi-cloud-sdk/go apitype).
+func settingsDiff(live, want map[string]any) []string {
+	if live == nil {
+		return []string{"the stack has none"}
+	}
+	var diffs []string
+	var walk func(path string, l, w any)
+	walk = func(path string, l, w any) {
+		lm, lok := l.(map[string]any)
+		wm, wok := w.(map[string]any)
+		if lok && wok {
+			keys := maps.Clone(wm)
+			maps.Copy(keys, lm)
+			for _, k := range sortedKeys(keys) {
+				walk(strings.TrimPrefix(path+"."+k, "."), lm[k], wm[k])
+			}
+			return
+		}
+		if !reflect.DeepEqual(l, w) {
+			diffs = append(diffs, fmt.Sprintf("%s is %s, not %s", path, short(mustMarshal(l)), short(mustMarshal(w))))
+		}
+	}
+	walk("", normalize(live), normalize(want))
+	return diffs
+}
+
+// normalize is v as JSON decoding gives it, without its zero fields.
+func normalize(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	var strip func(any) any
+	strip = func(v any) any {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v
+		}
+		for k, x := range m {
+			x = strip(x)
+			switch y := x.(type) {
+			case nil:
+				delete(m, k)
+				continue
+			case bool, string:
+				if y == false || y == "" {
+					delete(m, k)
+					continue
+				}
+			case []any:
+				if len(y) == 0 {
+					delete(m, k)
+					continue
+				}
+			case map[string]any:
+				if len(y) == 0 {
+					delete(m, k)
+					continue
+				}
+			}
+			m[k] = x
+		}
+		return m
+	}
+	return strip(out)
+}
+
+// short cuts a value to what a line of a preview can show.
+func short(s string) string {
+	if len(s) > 100 {
+		return s[:97] + "..."
+	}
+	return s
+}
+
+func mustMarshal(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// stackID asks Pulumi Cloud for a stack's ID (AppStack.id).
+func stackID(api *pulumicloud.Client, c *Config, stack string) (string, error) {
+	var s struct{ ID string }
+	path := "/api/stacks/" + url.PathEscape(c.Organization) + "/" + url.PathEscape(c.Project) + "/" + url.PathEscape(stack)
+	if err := api.Call(context.Background(), http.MethodGet, path, nil, &s); err != nil || s.ID == "" {
+		return "", fmt.Errorf("reading the Pulumi Cloud ID of stack %s (%v): its role cannot name it", stack, err)
+	}
+	return s.ID, nil
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// outputs are the outputs of keys, in their order.
+func outputs(m map[string]pulumi.StringOutput, keys []string) []pulumi.StringOutput {
+	var out []pulumi.StringOutput
+	for _, k := range keys {
+		out = append(out, m[k])
+	}
+	return out
+}
+
+// SettingsDocument is a stack's deployment settings, whole, as the REST API
+// takes them (DeploymentSettingsRequest), or, for the review template,
+// what every review stack copies: the source, the push and pull-request
+// triggers, the deploy role its runs assume through Deployments' own OIDC,
+// the Pulumi Cloud role they run as, the pre-run checks, GitHub's token
+// withheld, the dependency cache, the runner pool.
+func SettingsDocument(c *Config, stack, partition, roleArn, team string) map[string]any {
+	template := c.Review != nil && stack == c.Review.Template
+	r := RoleOf(c, stack)
+	pool := c.Stacks[stack].AgentPoolID
+	if template {
+		pool = c.Review.AgentPoolID
+	}
+	doc := map[string]any{
+		"sourceContext": map[string]any{"git": map[string]any{"branch": "refs/heads/" + c.Branch, "repoDir": c.RepoDir}},
+		"vcs": map[string]any{
+			"provider": "github", "repository": c.Repository,
+			// The template itself is never deployed; its copies are, and
+			// no named stack runs a pull request's code.
+			"deployCommits": !template, "previewPullRequests": false, "pullRequestTemplate": template,
+			"paths": PathFilters(c.RepoDir, stack),
+		},
+		"operationContext": map[string]any{
+			"oidc": map[string]any{"aws": map[string]any{"roleArn": roleArn, "sessionName": "pulumi-deployments",
+				"duration": fmt.Sprintf("%dh0m0s", c.SessionHours)}},
+			"environmentVariables": EnvironmentVariables(),
+			"preRunCommands":       PreRunCommands(c, BoundaryArn(c, partition, c.Accounts[r.Account].ID, r.Key), r),
+			"servicePrincipal":     map[string]any{"teamName": team},
+		},
+		"cacheOptions": map[string]any{"enable": CachesDependencies(c, stack)},
+	}
+	if pool != "" {
+		doc["agentPoolID"] = pool
+	}
+	if template {
+		doc["vcs"].(map[string]any)["reviewStackLabels"] = toAny(*c.Review.Labels)
+	}
+	return doc
+}

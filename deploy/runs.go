@@ -1,0 +1,195 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"nodeless-eks/internal/names"
+	"nodeless-eks/versions"
+)
+
+// What every deployment's settings give its run: the variables, the pre-run
+// commands, the paths that trigger it and the dependency cache.
+
+// GitHubTokenWithheld replaces Pulumi's GitHub App token in every run.
+// Deployments otherwise gives each run a token of Pulumi's GitHub App
+// installation, "not limited to the source repository" and with "write
+// access to repository contents" (Pulumi's GitHub App page, "GitHub token
+// in deployments"): a review stack's run of a pull request's code could
+// push to the branch production deploys from. "An explicit value always
+// overrides the one Pulumi provides" (the same page), so every stack's
+// settings set this value, which is no credential, and the first pre-run
+// command stops a run whose token is anything else.
+const GitHubTokenWithheld = "withheld-by-nodeless-eks-deploy"
+
+// GitHubTokenVariables are where Deployments puts that token: GITHUB_TOKEN,
+// and on GitHub Enterprise Server GITHUB_ENTERPRISE_TOKEN and
+// GH_ENTERPRISE_TOKEN too (the same page).
+var GitHubTokenVariables = []string{"GITHUB_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_ENTERPRISE_TOKEN"}
+
+// EnvironmentVariables are the variables every deployment's settings set.
+func EnvironmentVariables() map[string]any {
+	env := map[string]any{}
+	for _, v := range GitHubTokenVariables {
+		env[v] = GitHubTokenWithheld
+	}
+	return env
+}
+
+// CachesDependencies reports whether a stack's deployments use Deployments'
+// dependency cache. The cache is the project's ("Caches are shared on the
+// project level", Pulumi's Deployments FAQ) and holds, for Go, the module
+// and build caches and ~/.pulumi/plugins: a review stack's run of a pull
+// request's code could write a poisoned build that every other stack
+// restores. So while the fleet has review stacks nothing caches, and
+// production, on its own, never does.
+func CachesDependencies(c *Config, stack string) bool {
+	s, named := c.Stacks[stack]
+	return named && c.Review == nil && !s.Production && s.AgentPoolID == ""
+}
+
+// PathFilters deploy a stack when the root program or the stack's own file
+// changes, not for another stack's file, docs, tests or deploy/ itself.
+func PathFilters(repoDir, stack string) []any {
+	prefix := strings.TrimSuffix(strings.TrimPrefix(repoDir, "./"), "/") + "/"
+	if prefix == "./" || prefix == "/" {
+		prefix = ""
+	}
+	var paths []any
+	for _, p := range []string{"**/*.go", "go.mod", "go.sum", "Pulumi.yaml", "Pulumi." + stack + ".yaml",
+		"!deploy/**", "!test/**", "!**/*_test.go", "!testdata/**", "!testkit/**", "!docs/**"} {
+		if neg, ok := strings.CutPrefix(p, "!"); ok {
+			paths = append(paths, "!"+prefix+neg)
+		} else {
+			paths = append(paths, prefix+p)
+		}
+	}
+	return paths
+}
+
+// PreRunCommands stop a run, before the repository's code runs, that holds
+// a GitHub token deploy/ did not give it, whose runner lacks what the root
+// program needs, or whose stack file its deploy role cannot carry out;
+// then they resolve what an interrupted run left in the state. Each runs
+// in a shell of its own.
+func PreRunCommands(c *Config, boundaryArn string, r deployRole) []any {
+	return []any{
+		GitHubTokenCheckCommand(),
+		`command -v go >/dev/null || { echo "nodeless-eks: the runner image has no Go toolchain; use an image with Go 1.26" >&2; exit 1; }`,
+		`command -v aws >/dev/null || { echo "nodeless-eks: the runner image has no AWS CLI; the cluster's kubeconfig runs aws eks get-token" >&2; exit 1; }`,
+		StackCheckCommand(c, boundaryArn, r),
+		RecoveryCommand(c.RepoDir),
+	}
+}
+
+// GitHubTokenCheckCommand stops a run whose GitHub token variables are not
+// what its settings give them: settings rewritten outside deploy/, or a
+// Deployments that no longer lets them override its own.
+func GitHubTokenCheckCommand() string {
+	var checks []string
+	for _, v := range GitHubTokenVariables {
+		checks = append(checks, fmt.Sprintf(`[ "${%s-%s}" = %q ]`, v, GitHubTokenWithheld, GitHubTokenWithheld))
+	}
+	return fmt.Sprintf(`{ %s; } || { echo "nodeless-eks: this run holds in %s a token that deploy/ did not give it `+
+		`(Pulumi's GitHub App token, which can push to the repository), so none of the repository's code runs; deploy/'s next run `+
+		`restores the stack's settings" >&2; exit 1; }`, strings.Join(checks, " && "), strings.Join(GitHubTokenVariables, " or "))
+}
+
+// StackCheckCommand stops a run whose stack file its deploy role cannot
+// carry out: another permissions boundary (iamPermissionsBoundary), region
+// (aws:region), cluster (clusterName; unset is "<project>-<stack>") or
+// production than deploy/'s entry, where `pulumi up` would build for
+// minutes and then fail with an AccessDenied that does not say why. A
+// review stack's cluster must start with the review prefix. `pulumi config
+// get` fails both for a key the stack does not set ("configuration key
+// '<key>' not found": pulumi/pulumi pkg/cmd/pulumi/config/config_get.go)
+// and when it cannot read the stack; only the first means "unset".
+func StackCheckCommand(c *Config, boundaryArn string, r deployRole) string {
+	read := func(key, unset string) string {
+		return fmt.Sprintf(`e="${TMPDIR:-/tmp}/nodeless-eks-config.$$"; `+
+			`if got="$({ cd "$(git rev-parse --show-toplevel)"/%[1]q && pulumi config get %[2]s --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK"; } 2>"$e")"; then :; `+
+			`elif grep -qF "configuration key '%[2]s' not found" "$e"; then got=%[3]s; `+
+			`else echo "nodeless-eks: could not read %[2]s of stack $PULUMI_CI_STACK, so its value is not checked; the command failed with:" >&2; `+
+			`cat "$e" >&2; rm -f "$e"; exit 1; fi; rm -f "$e"; `, c.RepoDir, key, unset)
+	}
+	fail := func(key, want, why string) string {
+		return fmt.Sprintf(`{ echo "nodeless-eks: stack $PULUMI_CI_STACK must set %[1]s to %[2]s (it has \"$got\"): %[3]s. `+
+			`Set it in Pulumi.$PULUMI_CI_STACK.yaml, or change the stack's entry in deploy/'s configuration" >&2; exit 1; }`, key, want, why)
+	}
+	equal := func(key, unset, want, why string) string {
+		return read(key, unset) + fmt.Sprintf(`[ "$got" = %q ] || `, want) + fail(key, want, why)
+	}
+	p := c.Project + ":"
+	checks := []string{
+		equal(p+"iamPermissionsBoundary", `""`, boundaryArn, "its deploy role creates only roles with that boundary"),
+		equal("aws:region", `""`, r.Region, "its deploy role reaches that region only"),
+	}
+	if r.Stack == "" {
+		checks = append(checks,
+			read(p+"clusterName", `"`+c.Project+`-$PULUMI_CI_STACK"`)+fmt.Sprintf(`case "$got" in %q*) ;; *) `, r.ClusterPrefix)+
+				fail(p+"clusterName", "a name that starts with "+r.ClusterPrefix, "the review role may touch only clusters so named")+`;; esac`,
+			equal(p+"production", "false", "false", "review stacks run a pull request's code and are never production"))
+	} else {
+		production := strconv.FormatBool(c.Stacks[r.Stack].Production)
+		checks = append(checks,
+			equal(p+"clusterName", strconv.Quote(names.DefaultClusterName(c.Project, r.Stack)), r.Cluster, "its deploy role may touch only that cluster's resources"),
+			equal(p+"production", "false", production, "deploy/'s entry says production: "+production+", which decides the role's trust and account"))
+	}
+	return strings.Join(checks, "; ")
+}
+
+// RecoveryCommand resolves, before an update, destroy, refresh or drift
+// remediation, what a run that died left in the stack's state
+// (cmd/recover-pending), and stops the run with a report when it cannot
+// decide. A run that was not interrupted pays one `pulumi stack export` and
+// a substring test: the Go command is built only when the state holds
+// "pending_operations", which a state without any omits
+// (apitype.DeploymentV3, omitempty), or the recovery's mark on an import
+// not yet read. Previews and drift detection write no state and skip it.
+func RecoveryCommand(repoDir string) string {
+	return fmt.Sprintf(`case "$PULUMI_CI_OPERATION" in update|destroy|refresh|remediate-drift) `+
+		`cd "$(git rev-parse --show-toplevel)"/%q || exit 1; `+
+		`state="$(pulumi stack export --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK" 2>&1)" || `+
+		`{ echo "nodeless-eks: could not read the stack's state to look for what an interrupted run left: $state" >&2; exit 1; }; `+
+		`case "$state" in *'"pending_operations"'*|*'%s'*) go run ./cmd/recover-pending || `+
+		`{ echo "nodeless-eks: an interrupted run left pending operations that need a person (see the lines above; docs/recovery.md)" >&2; exit 1; };; esac;; esac`,
+		repoDir, recoveryMark)
+}
+
+// recoveryMark is the start of recovery.Unread, which the pre-run looks
+// for; TestRecoveryCommand holds the two together.
+const recoveryMark = "nodeless-eks recovery: imported"
+
+// StackFile is Pulumi.<stack>.yaml as the checklist has a team write it
+// (deploy/README.md, step 6): what the stack's deploy role can carry out,
+// the stack making its own VPC. A production stack adds what the root
+// program requires of one: the upgrade policy chosen, and a Bottlerocket
+// release pinned. Runs on Pulumi's hosted pool come from no fixed
+// address, so the endpoint is open to the internet (the cluster's
+// authentication still applies); a customer-managed pool's stacks leave
+// the program's default.
+func StackFile(c *Config, stack, partition string) string {
+	r := RoleOf(c, stack)
+	p := c.Project + ":"
+	var b strings.Builder
+	fmt.Fprintf(&b, "config:\n  aws:region: %s\n", r.Region)
+	fmt.Fprintf(&b, "  %siamPermissionsBoundary: %s\n", p, BoundaryArn(c, partition, c.Accounts[r.Account].ID, r.Key))
+	production, hosted := false, c.Review != nil && c.Review.AgentPoolID == ""
+	if r.Stack != "" {
+		fmt.Fprintf(&b, "  %sclusterName: %s\n", p, r.Cluster)
+		production, hosted = c.Stacks[stack].Production, c.Stacks[stack].AgentPoolID == ""
+	}
+	if production {
+		fmt.Fprintf(&b, "  %sproduction: true\n", p)
+		fmt.Fprintf(&b, "  %ssupportType: STANDARD\n", p)
+		fmt.Fprintf(&b, "  %snodeClasses:\n    default:\n      amiAlias: bottlerocket@v%s\n", p, versions.SuggestedBottlerocket)
+	}
+	if hosted {
+		fmt.Fprintf(&b, "  %spublicAccessCidrs: [\"0.0.0.0/0\"]\n", p)
+		if production {
+			fmt.Fprintf(&b, "  %sallowPublicEndpointFromInternet: true\n", p)
+		}
+	}
+	return b.String()
+}

@@ -147,22 +147,19 @@ type destroyCleanupResource struct {
 	pulumi.CustomResourceState
 }
 
-// registrar is the Cluster's addons.CleanupRegistrar: a DestroyCleanup
-// of this package, with the options the add-ons give it (its dependencies,
-// the delete timeout, protection), served by the provider the consumer's
-// SDK names: the version the engine configured this process with, and
-// PluginDownloadURL.
-func (id *identity) registrar() addons.CleanupRegistrar {
-	return func(ctx *pulumi.Context, name string, settings pulumi.StringMap,
-		opts ...pulumi.ResourceOption) (pulumi.Resource, error) {
-		r := &destroyCleanupResource{}
-		opts = append(opts, pulumi.PluginDownloadURL(PluginDownloadURL))
-		if v := id.get(); v != "" {
-			opts = append(opts, pulumi.Version(v))
-		}
-		if err := ctx.RegisterResource(destroyCleanupToken, name, pulumi.Map{"settings": settings}, r, opts...); err != nil {
-			return nil, err
-		}
-		return r, nil
+// registerCleanup is the Cluster's addons.CleanupRegistrar: a
+// DestroyCleanup, registered with no version and no download URL, so that
+// the engine gives it the default provider of the Cluster itself: it fills
+// both from the program's required plugins, the consumer's SDK of this
+// package (normalizeProviderRequest, pkg/resource/deploy/default_providers.go
+// at v3.276.0), which is what the SDK registered the Cluster with, whatever
+// source and spelling `pulumi package add` was given.
+func registerCleanup(ctx *pulumi.Context, name string, settings pulumi.StringMap, opts ...pulumi.ResourceOption) (pulumi.Resource, error) {
+	r := &destroyCleanupResource{}
+	if err := ctx.RegisterResource(destroyCleanupToken, name, pulumi.Map{"settings": settings}, r, opts...); err != nil {
+		return nil, err
 	}
+	return r, nil
 }
+
+var _ addons.CleanupRegistrar = registerCleanup

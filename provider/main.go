@@ -10,8 +10,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -24,38 +24,43 @@ import (
 // name consumers' SDKs carry.
 const Name = "nodeless-eks"
 
-// Version is the package's version, which the schema carries; a release
-// bumps it and tags the commit v<Version>, the tag `pulumi package add`
-// clones (refs/tags/v<version>: sdk/go/common/workspace/plugins.go,
-// gitSource.Download, at v3.256.0).
-const Version = "0.1.0"
+// version is the package's version, which the schema carries: the
+// committed one for a source build, the tag's for a release, whose build
+// stamps it (provider/release.sh: -X main.version=).
+var version = "0.1.0"
 
-// Repository is where this repository is published on GitHub (owner/name);
-// a fork sets its own before its first tag. PluginDownloadURL is what
-// `pulumi package add github.com/<Repository>/provider@v<Version>` records
-// for the package (workspace.parsePluginSpecFromURL: the source URL with
-// the git scheme), which the consumer's SDK registers the Cluster with.
-// The Cluster's own DestroyCleanup must carry the same URL and version:
-// without them the engine looks for a second, unnamed default provider of
-// the package, which it cannot find (pulumi-go-provider#586).
-const (
-	Repository        = "my-org/nodeless-eks"
-	PluginDownloadURL = "git://github.com/" + Repository + "/provider"
-)
+// repository is where the release was published on GitHub (owner/name),
+// stamped by the release's build (-X main.repository=; the release workflow
+// gives github.repository). A release's schema names its assets as the
+// plugin's download URL, github://api.github.com/<repository>, which
+// Pulumi's installer resolves to the release's assets
+// (sdk/go/common/workspace/plugins.go, newGithubSource, at v3.276.0); a
+// source build names none, and `pulumi package add` of the repository
+// records the git URL it was given instead. Nothing here is a placeholder
+// a fork must edit.
+var repository = ""
 
-// Namespace is the SDKs' scope: `pulumi package add` gives a git package
-// without one the lower-cased owner (packages.go setSpecNamespace), so the
-// schema says so itself: the TypeScript SDK is @<namespace>/nodeless-eks
-// in sdks/<namespace>-nodeless-eks.
+// PluginDownloadURL is the schema's download URL: the release's, or none.
+func PluginDownloadURL() string {
+	if repository == "" {
+		return ""
+	}
+	return "github://api.github.com/" + repository
+}
+
+// Namespace is the SDKs' scope: a release's is its owner, lower-cased, as
+// `pulumi package add` gives a git package without one (packages.go
+// setSpecNamespace), so that a release and the source it was built from
+// generate the same SDK names; a source build leaves it to package add.
 func Namespace() string {
-	owner, _, _ := strings.Cut(Repository, "/")
+	owner, _, _ := strings.Cut(repository, "/")
 	return strings.ToLower(owner)
 }
 
 func main() {
 	prov, err := Provider(func() time.Time { return time.Now().UTC() })
 	if err == nil {
-		err = prov.Run(context.Background(), Name, Version)
+		err = prov.Run(context.Background(), Name, version)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -70,61 +75,54 @@ func Provider(today func() time.Time) (p.Provider, error) {
 }
 
 // build is the provider; before, when set, runs at the start of each
-// Cluster's constructor (tests register what their mocks need there).
-// Its Construct refuses what the typed copy of the inputs would misread
-// (unknownFields); its Configure learns the version the engine knows
-// this provider by, which the Cluster's own DestroyCleanup names.
+// Cluster's constructor (tests register what their mocks need there). Its
+// Construct refuses what the typed copy of the inputs would misread
+// (unknownFields), and explicit providers, which the program's lookups and
+// checks would not use.
 func build(today func() time.Time, before func(ctx *pulumi.Context) error) (p.Provider, error) {
-	id := &identity{version: Version}
-	prov, err := builder(infer.ComponentF(clusterConstructor(today, before, id.registrar()))).Build()
+	prov, err := builder(infer.ComponentF(clusterConstructor(today, before, registerCleanup))).Build()
 	if err != nil {
 		return p.Provider{}, err
 	}
-	construct, configure := prov.Construct, prov.Configure
+	getSchema := prov.GetSchema
+	prov.GetSchema = func(ctx context.Context, req p.GetSchemaRequest) (p.GetSchemaResponse, error) {
+		resp, err := getSchema(ctx, req)
+		if err == nil {
+			resp.Schema, err = truthful(resp.Schema)
+		}
+		return resp, err
+	}
+	construct := prov.Construct
 	prov.Construct = func(ctx context.Context, req p.ConstructRequest) (p.ConstructResponse, error) {
 		if req.Urn.Type().String() == Name+":index:Cluster" {
+			if err := explicitProviders(req.Urn.Name(), req.Providers); err != nil {
+				return p.ConstructResponse{}, err
+			}
 			if err := unknownFields(req.Urn.Name(), req.Inputs); err != nil {
 				return p.ConstructResponse{}, err
 			}
 		}
 		return construct(ctx, req)
 	}
-	prov.Configure = func(ctx context.Context, req p.ConfigureRequest) error {
-		// The engine gives a default provider its version among its
-		// inputs (pkg/resource/deploy/source_eval.go SetProviderVersion):
-		// the consumer's SDK's, which is the tag or commit it added.
-		// None means the Cluster was registered without one, and so is
-		// its cleanup: the same default provider either way.
-		version := ""
-		if v, ok := req.Args.GetOk("version"); ok && v.IsString() {
-			version = v.AsString()
-		}
-		id.set(version)
-		if configure == nil {
-			return nil
-		}
-		return configure(ctx, req)
-	}
 	return prov, nil
 }
 
-// identity is the version the engine knows this provider process by:
-// Version until the engine configures it, then the engine's ("" for none).
-type identity struct {
-	mu      sync.Mutex
-	version string
-}
-
-func (id *identity) set(v string) {
-	id.mu.Lock()
-	defer id.mu.Unlock()
-	id.version = v
-}
-
-func (id *identity) get() string {
-	id.mu.Lock()
-	defer id.mu.Unlock()
-	return id.version
+// explicitProviders refuses providers given to the Cluster (its providers
+// option, or a parent's): the program's account checks and lookups run
+// with the default aws provider, and the Cluster's resources would follow
+// the explicit one into another account or region.
+func explicitProviders(name string, providers map[tokens.Package]p.ProviderReference) error {
+	if len(providers) == 0 {
+		return nil
+	}
+	var pkgs []string
+	for pkg := range providers {
+		pkgs = append(pkgs, string(pkg))
+	}
+	slices.Sort(pkgs)
+	return fmt.Errorf("cluster %s: explicit providers (%s) are not supported: the Cluster's checks and lookups run with the "+
+		"default providers, configured by the stack (aws:region, aws:profile, the AWS_* variables), and its resources must "+
+		"land where those checked; drop the providers option, and configure the stack instead", name, strings.Join(pkgs, ", "))
 }
 
 // builder is the package: its metadata, resources and types.
@@ -134,8 +132,8 @@ func builder(cluster infer.InferredComponent) *infer.ProviderBuilder {
 		WithDescription("An Amazon EKS cluster with no node groups: Karpenter runs on Fargate and launches every EC2 node. One `pulumi up` converges; `pulumi destroy` leaves no instances.").
 		WithKeywords("eks", "karpenter", "fargate", "kubernetes", "aws", "category/cloud", "kind/component").
 		WithLicense("Apache-2.0").
-		WithRepository("https://github.com/" + Repository).
-		WithPluginDownloadURL(PluginDownloadURL).
+		WithRepository(repositoryURL()).
+		WithPluginDownloadURL(PluginDownloadURL()).
 		WithNamespace(Namespace()).
 		WithComponents(cluster).
 		WithResources(infer.Resource(&DestroyCleanup{})).
@@ -145,4 +143,12 @@ func builder(cluster infer.InferredComponent) *infer.ProviderBuilder {
 		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{
 			"spec": "index", "cluster": "index", "karpenter": "index", "config": "index",
 		})
+}
+
+// repositoryURL is the release's repository page, or none.
+func repositoryURL() string {
+	if repository == "" {
+		return ""
+	}
+	return "https://github.com/" + repository
 }

@@ -18,6 +18,7 @@ import (
 	"nodeless-eks/config"
 	"nodeless-eks/internal/bootwatch"
 	"nodeless-eks/internal/cleanup"
+	"nodeless-eks/internal/recovery"
 	"nodeless-eks/nodeless"
 	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/testkit/fakeaws"
@@ -30,6 +31,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/integration"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pconfig "github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -63,7 +65,7 @@ func server(t *testing.T, rec *mock.Recorder) integration.Server {
 	standIn := pulumieks.WithStandIn(func(*pulumi.Context) error { return nil })
 	prov, err := build(func() time.Time { return testToday }, standIn)
 	require.NoError(t, err)
-	s, err := integration.NewServer(t.Context(), Name, semver.MustParse(Version),
+	s, err := integration.NewServer(t.Context(), Name, semver.MustParse(version),
 		integration.WithProvider(prov), integration.WithMocks(rec))
 	require.NoError(t, err)
 	return s
@@ -73,7 +75,7 @@ func schemaJSON(t *testing.T) []byte {
 	t.Helper()
 	prov, err := Provider(time.Now)
 	require.NoError(t, err)
-	s, err := integration.NewServer(t.Context(), Name, semver.MustParse(Version), integration.WithProvider(prov))
+	s, err := integration.NewServer(t.Context(), Name, semver.MustParse(version), integration.WithProvider(prov))
 	require.NoError(t, err)
 	resp, err := s.GetSchema(p.GetSchemaRequest{})
 	require.NoError(t, err)
@@ -331,9 +333,10 @@ func TestConstructRegistersWhatTheProgramRegisters(t *testing.T) {
 					continue
 				}
 				if reg.Type == destroyCleanupToken {
-					// Served by the provider the Cluster's SDK names.
-					assert.Equal(t, Version, reg.Version)
-					assert.Equal(t, PluginDownloadURL, reg.RPC.GetPluginDownloadURL())
+					// No version and no URL: the engine gives it the
+					// Cluster's default provider (registerCleanup).
+					assert.Empty(t, reg.Version)
+					assert.Empty(t, reg.RPC.GetPluginDownloadURL())
 				}
 				key, v := normalized(t, reg, componentURN)
 				if reg.Type == destroyCleanupToken {
@@ -501,8 +504,14 @@ func TestEmptyListsStayEmpty(t *testing.T) {
 	}, values)
 }
 
+// fixtureRepository is the release these tests build the package as, as
+// the release workflow stamps a build (-X main.repository=): schema.json,
+// the example and README's names are this release's.
+const fixtureRepository = "my-org/nodeless-eks"
+
 func TestMain(m *testing.M) {
 	flag.Parse()
+	repository = fixtureRepository
 	// A new cluster's Fargate profile waits; the mock engine's needs not.
 	fargateSettle = time.Nanosecond
 	os.Exit(m.Run())
@@ -586,17 +595,13 @@ func TestDestroyCleanupChangesInPlace(t *testing.T) {
 	assert.Equal(t, settings("2h15m0s"), up.Properties)
 }
 
-// TestClusterOptionsReachTheCleanup: the DestroyCleanup names the version
-// the engine configured this provider with (a consumer that added a commit
-// gets 0.0.0-x<hash>), and a Cluster protected by its consumer protects its
-// cleanup, ArgoCD and the LB controller's CRDs, which inherit it.
+// TestClusterOptionsReachTheCleanup: the DestroyCleanup names no version
+// and no download URL, whatever version the engine configured this
+// provider with (the engine fills both from the program's required
+// plugins: registerCleanup), and a Cluster protected by its consumer
+// protects its cleanup, ArgoCD and the LB controller's CRDs, which
+// inherit it. Explicit providers are refused, naming them.
 func TestClusterOptionsReachTheCleanup(t *testing.T) {
-	for _, version := range []string{"0.0.0-x0123456789abcdef", ""} {
-		t.Run("version "+version, func(t *testing.T) { clusterOptionsReachTheCleanup(t, version) })
-	}
-}
-
-func clusterOptionsReachTheCleanup(t *testing.T, version string) {
 	cfg, err := stackfile.Load(projectFile, "../Pulumi.dev.yaml")
 	require.NoError(t, err)
 	inputs, stackCfg := inputsOf(t, cfg)
@@ -604,26 +609,57 @@ func clusterOptionsReachTheCleanup(t *testing.T, version string) {
 	rec := (&fakeaws.Account{Vpc: fakeaws.DevVpc(), ClusterName: cfg[testProject+":clusterName"]}).Recorder(monitorProject, monitorStack)
 	s := server(t, rec)
 	require.NoError(t, s.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
-		"version": property.New(version),
+		"version": property.New("0.0.0-x0123456789abcdef"),
 	})}))
 	protect := true
-	_, err = s.Construct(p.ConstructRequest{
-		Urn:     resource.NewURN(testStack, testProject, "", Name+":index:Cluster", "cluster"),
-		Config:  stackCfg,
-		Inputs:  resource.FromResourcePropertyMap(inputs),
-		Protect: &protect,
-	})
+	urn := resource.NewURN(testStack, testProject, "", Name+":index:Cluster", "cluster")
+	_, err = s.Construct(p.ConstructRequest{Urn: urn, Config: stackCfg, Inputs: resource.FromResourcePropertyMap(inputs), Protect: &protect})
 	require.NoError(t, err)
 	var cleanups int
 	for _, reg := range rec.All() {
 		switch {
 		case reg.Type == destroyCleanupToken:
 			cleanups++
-			assert.Equal(t, version, reg.Version, "the version the engine configured, none for none")
+			assert.Empty(t, reg.Version, "the engine fills it from the consumer's SDK")
+			assert.Empty(t, reg.RPC.GetPluginDownloadURL())
 			assert.True(t, reg.Protect, "the cleanup is protected with the Cluster")
 		case strings.HasSuffix(reg.Name, "-argocd"), strings.HasSuffix(reg.Name, "-lb-controller-crds"):
 			assert.True(t, reg.Protect, "%s is protected with the Cluster", reg.Name)
 		}
 	}
 	assert.Equal(t, 1, cleanups)
+
+	rec = (&fakeaws.Account{Vpc: fakeaws.DevVpc(), ClusterName: cfg[testProject+":clusterName"]}).Recorder(monitorProject, monitorStack)
+	_, err = server(t, rec).Construct(p.ConstructRequest{Urn: urn, Config: stackCfg, Inputs: resource.FromResourcePropertyMap(inputs),
+		Providers: map[tokens.Package]p.ProviderReference{"aws": {Urn: "urn:pulumi:dev::nodeless-eks::pulumi:providers:aws::other", ID: "id"}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cluster cluster: explicit providers (aws) are not supported")
+	assert.Empty(t, rec.All(), "nothing registered")
+}
+
+// TestSourceBuildNamesNoDownloadURL: a build the release did not stamp
+// names no download URL and no namespace, which `pulumi package add` fills
+// from the source it was given.
+func TestSourceBuildNamesNoDownloadURL(t *testing.T) {
+	repository = ""
+	t.Cleanup(func() { repository = fixtureRepository })
+	var spec map[string]any
+	require.NoError(t, json.Unmarshal(schemaJSON(t), &spec))
+	for _, k := range []string{"pluginDownloadURL", "namespace", "repository"} {
+		assert.NotContains(t, spec, k)
+	}
+}
+
+// TestPackageTypesAreInTheRecoveryInventory: the recovery of an interrupted
+// run of a consumer's stack knows every type the Cluster registers.
+func TestPackageTypesAreInTheRecoveryInventory(t *testing.T) {
+	cfg, err := stackfile.Load(projectFile, "../Pulumi.dev.yaml")
+	require.NoError(t, err)
+	inputs, stackCfg := inputsOf(t, cfg)
+	rec, _, err := construct(t, cfg, inputs, stackCfg)
+	require.NoError(t, err)
+	for _, reg := range rec.All() {
+		assert.Contains(t, recovery.Inventory, reg.Type, "the Cluster registers %s: add it to internal/recovery's inventory", reg.Type)
+	}
+	assert.Contains(t, recovery.Inventory, "pulumi:providers:"+Name)
 }

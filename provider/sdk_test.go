@@ -141,6 +141,21 @@ func TestGeneratedSDKs(t *testing.T) {
 		line := strings.Count(string(example[:strings.Index(string(example), "clusterName:")]), "\n") + 1
 		assert.Contains(t, string(out), fmt.Sprintf("index.ts(%d,", line), "the error is on clusterName's line")
 		assert.Contains(t, string(out), "Type 'number' is not assignable to type 'string'")
+
+		// An output where the schema says plain: Construct decides what to
+		// register from the value, so the SDK takes none (truthful).
+		for field, value := range map[string]string{
+			`clusterName: "platform",`:             `clusterName: pulumi.output("platform"),`,
+			`capacityTypes: ["spot", "on-demand"]`: `capacityTypes: pulumi.output(["spot"])`,
+		} {
+			bad := "import * as pulumi from \"@pulumi/pulumi\";\n" + strings.Replace(string(example), field, value, 1)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "index.ts"), []byte(bad), 0o644))
+			cmd := exec.Command(tsc, "-p", ".")
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err, "tsc accepted %s", value)
+			assert.Contains(t, string(out), "Output<", value)
+		}
 	})
 }
 

@@ -49,6 +49,11 @@ var Inventory = map[string]Kind{
 	"nodeless-eks:cluster:Vpc":         {Leaves: "no: a component"},
 	"nodeless-eks:karpenter:Karpenter": {Leaves: "no: a component"},
 	"nodeless-eks:nodepool:NodePools":  {Leaves: "no: a component"},
+	// The package (provider/): its component, and the cleanup whose create
+	// only records its settings in the state.
+	"pulumi:providers:nodeless-eks":     {Leaves: "no: " + clearedNoObj},
+	"nodeless-eks:index:Cluster":        {Leaves: "no: a component; its children are resolved one by one"},
+	"nodeless-eks:index:DestroyCleanup": {Leaves: "no: its create records its settings in the state and makes nothing (provider/destroycleanup.go)"},
 	"command:local:Command": {
 		Leaves: "no, when it has no create command (the program's commands run at delete only); one with a create command may have run it",
 		find:   findCommand,

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"nodeless-eks/internal/cleanup"
+	"nodeless-eks/testkit/apiserver"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The real Pulumi CLI tier: the Pulumi CLI v3.276.0, built from the module
+// proxy by test/pulumicli/install.sh into the user's cache, or the binary
+// $NODELESS_EKS_PULUMI_CLI names. Without it these tests skip, unless
+// NODELESS_EKS_PULUMI_CLI_REQUIRED is "required" (.ci/run sets it).
+const (
+	envCLI         = "NODELESS_EKS_PULUMI_CLI"
+	envCLIRequired = "NODELESS_EKS_PULUMI_CLI_REQUIRED"
+	cliVersion     = "v3.276.0"
+)
+
+// realCLI is the CLI's path.
+func realCLI(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv(envCLI)
+	if path == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache")
+		}
+		path = filepath.Join(cache, "nodeless-eks", "pulumi-"+cliVersion, "pulumi")
+	}
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv(envCLIRequired) == "required" {
+			t.Fatalf("the real Pulumi CLI tier needs %s: run test/pulumicli/install.sh", path)
+		}
+		t.Skipf("no Pulumi CLI at %s: run test/pulumicli/install.sh", path)
+	}
+	return path
+}
+
+// release is this platform's release archive of the fixture release
+// (fixtureRepository), built once per test binary with release.sh, as the
+// release workflow builds every platform's.
+var release struct {
+	once sync.Once
+	dir  string
+	err  error
+	out  []byte
+}
+
+func releaseArchive(t *testing.T) (dir, name string) {
+	t.Helper()
+	release.once.Do(func() {
+		release.dir, release.err = os.MkdirTemp("", "nodeless-eks-release-")
+		if release.err != nil {
+			return
+		}
+		cgo, _ := exec.Command("go", "env", "CGO_ENABLED").Output()
+		cmd := exec.Command("./release.sh", "v"+version, runtime.GOOS+"/"+runtime.GOARCH)
+		// The build cache's settings, so that it links what `go test`
+		// compiled; the workflow's GOFLAGS=-trimpath would compile anew.
+		cmd.Env = append(os.Environ(), "OUT="+release.dir, "GITHUB_REPOSITORY="+fixtureRepository,
+			"CGO_ENABLED="+strings.TrimSpace(string(cgo)), "GOFLAGS=", "GOTOOLCHAIN=local")
+		release.out, release.err = cmd.CombinedOutput()
+	})
+	require.NoError(t, release.err, "release.sh: %s", release.out)
+	return release.dir, "pulumi-resource-nodeless-eks-v" + version + "-" + runtime.GOOS + "-" + runtime.GOARCH + ".tar.gz"
+}
+
+// noGoPath is a PATH with the CLI and nothing else: no go.
+func noGoPath(t *testing.T, cli string) string {
+	t.Helper()
+	bin := t.TempDir()
+	require.NoError(t, os.Symlink(cli, filepath.Join(bin, "pulumi")))
+	for _, dir := range filepath.SplitList(bin) {
+		_, err := os.Stat(filepath.Join(dir, "go"))
+		require.Error(t, err)
+	}
+	return bin
+}
+
+// installed is a PULUMI_HOME whose plugin the CLI installed from the
+// release archive, served from 127.0.0.1 through its own download path
+// (--server, an http source: "<server>/<archive name>", plugins.go
+// httpSource.Download), with no go on PATH.
+func installed(t *testing.T) (home, path string) {
+	t.Helper()
+	cli := realCLI(t)
+	dir, name := releaseArchive(t)
+	var mu sync.Mutex
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Path)
+		mu.Unlock()
+		http.FileServer(http.Dir(dir)).ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	home, path = t.TempDir(), noGoPath(t, cli)
+	out, err := pulumiCmd(t, home, path, "plugin", "install", "resource", Name, version, "--server", srv.URL).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	mu.Lock()
+	assert.Equal(t, []string{"/" + name}, asked, "the installer asked for the archive by the name release.sh gives it")
+	mu.Unlock()
+	_, err = os.Stat(filepath.Join(home, "plugins", "resource-"+Name+"-v"+version, "pulumi-resource-"+Name))
+	require.NoError(t, err, "the binary, unpacked where the engine looks")
+	return home, path
+}
+
+func pulumiCmd(t *testing.T, home, path string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(path, "pulumi"), args...)
+	cmd.Env = []string{"HOME=" + home, "PATH=" + path, "PULUMI_HOME=" + home, "PULUMI_SKIP_UPDATE_CHECK=true",
+		"PULUMI_CONFIG_PASSPHRASE=test", "PULUMI_BACKEND_URL=file://" + home}
+	return cmd
+}
+
+// TestReleaseArchiveThroughTheRealCLI builds this platform's release
+// archive as the release does, installs it with the real CLI from
+// 127.0.0.1 with no go on PATH, and reads the package's schema from the
+// installed binary: the release's version and its download URL, which a
+// consumer's SDK registers the Cluster with. The other platforms' names
+// are the installer's format (standardAssetName).
+func TestReleaseArchiveThroughTheRealCLI(t *testing.T) {
+	home, path := installed(t)
+	out, err := pulumiCmd(t, home, path, "package", "get-schema", Name+"@"+version).Output()
+	require.NoError(t, err)
+	var schema struct{ Name, Version, PluginDownloadURL, Namespace string }
+	require.NoError(t, json.Unmarshal(out, &schema))
+	assert.Equal(t, Name, schema.Name)
+	assert.Equal(t, version, schema.Version)
+	assert.Equal(t, "github://api.github.com/"+fixtureRepository, schema.PluginDownloadURL)
+	assert.Equal(t, "my-org", schema.Namespace)
+
+	names, err := exec.Command("./release.sh", "--names", "v1.2.3").Output()
+	require.NoError(t, err)
+	var want []string
+	for _, p := range []string{"linux-amd64", "linux-arm64", "darwin-amd64", "darwin-arm64", "windows-amd64"} {
+		// standardAssetName: "pulumi-%s-%s-v%s-%s-%s.tar.gz" of kind,
+		// name, version, os, arch.
+		want = append(want, "pulumi-resource-nodeless-eks-v1.2.3-"+p+".tar.gz")
+	}
+	assert.Equal(t, want, strings.Fields(string(names)))
+}
+
+// lbStandIn plays the LB controller for one Service: when the Service is
+// being deleted, it removes its finalizer, as the controller does once
+// the load balancer is gone.
+func lbStandIn(t *testing.T, s *apiserver.Server, path string) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			status, body, err := s.Do(ctx, http.MethodGet, path, "", nil)
+			var obj struct {
+				Metadata struct {
+					DeletionTimestamp string   `json:"deletionTimestamp"`
+					Finalizers        []string `json:"finalizers"`
+				} `json:"metadata"`
+			}
+			if err == nil && status == http.StatusOK && json.Unmarshal(body, &obj) == nil &&
+				obj.Metadata.DeletionTimestamp != "" && len(obj.Metadata.Finalizers) > 0 {
+				_, _, _ = s.Do(ctx, http.MethodPatch, path, "application/merge-patch+json", map[string]any{"metadata": map[string]any{"finalizers": nil}})
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// TestDestroyUnderTheRealCLI runs, with the real CLI and the release's
+// plugin, an engine `up` that creates a DestroyCleanup (as a consumer's
+// Cluster registers it: the SDK's version and download URL) in a state on
+// a file:// backend, then: a targeted destroy that reaches it, which the
+// cleanup's guard refuses from the real process tree; a whole `pulumi
+// destroy`, whose Delete runs the cleanup in the plugin against the real
+// API server (the LoadBalancer Service goes, the report is written); and,
+// for a stack whose plugin cannot start, the way out that provider/README.md
+// gives (state delete of the provider with its dependents, then destroy),
+// with the plugin uninstalled. What it cannot cover: the Cluster's own
+// children, whose aws provider cannot be had here.
+func TestDestroyUnderTheRealCLI(t *testing.T) {
+	home, path := installed(t)
+	s := apiserver.Need(t)
+	s.Must(t, http.MethodPost, "/api/v1/namespaces", "", map[string]any{"metadata": map[string]any{"name": "shop"}})
+	svc := "/api/v1/namespaces/shop/services/public"
+	s.Must(t, http.MethodPost, "/api/v1/namespaces/shop/services", "", map[string]any{
+		"metadata": map[string]any{"name": "public", "finalizers": []string{"service.k8s.aws/resources"}},
+		"spec":     map[string]any{"type": "LoadBalancer", "ports": []map[string]any{{"port": 80}}}})
+	stop := lbStandIn(t, s, svc)
+	defer stop()
+
+	report := filepath.Join(t.TempDir(), "destroy-cleanup.log")
+	settings := map[string]string{cleanup.EnvKubeconfig: s.Kubeconfig(""), cleanup.EnvOwnLabel: "nodeless-eks/stack=cli",
+		cleanup.EnvLoadBalancerTimeout: "1m", cleanup.EnvVolumeTimeout: "1m", cleanup.EnvNodeTimeout: "1m", cleanup.EnvReport: report}
+	program := func(ctx *pulumi.Context) error {
+		var r pulumi.CustomResourceState
+		return ctx.RegisterResource(destroyCleanupToken, "cluster-cleanup", pulumi.Map{"settings": pulumi.ToStringMap(settings)}, &r,
+			pulumi.Version(version), pulumi.PluginDownloadURL("github://api.github.com/"+fixtureRepository))
+	}
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(path, "pulumi"), filepath.Join(root, "bin", "pulumi")))
+	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: root, SkipVersionCheck: true})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	env := map[string]string{"HOME": home, "PATH": path, "PULUMI_HOME": home, "PULUMI_SKIP_UPDATE_CHECK": "true",
+		"PULUMI_CONFIG_PASSPHRASE": "test", "PULUMI_BACKEND_URL": "file://" + home}
+	stack, err := auto.UpsertStackInlineSource(ctx, "dev", "cli-tier", program, auto.Pulumi(cmd), auto.EnvVars(env))
+	require.NoError(t, err)
+	up := func() {
+		t.Helper()
+		_, err := stack.Up(ctx)
+		require.NoError(t, err)
+	}
+	up()
+	urn := "urn:pulumi:dev::cli-tier::" + destroyCleanupToken + "::cluster-cleanup"
+
+	_, err = stack.Destroy(ctx, optdestroy.Target([]string{urn}))
+	require.Error(t, err, "a targeted destroy that reaches the cleanup")
+	assert.Contains(t, err.Error(), "is a destroy of some resources only")
+	status, _, err := s.Do(ctx, http.MethodGet, svc, "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, status, "the workloads' load balancer stays under a targeted destroy")
+
+	res, err := stack.Destroy(ctx)
+	require.NoError(t, err)
+	status, _, err = s.Do(ctx, http.MethodGet, svc, "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusNotFound, status, "the whole destroy's cleanup deleted the LoadBalancer Service")
+	raw, err := os.ReadFile(report)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), "deleting Service shop/public")
+	assert.Contains(t, string(raw), "destroy cleanup done")
+	assert.Contains(t, res.StdOut, "deleting Service shop/public", "the cleanup's lines reach the destroy's output")
+
+	// A plugin that cannot start: the provider's state entry goes with its
+	// dependents, and the destroy finishes without it.
+	up()
+	out, err := pulumiCmd(t, home, path, "plugin", "rm", "resource", Name, "--yes").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	exported, err := stack.Export(ctx)
+	require.NoError(t, err)
+	var deployment struct{ Resources []struct{ URN, Type string } }
+	require.NoError(t, json.Unmarshal(exported.Deployment, &deployment))
+	provider := ""
+	for _, r := range deployment.Resources {
+		if r.Type == "pulumi:providers:"+Name {
+			provider = r.URN
+		}
+	}
+	require.NotEmpty(t, provider, "the stack holds the package's provider")
+	// In the project's directory, where the automation API wrote its
+	// Pulumi.yaml, as a consumer runs it in theirs.
+	del := pulumiCmd(t, home, path, "state", "delete", "--stack", "dev", "--target-dependents", "--yes", provider)
+	del.Dir = stack.Workspace().WorkDir()
+	out, err = del.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	_, err = stack.Destroy(ctx)
+	require.NoError(t, err, "the destroy finishes without the plugin")
+}

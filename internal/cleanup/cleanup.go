@@ -9,7 +9,9 @@
 //     available since v3.0.0: the controller's guide, gateway/l7gateway and
 //     gateway/l4gateway; the Gateway API CRDs are the user's), whose
 //     network interfaces would otherwise block the node security group's
-//     deletion;
+//     deletion; then the LB controller's own finalized kinds, with the
+//     routes and GatewayClasses that keep its Gateway configurations in
+//     use (see configUsers);
 //  2. every StatefulSet with volume claim templates (it would recreate a
 //     deleted claim, and a new volume, with its next pod), then every
 //     PersistentVolumeClaim whose EBS volume has reclaim policy Delete
@@ -386,6 +388,49 @@ var lbControllerKinds = [][]kubeapi.Resource{
 	{kubeapi.LoadBalancerConfigurations, kubeapi.LoadBalancerConfigurationsV1beta1},
 }
 
+// configUsers are the Gateway API objects that keep the LB controller's
+// configurations in use, whose finalizers it keeps while any of them
+// exists (v3.5.0): a ListenerRuleConfiguration while an HTTPRoute or
+// GRPCRoute names it in an ExtensionRef filter
+// (pkg/gateway/routeutils/listener_rule_config_utils.go), a
+// LoadBalancerConfiguration while a GatewayClass of the controller names
+// it as its parametersRef (pkg/gateway/gatewayutils/lb_config_utils.go),
+// and a default TargetGroupConfiguration while such a
+// LoadBalancerConfiguration is (controllers/gateway/
+// targetgroup_configuration_controller.go). Once the Gateways and their
+// load balancers are gone these hold nothing in AWS, so the cleanup
+// deletes them with the configurations; left in place, the configurations
+// would wait out the bound on every run. Routes that name no
+// configuration of the controller, and other controllers' classes, stay.
+var configUsers = []struct {
+	r    kubeapi.Resource
+	uses func(kubeapi.Object) bool
+}{
+	{kubeapi.GatewayClasses, ofLBController},
+	{kubeapi.HTTPRoutes, namesRuleConfiguration},
+	{kubeapi.GRPCRoutes, namesRuleConfiguration},
+}
+
+// ofLBController is a GatewayClass of the LB controller: its controller
+// names (pkg/gateway/constants/controller_constants.go at v3.5.0).
+func ofLBController(class kubeapi.Object) bool {
+	c := class.Str("spec", "controllerName")
+	return c == "gateway.k8s.aws/alb" || c == "gateway.k8s.aws/nlb"
+}
+
+// namesRuleConfiguration is a route with a rule whose filter is an
+// ExtensionRef to a ListenerRuleConfiguration.
+func namesRuleConfiguration(route kubeapi.Object) bool {
+	for _, rule := range route.Items("spec", "rules") {
+		for _, f := range rule.Items("filters") {
+			if f.Str("extensionRef", "group") == "gateway.k8s.aws" && f.Str("extensionRef", "kind") == "ListenerRuleConfiguration" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // controllerObjects deletes what is left of the LB controller's own kinds
 // once the load balancers are gone (a binding or configuration of an
 // Ingress, Service or Gateway is gone with it by then; one a user made is
@@ -403,6 +448,20 @@ func (c *cleaner) controllerObjects(ctx context.Context) error {
 	served := map[string]kubeapi.Resource{} // kind: the version served
 	find := func(ctx context.Context) (map[string]found, error) {
 		out := map[string]found{}
+		for _, u := range configUsers {
+			objs, err := c.list(ctx, u.r)
+			if kubeapi.IsNotFound(err) {
+				continue // the Gateway API, or this kind of it, is not installed
+			}
+			if err != nil {
+				return nil, err
+			}
+			for _, o := range objs {
+				if u.uses(o) {
+					out[u.r.Kind+" "+identity(o)] = found{u.r, o}
+				}
+			}
+		}
 		for _, versions := range lbControllerKinds {
 			for _, r := range versions {
 				if v, ok := served[r.Kind]; ok && v != r {
@@ -433,15 +492,22 @@ func (c *cleaner) controllerObjects(ctx context.Context) error {
 	}
 	for _, key := range sortedKeys(before) {
 		if f := before[key]; !f.o.Deleting() {
-			if err := c.remove(ctx, f.r, f.o.Namespace(), f.o.Name(), " (the LB controller finalizes it)"); err != nil {
+			why := " (the LB controller finalizes it)"
+			if f.r.GroupVersion == kubeapi.GatewayClasses.GroupVersion {
+				why = " (it keeps the LB controller's configurations in use)"
+			}
+			if err := c.remove(ctx, f.r, f.o.Namespace(), f.o.Name(), why); err != nil {
 				return err
 			}
 		}
 	}
 	var left []found
-	err = c.waitFor(ctx, c.o.LoadBalancerTimeout, "the LB controller's bindings, accelerators and configurations (it lets each go once done)",
+	err = c.waitFor(ctx, c.o.LoadBalancerTimeout, "the LB controller's bindings, accelerators and configurations, and the routes and classes that use them (it lets each go once done)",
 		func(ctx context.Context) ([]string, error) {
 			now, err := find(ctx)
+			if err != nil {
+				return nil, err // left keeps the last answer, for the commands below
+			}
 			var names []string
 			left = left[:0]
 			for key, f := range now {
@@ -450,17 +516,21 @@ func (c *cleaner) controllerObjects(ctx context.Context) error {
 					left = append(left, f)
 				}
 			}
-			return names, err
+			return names, nil
 		})
 	if err != nil {
 		var cmds []string
 		for _, f := range left {
-			cmds = append(cmds, fmt.Sprintf("kubectl -n %s patch %s.%s %s --type merge -p '{\"metadata\":{\"finalizers\":null}}'",
-				f.o.Namespace(), f.r.Plural, strings.Split(f.r.GroupVersion, "/")[0], f.o.Name()))
+			ns := ""
+			if f.o.Namespace() != "" {
+				ns = " -n " + f.o.Namespace()
+			}
+			cmds = append(cmds, fmt.Sprintf("kubectl%s patch %s.%s %s --type merge -p '{\"metadata\":{\"finalizers\":null}}'",
+				ns, f.r.Plural, strings.Split(f.r.GroupVersion, "/")[0], f.o.Name()))
 		}
 		slices.Sort(cmds)
-		return fmt.Errorf("%w. The LB controller did not let them go (a route that still references a configuration, or the "+
-			"controller failing: its logs say); once what they held in AWS is gone, remove their finalizers: %s", err, strings.Join(cmds, "; "))
+		return fmt.Errorf("%w. The LB controller did not let them go (an object the cleanup does not delete still references a "+
+			"configuration, or the controller is failing: its logs say); once what they held in AWS is gone, remove their finalizers: %s", err, strings.Join(cmds, "; "))
 	}
 	return nil
 }

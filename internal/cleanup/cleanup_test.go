@@ -64,6 +64,16 @@ func obj(name, namespace string, labels map[string]any, spec map[string]any) kub
 }
 
 // withUID gives an object the UID the API server would.
+// ruleFilter is a route spec with one rule of one filter of type typ,
+// naming group/kind/name when it is an ExtensionRef.
+func ruleFilter(typ, group, kind, name string) map[string]any {
+	f := map[string]any{"type": typ}
+	if typ == "ExtensionRef" {
+		f["extensionRef"] = map[string]any{"group": group, "kind": kind, "name": name}
+	}
+	return map[string]any{"rules": []any{map[string]any{"filters": []any{f}}}}
+}
+
 func withUID(o kubeapi.Object, uid string) kubeapi.Object {
 	o["metadata"].(map[string]any)["uid"] = uid
 	return o
@@ -222,11 +232,34 @@ func (f *fakeCluster) tick() {
 		remove(kubeapi.Ingresses, kubeapi.Object.Deleting)
 		remove(kubeapi.Services, kubeapi.Object.Deleting)
 		remove(kubeapi.Gateways, kubeapi.Object.Deleting)
-		// Its own kinds: let go once deleted, but for one a route still
-		// references (label referenced=true).
+		// The routes and classes hold nothing of it; its own kinds it lets
+		// go once deleted, but for a configuration still in use (its
+		// v3.5.0 rules: a route's ExtensionRef names a rule configuration,
+		// a class's parametersRef a load balancer configuration) and one
+		// it fails on (label referenced=true).
+		for _, r := range []kubeapi.Resource{kubeapi.HTTPRoutes, kubeapi.GRPCRoutes, kubeapi.GatewayClasses} {
+			remove(r, kubeapi.Object.Deleting)
+		}
+		inUse := func(o kubeapi.Object) bool {
+			for _, route := range append(slices.Clone(f.objs[kubeapi.HTTPRoutes]), f.objs[kubeapi.GRPCRoutes]...) {
+				for _, rule := range route.Items("spec", "rules") {
+					for _, filter := range rule.Items("filters") {
+						if filter.Str("extensionRef", "kind") == "ListenerRuleConfiguration" && filter.Str("extensionRef", "name") == o.Name() {
+							return true
+						}
+					}
+				}
+			}
+			for _, class := range f.objs[kubeapi.GatewayClasses] {
+				if class.Str("spec", "parametersRef", "kind") == "LoadBalancerConfiguration" && class.Str("spec", "parametersRef", "name") == o.Name() {
+					return true
+				}
+			}
+			return o.Label("referenced") == "true"
+		}
 		for _, r := range []kubeapi.Resource{kubeapi.TargetGroupBindings, kubeapi.GlobalAccelerators, kubeapi.ListenerRuleConfigurations,
 			kubeapi.LoadBalancerConfigurations, kubeapi.TargetGroupConfigurationsV1beta1} {
-			remove(r, func(o kubeapi.Object) bool { return o.Deleting() && o.Label("referenced") != "true" })
+			remove(r, func(o kubeapi.Object) bool { return o.Deleting() && !inUse(o) })
 		}
 	}
 	// The StatefulSet controller: a deleted set takes its pod with it; a
@@ -444,10 +477,11 @@ func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 // way out, since the load balancers and volumes would be left for good.
 // TestTheLBControllersOwnObjects: bindings, accelerators and Gateway
 // configurations the LB controller finalizes are deleted once the load
-// balancers are gone, while the controller runs, and waited for; a kind
-// served only in its older version is found there, one not installed is
-// skipped; one the controller does not let go fails the step, with the
-// command that removes its finalizer.
+// balancers are gone, while the controller runs, and waited for, with the
+// routes and GatewayClasses that keep the configurations in use (others'
+// stay); a kind served only in its older version is found there, one not
+// installed is skipped; one the controller does not let go fails the
+// step, with the command that removes its finalizer.
 func TestTheLBControllersOwnObjects(t *testing.T) {
 	objects := func(referenced bool) *fakeCluster {
 		f := &fakeCluster{lbController: true, csiDriver: true, karpenter: true,
@@ -462,6 +496,13 @@ func TestTheLBControllersOwnObjects(t *testing.T) {
 			kubeapi.ListenerRuleConfigurations:       {withUID(obj("rules", "shop", held, nil), "u-lrc")},
 			kubeapi.LoadBalancerConfigurations:       {withUID(obj("lb", "shop", nil, nil), "u-lbc")},
 			kubeapi.TargetGroupConfigurationsV1beta1: {withUID(obj("tg", "shop", nil, nil), "u-tgc")},
+			kubeapi.HTTPRoutes: {obj("web", "shop", nil, ruleFilter("ExtensionRef", "gateway.k8s.aws", "ListenerRuleConfiguration", "rules")),
+				obj("plain", "shop", nil, ruleFilter("RequestHeaderModifier", "", "", ""))},
+			kubeapi.GRPCRoutes: {obj("rpc", "shop", nil, ruleFilter("ExtensionRef", "example.com", "Other", "x"))},
+			kubeapi.GatewayClasses: {
+				obj("aws-alb", "", nil, map[string]any{"controllerName": "gateway.k8s.aws/alb",
+					"parametersRef": map[string]any{"group": "gateway.k8s.aws", "kind": "LoadBalancerConfiguration", "name": "lb", "namespace": "shop"}}),
+				obj("envoy", "", nil, map[string]any{"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"})},
 		}
 		return f
 	}
@@ -469,8 +510,11 @@ func TestTheLBControllersOwnObjects(t *testing.T) {
 	var log bytes.Buffer
 	require.NoError(t, Run(context.Background(), f, options(&log)))
 	for _, want := range []string{"TargetGroupBinding shop/legacy-tg", "ListenerRuleConfiguration shop/rules", "LoadBalancerConfiguration shop/lb",
-		"TargetGroupConfiguration shop/tg"} {
+		"TargetGroupConfiguration shop/tg", "HTTPRoute shop/web", "GatewayClass aws-alb"} {
 		assert.Contains(t, f.deletes, want)
+	}
+	for _, kept := range []string{"HTTPRoute shop/plain", "GRPCRoute shop/rpc", "GatewayClass envoy"} {
+		assert.NotContains(t, f.deletes, kept, "names no configuration of the LB controller")
 	}
 	for _, r := range []kubeapi.Resource{kubeapi.TargetGroupBindings, kubeapi.ListenerRuleConfigurations, kubeapi.LoadBalancerConfigurations,
 		kubeapi.TargetGroupConfigurationsV1beta1} {

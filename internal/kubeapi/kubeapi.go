@@ -49,6 +49,11 @@ var (
 	Ingresses    = Resource{GroupVersion: "networking.k8s.io/v1", Plural: "ingresses", Namespaced: true, Kind: "Ingress"}
 	StatefulSets = Resource{GroupVersion: "apps/v1", Plural: "statefulsets", Namespaced: true, Kind: "StatefulSet"}
 	Gateways     = Resource{GroupVersion: "gateway.networking.k8s.io/v1", Plural: "gateways", Namespaced: true, Kind: "Gateway"}
+	// The Gateway API's classes and routes, which keep the LB controller's
+	// configurations in use.
+	GatewayClasses = Resource{GroupVersion: "gateway.networking.k8s.io/v1", Plural: "gatewayclasses", Kind: "GatewayClass"}
+	HTTPRoutes     = Resource{GroupVersion: "gateway.networking.k8s.io/v1", Plural: "httproutes", Namespaced: true, Kind: "HTTPRoute"}
+	GRPCRoutes     = Resource{GroupVersion: "gateway.networking.k8s.io/v1", Plural: "grpcroutes", Namespaced: true, Kind: "GRPCRoute"}
 	// The AWS Load Balancer Controller's own kinds that it finalizes
 	// (pkg/shared_constants/finalizers.go at v3.5.0): bindings of target
 	// groups, Global Accelerators, and the Gateway API configurations

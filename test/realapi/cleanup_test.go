@@ -88,10 +88,81 @@ func (c *controllers) start(t *testing.T) (stop func() []string) {
 	return stop
 }
 
+// lbInUse are the LB controller v3.5.0's rules for keeping the finalizer of
+// one of its Gateway API kinds while it is deleted: a GatewayClass while a
+// Gateway names it (controllers/gateway/gatewayclass_controller.go), a
+// LoadBalancerConfiguration while a GatewayClass's parametersRef or a
+// Gateway's infrastructure.parametersRef names it
+// (pkg/gateway/gatewayutils/lb_config_utils.go), a ListenerRuleConfiguration
+// while an HTTPRoute's or GRPCRoute's ExtensionRef filter names it
+// (controllers/gateway/listenerrule_configuration_controller.go,
+// pkg/gateway/routeutils/listener_rule_config_utils.go). The others it lets
+// go once what they hold in AWS is gone.
+func lbInUse(kind string, o m, all map[string][]m) string {
+	refersTo := func(ref any, group, kind, name, ns string) bool {
+		r, _ := ref.(m)
+		return r != nil && r["group"] == group && r["kind"] == kind && r["name"] == name &&
+			(r["namespace"] == nil || r["namespace"] == ns)
+	}
+	switch kind {
+	case "GatewayClass":
+		for _, g := range all["Gateway"] {
+			if g["spec"].(m)["gatewayClassName"] == name(o) {
+				return "Gateway " + ns(g) + "/" + name(g)
+			}
+		}
+	case "LoadBalancerConfiguration":
+		for _, c := range all["GatewayClass"] {
+			if refersTo(c["spec"].(m)["parametersRef"], "gateway.k8s.aws", kind, name(o), ns(o)) {
+				return "GatewayClass " + name(c)
+			}
+		}
+		for _, g := range all["Gateway"] {
+			infra, _ := g["spec"].(m)["infrastructure"].(m)
+			if infra != nil && refersTo(infra["parametersRef"], "gateway.k8s.aws", kind, name(o), ns(g)) && ns(g) == ns(o) {
+				return "Gateway " + ns(g) + "/" + name(g)
+			}
+		}
+	case "TargetGroupConfiguration":
+		// A default one (no targetReference) while a LoadBalancerConfiguration
+		// in use names it (controllers/gateway/targetgroup_configuration_controller.go).
+		if o["spec"].(m)["targetReference"] != nil {
+			break
+		}
+		for _, lb := range all["LoadBalancerConfiguration"] {
+			d, _ := lb["spec"].(m)["defaultTargetGroupConfiguration"].(m)
+			if d != nil && d["name"] == name(o) && ns(lb) == ns(o) && lbInUse("LoadBalancerConfiguration", lb, all) != "" {
+				return "LoadBalancerConfiguration " + ns(lb) + "/" + name(lb)
+			}
+		}
+	case "ListenerRuleConfiguration":
+		for _, rk := range []string{"HTTPRoute", "GRPCRoute"} {
+			for _, r := range all[rk] {
+				for _, rule := range asList(r["spec"].(m)["rules"]) {
+					for _, f := range asList(rule.(m)["filters"]) {
+						if ns(r) == ns(o) && refersTo(f.(m)["extensionRef"], "gateway.k8s.aws", kind, name(o), ns(o)) {
+							return rk + " " + ns(r) + "/" + name(r)
+						}
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
 func (c *controllers) tick(ctx context.Context) error {
 	s := c.s
-	for _, kind := range []string{"Service", "Ingress", "Gateway", "TargetGroupBinding", "GlobalAccelerator", "TargetGroupConfiguration",
-		"LoadBalancerConfiguration", "ListenerRuleConfiguration"} {
+	all := map[string][]m{}
+	for _, kind := range []string{"Gateway", "GatewayClass", "HTTPRoute", "GRPCRoute", "LoadBalancerConfiguration"} {
+		objs, err := s.list(ctx, kind, "")
+		if err != nil {
+			return err
+		}
+		all[kind] = objs
+	}
+	for _, kind := range []string{"Service", "Ingress", "Gateway", "GatewayClass", "TargetGroupBinding", "GlobalAccelerator",
+		"TargetGroupConfiguration", "LoadBalancerConfiguration", "ListenerRuleConfiguration"} {
 		objs, err := s.list(ctx, kind, "")
 		if err != nil {
 			return err
@@ -112,12 +183,19 @@ func (c *controllers) tick(ctx context.Context) error {
 			}
 		}
 		for _, o := range objs {
-			if c.lbController && deleting(o) && len(finalizers(o)) > 0 {
-				if err := s.release(ctx, o); err != nil {
-					return err
-				}
-				c.did("LB controller: let %s %s/%s go", kind, ns(o), name(o))
+			if !c.lbController || !deleting(o) || len(finalizers(o)) == 0 {
+				continue
 			}
+			if by := lbInUse(kind, o, all); by != "" {
+				if msg := fmt.Sprintf("LB controller: keeps %s %s/%s, in use by %s", kind, ns(o), name(o), by); !slices.Contains(c.Done(), msg) {
+					c.did("%s", msg)
+				}
+				continue
+			}
+			if err := s.release(ctx, o); err != nil {
+				return err
+			}
+			c.did("LB controller: let %s %s/%s go", kind, ns(o), name(o))
 		}
 	}
 	pods, err := s.list(ctx, "Pod", "")
@@ -262,7 +340,12 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 	s.create(t, service("operator-lb", "shop", "LoadBalancer", "service.k8s.aws/resources"))
 	s.create(t, service("late", "zz", "LoadBalancer", "service.k8s.aws/resources"))
 	s.create(t, ingress("web", "shop", "ingress.k8s.aws/resources"))
-	s.create(t, gateway("web-gw", "shop", "gateway.k8s.aws/resources"))
+	// A Gateway of an ALB GatewayClass, whose parameters and rules are the
+	// LB controller's configurations, finalized by their real names.
+	s.create(t, gatewayClass("aws-alb", "gateway.k8s.aws/alb", "shop", "web-lb"))
+	s.create(t, gateway("web-gw", "shop", "aws-alb", "gateway.k8s.aws/alb"))
+	s.create(t, route("HTTPRoute", "web-route", "shop", "web-gw", "web-rule"))
+	s.create(t, route("GRPCRoute", "rpc-route", "shop", "web-gw", "rpc-rule"))
 	// The LB controller's own kinds, finalized as it finalizes them (its
 	// v3.5.0 sources): a binding a user made, an accelerator, and the
 	// Gateway API configurations, at the versions the CRDs serve.
@@ -270,8 +353,10 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		lbObject("TargetGroupBinding", "elbv2.k8s.aws/v1beta1", "legacy-tg", "shop", "elbv2.k8s.aws/resources"),
 		lbObject("GlobalAccelerator", "aga.k8s.aws/v1beta1", "edge", "shop", "aga.k8s.aws/resources"),
 		lbObject("TargetGroupConfiguration", "gateway.k8s.aws/v1beta1", "web-tg", "shop", "gateway.k8s.aws/targetgroupconfigurations"),
-		lbObject("LoadBalancerConfiguration", "gateway.k8s.aws/v1", "web-lb", "shop", "gateway.k8s.aws/loadbalancerconfigurations"),
+		withSpec(lbObject("LoadBalancerConfiguration", "gateway.k8s.aws/v1", "web-lb", "shop", "gateway.k8s.aws/loadbalancerconfigurations"),
+			m{"defaultTargetGroupConfiguration": m{"name": "web-tg"}}),
 		lbObject("ListenerRuleConfiguration", "gateway.k8s.aws/v1", "web-rule", "shop", "gateway.k8s.aws/listenerruleconfigurations"),
+		lbObject("ListenerRuleConfiguration", "gateway.k8s.aws/v1", "rpc-rule", "shop", "gateway.k8s.aws/listenerruleconfigurations"),
 	} {
 		s.create(t, o)
 	}
@@ -370,15 +455,23 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 			"/apis/aga.k8s.aws/v1beta1/namespaces/shop/globalaccelerators/edge",
 			"/apis/gateway.k8s.aws/v1beta1/namespaces/shop/targetgroupconfigurations/web-tg",
 			"/apis/gateway.k8s.aws/v1/namespaces/shop/loadbalancerconfigurations/web-lb",
-			"/apis/gateway.k8s.aws/v1/namespaces/shop/listenerruleconfigurations/web-rule"} {
+			"/apis/gateway.k8s.aws/v1/namespaces/shop/listenerruleconfigurations/web-rule",
+			"/apis/gateway.k8s.aws/v1/namespaces/shop/listenerruleconfigurations/rpc-rule",
+			"/apis/gateway.networking.k8s.io/v1/gatewayclasses/aws-alb",
+			"/apis/gateway.networking.k8s.io/v1/namespaces/shop/httproutes/web-route",
+			"/apis/gateway.networking.k8s.io/v1/namespaces/shop/grpcroutes/rpc-route"} {
 			status, _, err := s.do(ctxT(), http.MethodGet, path, "", nil)
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusNotFound, status, "%s is gone", path)
 		}
 		for _, o := range []string{"TargetGroupBinding shop/legacy-tg", "GlobalAccelerator shop/edge", "TargetGroupConfiguration shop/web-tg",
-			"LoadBalancerConfiguration shop/web-lb", "ListenerRuleConfiguration shop/web-rule"} {
+			"LoadBalancerConfiguration shop/web-lb", "ListenerRuleConfiguration shop/web-rule", "HTTPRoute shop/web-route",
+			"GRPCRoute shop/rpc-route", "GatewayClass aws-alb"} {
 			assert.Contains(t, log, "deleting "+o)
 		}
+		done := strings.Join(ctl.Done(), "\n")
+		assert.Contains(t, done, "LB controller: let LoadBalancerConfiguration shop/web-lb go")
+		assert.Contains(t, done, "LB controller: let TargetGroupConfiguration shop/web-tg go")
 		before("deleting Service shop/public", "deleting TargetGroupBinding shop/legacy-tg")
 		before("deleting TargetGroupBinding shop/legacy-tg", "deleting StatefulSet shop/db")
 	})

@@ -67,6 +67,8 @@ func (s *server) installCRDs() error {
 	for _, file := range []string{
 		filepath.Join(gateway, "config", "crd", "standard", "gateway.networking.k8s.io_gatewayclasses.yaml"),
 		filepath.Join(gateway, "config", "crd", "standard", "gateway.networking.k8s.io_gateways.yaml"),
+		filepath.Join(gateway, "config", "crd", "standard", "gateway.networking.k8s.io_httproutes.yaml"),
+		filepath.Join(gateway, "config", "crd", "standard", "gateway.networking.k8s.io_grpcroutes.yaml"),
 	} {
 		raw, err := os.ReadFile(file)
 		if err != nil {

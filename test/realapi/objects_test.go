@@ -46,9 +46,27 @@ func ingress(name, ns string, finalizers ...string) m {
 		"spec": m{"ingressClassName": "alb", "defaultBackend": m{"service": m{"name": "internal", "port": m{"number": 80}}}}}
 }
 
-func gateway(name, ns string, finalizers ...string) m {
+func gateway(name, ns, class string, finalizers ...string) m {
 	return m{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": meta(name, ns, nil, finalizers...),
-		"spec": m{"gatewayClassName": "alb", "listeners": []m{{"name": "http", "port": 80, "protocol": "HTTP"}}}}
+		"spec": m{"gatewayClassName": class, "listeners": []m{{"name": "http", "port": 80, "protocol": "HTTP"}}}}
+}
+
+// gatewayClass is a GatewayClass of the LB controller (controllerName
+// gateway.k8s.aws/alb or /nlb) whose parameters are a
+// LoadBalancerConfiguration, finalized as the controller finalizes it
+// (gateway.k8s.aws/gatewayclass).
+func gatewayClass(name, controller, lbConfigNS, lbConfig string) m {
+	return m{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass", "metadata": meta(name, "", nil, "gateway.k8s.aws/gatewayclass"),
+		"spec": m{"controllerName": controller, "parametersRef": m{"group": "gateway.k8s.aws", "kind": "LoadBalancerConfiguration",
+			"name": lbConfig, "namespace": lbConfigNS}}}
+}
+
+// route is an HTTPRoute or GRPCRoute of a Gateway whose rule's filter is
+// a ListenerRuleConfiguration (an ExtensionRef of group gateway.k8s.aws).
+func route(kind, name, ns, gw, ruleConfig string) m {
+	return m{"apiVersion": "gateway.networking.k8s.io/v1", "kind": kind, "metadata": meta(name, ns, nil),
+		"spec": m{"parentRefs": []m{{"name": gw}}, "rules": []m{{"filters": []m{{"type": "ExtensionRef",
+			"extensionRef": m{"group": "gateway.k8s.aws", "kind": "ListenerRuleConfiguration", "name": ruleConfig}}}}}}}
 }
 
 // volume is a PersistentVolume bound to ns/claim; source is its volume
@@ -127,10 +145,13 @@ func event(ns, kind, name, typ, reason, message, component string, at time.Time)
 var paths = map[string]string{
 	"Namespace": "/api/v1/namespaces", "Service": "/api/v1/namespaces/%s/services", "Pod": "/api/v1/namespaces/%s/pods",
 	"PersistentVolume": "/api/v1/persistentvolumes", "PersistentVolumeClaim": "/api/v1/namespaces/%s/persistentvolumeclaims",
-	"Event":    "/api/v1/namespaces/%s/events",
-	"Ingress":  "/apis/networking.k8s.io/v1/namespaces/%s/ingresses",
-	"Gateway":  "/apis/gateway.networking.k8s.io/v1/namespaces/%s/gateways",
-	"NodePool": "/apis/karpenter.sh/v1/nodepools", "NodeClaim": "/apis/karpenter.sh/v1/nodeclaims",
+	"Event":        "/api/v1/namespaces/%s/events",
+	"Ingress":      "/apis/networking.k8s.io/v1/namespaces/%s/ingresses",
+	"Gateway":      "/apis/gateway.networking.k8s.io/v1/namespaces/%s/gateways",
+	"GatewayClass": "/apis/gateway.networking.k8s.io/v1/gatewayclasses",
+	"HTTPRoute":    "/apis/gateway.networking.k8s.io/v1/namespaces/%s/httproutes",
+	"GRPCRoute":    "/apis/gateway.networking.k8s.io/v1/namespaces/%s/grpcroutes",
+	"NodePool":     "/apis/karpenter.sh/v1/nodepools", "NodeClaim": "/apis/karpenter.sh/v1/nodeclaims",
 	"EC2NodeClass": "/apis/karpenter.k8s.aws/v1/ec2nodeclasses",
 	"StatefulSet":  "/apis/apps/v1/namespaces/%s/statefulsets",
 	// The LB controller's own kinds, at the versions the tier's CRDs serve.
@@ -145,6 +166,12 @@ var paths = map[string]string{
 // controller finalizes it.
 func lbObject(kind, apiVersion, name, ns, finalizer string) m {
 	return m{"apiVersion": apiVersion, "kind": kind, "metadata": meta(name, ns, nil, finalizer), "spec": m{}}
+}
+
+// withSpec is obj with spec.
+func withSpec(obj, spec m) m {
+	obj["spec"] = spec
+	return obj
 }
 
 // collection is the path of obj's kind, in its namespace.
@@ -173,6 +200,7 @@ func (s *server) setStatus(t *testing.T, stored m, status m) m {
 // resources are the kinds the controllers' stand-in lists.
 var resources = map[string]kubeapi.Resource{
 	"Service": kubeapi.Services, "Ingress": kubeapi.Ingresses, "Gateway": kubeapi.Gateways, "Pod": kubeapi.Pods,
+	"GatewayClass": kubeapi.GatewayClasses, "HTTPRoute": kubeapi.HTTPRoutes, "GRPCRoute": kubeapi.GRPCRoutes,
 	"PersistentVolumeClaim": kubeapi.Claims, "PersistentVolume": kubeapi.Volumes,
 	"NodePool": kubeapi.NodePools, "NodeClaim": kubeapi.NodeClaims, "EC2NodeClass": kubeapi.EC2NodeClasses,
 	"TargetGroupBinding": kubeapi.TargetGroupBindings, "GlobalAccelerator": kubeapi.GlobalAccelerators,

@@ -212,9 +212,12 @@ func DeployerPolicy(s scope) iampolicy.Document {
 	withBoundary := map[string]any{"StringEquals": map[string]any{"iam:PermissionsBoundary": s.boundaryArn}}
 	inRegion := map[string]any{"StringEquals": map[string]any{"aws:RequestedRegion": s.region}}
 	statements := append([]iampolicy.Statement{
+		// tag:GetResources: the destroy cleanup lists, once the cluster is
+		// proven gone, what still carries its tags (internal/cleanup,
+		// leftovers).
 		iampolicy.Statement{Sid: "ReadForLookupsAndPlans", Effect: "Allow", Resource: "*",
 			Action: []string{"ec2:Describe*", "eks:DescribeAddonVersions", "eks:DescribeAddonConfiguration", "eks:ListClusters",
-				"logs:DescribeLogGroups", "kms:ListAliases", "sqs:ListQueues"},
+				"logs:DescribeLogGroups", "kms:ListAliases", "sqs:ListQueues", "tag:GetResources"},
 			Condition: inRegion},
 		// The recovery of an interrupted run finds a key whose create was
 		// cut off by its cluster tag, among all the region's keys

@@ -69,8 +69,14 @@ type Options struct {
 	// API server has not answered within ReachTimeout; nil when it cannot
 	// be asked. Only its "no" proves there is nothing to clean.
 	ClusterExists func(ctx context.Context) (exists bool, status string, err error)
+	// Leftovers lists what still carries the cluster's tags in AWS, once
+	// the cluster is proven gone; nil when it cannot be asked.
+	Leftovers func(ctx context.Context) ([]string, error)
 	// LoadBalancerTimeout, VolumeTimeout and NodeTimeout bound the steps.
 	LoadBalancerTimeout, VolumeTimeout, NodeTimeout time.Duration
+	// Settle is how long, once the load balancers it deleted are gone,
+	// the cleanup watches for one that something recreates.
+	Settle time.Duration
 	// StuckPodWait is how long after its grace period a pod that holds a
 	// claim may still be terminating before it is deleted at once; 0 is
 	// StuckTerminating.
@@ -109,6 +115,7 @@ func Run(ctx context.Context, api kubeapi.API, o Options) error {
 		{"the LB controller's bindings, accelerators and Gateway configurations", c.controllerObjects},
 		{"EBS volumes", c.volumes},
 		{"node pools and node classes the stack did not create", c.nodes},
+		{"load balancers made since the first step", c.lastLook},
 	} {
 		if err := step.run(ctx); err != nil && !errors.Is(err, errNothingToClean) {
 			return fmt.Errorf("removing %s: %w; fix the cause and run `pulumi destroy` again (the cleanup starts over), or set "+
@@ -189,6 +196,7 @@ func (c *cleaner) gone(ctx context.Context, cause error) error {
 		}
 		c.logf("the cluster's API server name no longer resolves and EKS says the cluster does not exist: "+
 			"the cluster is gone, so nothing is left to clean (%v)", cause)
+		c.reportLeftovers(ctx)
 		return errNothingToClean
 	}
 	c.logf("the cluster's API server name no longer resolves: the cluster is gone, so nothing is left to clean (%v)", cause)
@@ -206,6 +214,30 @@ const unreachableWayOut = "run `pulumi destroy` again from where the API server 
 // user's switch, or EKS's word that the cluster is gone, end the cleanup
 // with nothing to clean; anything else fails it, since the load balancers
 // and volumes its workloads created would be left for good.
+// reportLeftovers says what still carries the cluster's tags once it is
+// proven gone: a cluster that went without this cleanup (deleted by hand,
+// or with the cleanup skipped) may have left load balancers, volumes or
+// nodes, billed until someone deletes them. Listing them proves nothing
+// either way, so its failure is said, not fatal.
+func (c *cleaner) reportLeftovers(ctx context.Context) {
+	if c.o.Leftovers == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.o.ReachTimeout)
+	defer cancel()
+	left, err := c.o.Leftovers(ctx)
+	switch {
+	case err != nil:
+		c.logf("could not list what still carries the cluster's tags in AWS (%v); look with aws resourcegroupstaggingapi "+
+			"get-resources --tag-filters Key=<tag>,Values=<cluster name>, for the tags docs/troubleshooting.md names", err)
+	case len(left) == 0:
+		c.logf("nothing in AWS carries the cluster's tags any more")
+	default:
+		c.logf("still carrying the cluster's tags in AWS, made by its controllers and not deleted (the tagging API may still "+
+			"list what went minutes ago; delete the rest by hand): %s", strings.Join(left, ", "))
+	}
+}
+
 func (c *cleaner) unreachable(ctx context.Context, cause error, waited time.Duration) error {
 	if c.o.DeleteUnreachable {
 		c.logf("cannot reach the API server (%v) and PULUMI_K8S_DELETE_UNREACHABLE=true says it is unreachable for good: skipping "+
@@ -225,6 +257,7 @@ func (c *cleaner) unreachable(ctx context.Context, cause error, waited time.Dura
 			"too (%v), so nothing proves it is gone: %s", waited, cause, err, unreachableWayOut)
 	case !exists:
 		c.logf("the API server does not answer (%v) and EKS says the cluster does not exist: nothing is left to clean", cause)
+		c.reportLeftovers(ctx)
 		return errNothingToClean
 	}
 	return fmt.Errorf("the API server does not answer after %s (%v), but EKS says the cluster exists (status %s), so the "+
@@ -305,38 +338,43 @@ func (c *cleaner) waitFor(ctx context.Context, bound time.Duration, what string,
 	}
 }
 
-// loadBalancers deletes every Ingress, LoadBalancer Service and Gateway
-// and waits until those it deleted are gone: their finalizers go once the
-// LB controller has deleted the load balancers. One that a controller
-// still running recreates is reported, not waited for, so that the
-// cleanup cannot wait forever.
-func (c *cleaner) loadBalancers(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, c.o.LoadBalancerTimeout)
-	defer cancel()
-	// found is an object with its kind, keyed by identity.
-	type found struct {
-		r kubeapi.Resource
-		o kubeapi.Object
-	}
-	find := func(ctx context.Context) (map[string]found, error) {
-		out := map[string]found{}
-		for _, r := range []kubeapi.Resource{kubeapi.Ingresses, kubeapi.Services, kubeapi.Gateways} {
-			objs, err := c.list(ctx, r)
-			if r == kubeapi.Gateways && kubeapi.IsNotFound(err) {
-				continue // the Gateway API is not installed
-			}
-			if err != nil {
-				return nil, err
-			}
-			for _, o := range objs {
-				if r != kubeapi.Services || o.Str("spec", "type") == "LoadBalancer" {
-					out[r.Kind+" "+identity(o)] = found{r, o}
-				}
+// found is an object with its kind.
+type found struct {
+	r kubeapi.Resource
+	o kubeapi.Object
+}
+
+// balancers are the Ingresses, LoadBalancer Services and Gateways, keyed
+// by kind and identity.
+func (c *cleaner) balancers(ctx context.Context) (map[string]found, error) {
+	out := map[string]found{}
+	for _, r := range []kubeapi.Resource{kubeapi.Ingresses, kubeapi.Services, kubeapi.Gateways} {
+		objs, err := c.list(ctx, r)
+		if r == kubeapi.Gateways && kubeapi.IsNotFound(err) {
+			continue // the Gateway API is not installed
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if r != kubeapi.Services || o.Str("spec", "type") == "LoadBalancer" {
+				out[r.Kind+" "+identity(o)] = found{r, o}
 			}
 		}
-		return out, nil
 	}
-	before, err := find(ctx)
+	return out, nil
+}
+
+// loadBalancers deletes every Ingress, LoadBalancer Service and Gateway
+// and waits until those it deleted are gone: their finalizers go once the
+// LB controller has deleted the load balancers. Then it watches for Settle
+// more (a controller recreates what it owns on the delete's watch event,
+// within seconds): one that something still running recreated fails the
+// step, naming what made it. lastLook looks once more at the end.
+func (c *cleaner) loadBalancers(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.o.LoadBalancerTimeout+c.o.Settle)
+	defer cancel()
+	before, err := c.balancers(ctx)
 	if err != nil {
 		return err
 	}
@@ -354,23 +392,57 @@ func (c *cleaner) loadBalancers(ctx context.Context) error {
 		}
 	}
 	var recreated []string
+	split := func(now map[string]found) (left []string) {
+		recreated = recreated[:0]
+		for key, f := range now {
+			name := f.r.Kind + " " + qualified(f.o.Namespace(), f.o.Name())
+			if _, deleted := before[key]; deleted {
+				left = append(left, name)
+			} else {
+				recreated = append(recreated, name+" ("+maker(f.o)+")")
+			}
+		}
+		return left
+	}
 	err = c.waitFor(ctx, c.o.LoadBalancerTimeout, "Ingresses, LoadBalancer Services and Gateways (the LB controller deletes their load balancers)",
 		func(ctx context.Context) ([]string, error) {
-			now, err := find(ctx)
-			var left []string
-			recreated = recreated[:0]
-			for key, f := range now {
-				name := f.r.Kind + " " + qualified(f.o.Namespace(), f.o.Name())
-				if _, deleted := before[key]; deleted {
-					left = append(left, name)
-				} else {
-					recreated = append(recreated, name)
-				}
-			}
-			return left, err
+			now, err := c.balancers(ctx)
+			return split(now), err
 		})
-	c.reportRecreated(recreated)
-	return err
+	if err != nil {
+		return err
+	}
+	for settled := time.Now().Add(c.o.Settle); len(recreated) == 0 && time.Now().Before(settled); {
+		if err := poll.Sleep(ctx, c.o.Interval); err != nil {
+			return err
+		}
+		now, err := c.balancers(ctx)
+		if err != nil {
+			return err
+		}
+		split(now)
+	}
+	return refuseRecreated(recreated, "a load balancer and its network interfaces")
+}
+
+// lastLook fails the cleanup over an Ingress, LoadBalancer Service or
+// Gateway that exists after the other steps: the cleanup deleted every
+// one, so this one was made since, and its load balancer would outlive the
+// LB controller, which the destroy deletes next.
+func (c *cleaner) lastLook(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.o.ReachTimeout)
+	defer cancel()
+	now, err := c.balancers(ctx)
+	if err != nil {
+		return err
+	}
+	var made []string
+	for _, key := range sortedKeys(now) {
+		if f := now[key]; !f.o.Deleting() {
+			made = append(made, f.r.Kind+" "+qualified(f.o.Namespace(), f.o.Name())+" ("+maker(f.o)+")")
+		}
+	}
+	return refuseMade("made after the cleanup deleted every one", made, "a load balancer and its network interfaces")
 }
 
 // lbControllerKinds are the LB controller's own kinds that carry its
@@ -441,10 +513,6 @@ func namesRuleConfiguration(route kubeapi.Object) bool {
 func (c *cleaner) controllerObjects(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.o.LoadBalancerTimeout)
 	defer cancel()
-	type found struct {
-		r kubeapi.Resource
-		o kubeapi.Object
-	}
 	served := map[string]kubeapi.Resource{} // kind: the version served
 	find := func(ctx context.Context) (map[string]found, error) {
 		out := map[string]found{}
@@ -600,8 +668,8 @@ func (c *cleaner) volumes(ctx context.Context) error {
 				asked[claims[claim].uid] = true
 				ns, name, _ := strings.Cut(claim, "/")
 				why := " (its EBS volume has reclaim policy Delete)"
-				if claims[claim].retain {
-					why = " (its EBS volume has reclaim policy Retain: it stays, and is detached while the driver runs)"
+				if claims[claim].kept {
+					why = " (its EBS volume is kept: it stays, and is detached while the driver runs)"
 				}
 				if err := c.remove(ctx, kubeapi.Claims, ns, name, why); err != nil {
 					return nil, err
@@ -641,8 +709,8 @@ func (c *cleaner) attached(ctx context.Context, kept map[string]bool) ([]string,
 // claimRef is a claim the cleanup deletes: its identity, and whether its
 // volume is kept.
 type claimRef struct {
-	uid    string
-	retain bool
+	uid  string
+	kept bool
 }
 
 // ebsVolume is the ID of the EBS volume behind a PersistentVolume: one the
@@ -662,11 +730,26 @@ func ebsVolume(pv kubeapi.Object) (string, bool) {
 	return "", false
 }
 
+// provisioned is a PersistentVolume that a provisioner made, and so
+// deletes for reclaim policy Delete: the EBS CSI driver, or the in-tree
+// provisioner that CSI migration hands to it. Kubernetes deletes a volume
+// only through the provisioner its pv.kubernetes.io/provisioned-by
+// annotation names (pkg/controller/volume/persistentvolume/pv_controller.go,
+// deleteVolumeOperation; the CSI external-provisioner's shouldDelete, in
+// sig-storage-lib-external-provisioner, compares it with its own name); a
+// static volume, made by hand, has none, and its PersistentVolume goes
+// Failed ("no deletable volume plugin matched") and stays.
+func provisioned(pv kubeapi.Object) bool {
+	by := pv.Annotation("pv.kubernetes.io/provisioned-by")
+	return by == EBSCSIDriver || by == "kubernetes.io/aws-ebs" || pv.Annotation("pv.kubernetes.io/migrated-to") == EBSCSIDriver
+}
+
 // ebsVolumes are the EBS volumes with reclaim policy Delete (doomed, as
 // "PersistentVolume <name> (<volume>)"), the claims of every EBS volume
 // (namespace/name: UID, or the name where the API gave none), and the
-// kept volumes (Retain, by PersistentVolume name); with
-// report, each Retain volume is listed with the command that deletes it.
+// kept volumes (Retain, or static: made by hand, which nothing deletes;
+// by PersistentVolume name); with report, each kept volume is listed with
+// the command that deletes it.
 func (c *cleaner) ebsVolumes(pvs []kubeapi.Object, report bool) (doomed []string, claims map[string]claimRef, kept map[string]bool) {
 	claims, kept = map[string]claimRef{}, map[string]bool{}
 	for _, pv := range pvs {
@@ -679,9 +762,13 @@ func (c *cleaner) ebsVolumes(pvs []kubeapi.Object, report bool) (doomed []string
 			claim = qualified(pv.Str("spec", "claimRef", "namespace"), name)
 		}
 		retain := pv.Str("spec", "persistentVolumeReclaimPolicy") == "Retain"
+		why := "its reclaim policy is Retain"
+		if !retain && !provisioned(pv) {
+			retain, why = true, "it was made by hand (no pv.kubernetes.io/provisioned-by of the EBS CSI driver), so nothing deletes it for reclaim policy Delete"
+		}
 		if retain && report {
-			c.logf("keeping EBS volume %s (PersistentVolume %s, claim %s): its reclaim policy is Retain. It is billed until you "+
-				"delete it: aws ec2 delete-volume --volume-id %s", volumeID, pv.Name(), claim, volumeID)
+			c.logf("keeping EBS volume %s (PersistentVolume %s, claim %s): %s. It is billed until you "+
+				"delete it: aws ec2 delete-volume --volume-id %s", volumeID, pv.Name(), claim, why, volumeID)
 		}
 		if retain {
 			kept[pv.Name()] = true // waited for until detached, claimed or not
@@ -691,7 +778,7 @@ func (c *cleaner) ebsVolumes(pvs []kubeapi.Object, report bool) (doomed []string
 		if claim == "none" || pv.Str("status", "phase") == "Released" {
 			continue
 		}
-		ref := claimRef{uid: pv.Str("spec", "claimRef", "uid"), retain: retain}
+		ref := claimRef{uid: pv.Str("spec", "claimRef", "uid"), kept: retain}
 		if ref.uid == "" {
 			ref.uid = claim
 		}
@@ -777,7 +864,7 @@ func holdsOneOf(pod kubeapi.Object, claims map[string]claimRef) bool {
 // instance profiles. What it waits for it knows by UID, as it does load
 // balancers: a pool or class that a controller still running recreates
 // under the same name (an ArgoCD application outside ArgoCD, an operator)
-// is reported, not waited for until the bound.
+// fails the step, naming what made it.
 func (c *cleaner) nodes(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.o.NodeTimeout)
 	defer cancel()
@@ -834,13 +921,15 @@ func (c *cleaner) nodes(ctx context.Context) error {
 					case uid == identity(p):
 						left = append(left, "NodePool "+p.Name())
 					default:
-						recreated = append(recreated, "NodePool "+p.Name())
+						recreated = append(recreated, "NodePool "+p.Name()+" ("+maker(p)+")")
 					}
 				}
 				return left, err
 			})
-		c.reportRecreated(recreated)
 		if err != nil {
+			return err
+		}
+		if err := refuseRecreated(recreated, "nodes"); err != nil {
 			return err
 		}
 	}
@@ -868,24 +957,58 @@ func (c *cleaner) nodes(ctx context.Context) error {
 				case uid == identity(nc):
 					left = append(left, "EC2NodeClass "+nc.Name())
 				default:
-					recreated = append(recreated, "EC2NodeClass "+nc.Name())
+					recreated = append(recreated, "EC2NodeClass "+nc.Name()+" ("+maker(nc)+")")
 				}
 			}
 			return left, err
 		})
-	c.reportRecreated(recreated)
-	return err
+	if err != nil {
+		return err
+	}
+	return refuseRecreated(recreated, "instance profiles")
 }
 
-// reportRecreated says what a controller still running recreated after
-// the cleanup deleted it, which may outlive the stack.
-func (c *cleaner) reportRecreated(recreated []string) {
+// refuseRecreated fails a step over what something still running
+// recreated after the cleanup deleted it: once the controller that would
+// remove what it holds is gone, that would outlive the stack. The step
+// does not wait for it (whatever recreated it once does so again), so it
+// fails as soon as what the cleanup deleted is gone.
+func refuseRecreated(recreated []string, holds string) error {
+	return refuseMade("recreated after the cleanup deleted them", recreated, holds)
+}
+
+// refuseMade fails a step over what something still running made: how,
+// then what, and what it holds.
+func refuseMade(how string, recreated []string, holds string) error {
 	if len(recreated) == 0 {
-		return
+		return nil
 	}
 	slices.Sort(recreated)
-	c.logf("recreated since the cleanup deleted them, by a controller that still runs: %s. What they hold (load balancers, "+
-		"nodes) may outlive the stack; docs/troubleshooting.md says how to find it", strings.Join(recreated, ", "))
+	return fmt.Errorf("%s, by something that still runs: %s; what they hold (%s) would "+
+		"outlive the stack. Stop what makes them (scale it to 0 or delete it), then run `pulumi destroy` again", how, strings.Join(recreated, ", "), holds)
+}
+
+// maker names what made o: its owners (ownerReferences), or else the field
+// manager of its oldest managedFields entry, the one that created it (what
+// `kubectl get -o yaml --show-managed-fields` shows).
+func maker(o kubeapi.Object) string {
+	var owners []string
+	for _, ref := range o.Items("metadata", "ownerReferences") {
+		owners = append(owners, ref.Str("kind")+" "+qualified(o.Namespace(), ref.Str("name")))
+	}
+	if len(owners) > 0 {
+		return "owned by " + strings.Join(owners, ", ")
+	}
+	var first kubeapi.Object
+	for _, f := range o.Items("metadata", "managedFields") {
+		if f.Str("manager") != "" && (first == nil || f.Time("time").Before(first.Time("time"))) {
+			first = f
+		}
+	}
+	if first == nil {
+		return "no owner or field manager recorded"
+	}
+	return "created by field manager " + first.Str("manager")
 }
 
 // forceDrain deletes the pods still on nodes (name: pool) whose drain has

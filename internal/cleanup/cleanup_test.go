@@ -44,7 +44,10 @@ type fakeCluster struct {
 	// recreatePool is a controller that recreates, once, the NodePool of
 	// this name (with a new UID) after it is deleted.
 	recreatePool string
-	notServed    map[kubeapi.Resource]bool
+	// lateService is a controller that makes a LoadBalancer Service once
+	// the StatefulSet db is deleted, during the volumes' step.
+	lateService bool
+	notServed   map[kubeapi.Resource]bool
 	// listErrors fail the next lists of a resource with these errors.
 	listErrors map[kubeapi.Resource][]error
 	// pingErrors fail the next pings; pingErr fails every ping.
@@ -74,6 +77,12 @@ func ruleFilter(typ, group, kind, name string) map[string]any {
 	return map[string]any{"rules": []any{map[string]any{"filters": []any{f}}}}
 }
 
+// provisionedBy is a PersistentVolume as its provisioner annotates it.
+func provisionedBy(pv kubeapi.Object, provisioner string) kubeapi.Object {
+	pv["metadata"].(map[string]any)["annotations"] = map[string]any{"pv.kubernetes.io/provisioned-by": provisioner}
+	return pv
+}
+
 func withUID(o kubeapi.Object, uid string) kubeapi.Object {
 	o["metadata"].(map[string]any)["uid"] = uid
 	return o
@@ -99,26 +108,26 @@ func workloadsLeftBehind() *fakeCluster {
 		},
 		kubeapi.StatefulSets: {obj("db", "shop", nil, map[string]any{"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"}}}})},
 		kubeapi.Volumes: {
-			obj("pvc-data", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+			provisionedBy(obj("pvc-data", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0data"},
-				"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0", "uid": "u1"}}),
-			obj("pvc-keep", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Retain",
+				"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0", "uid": "u1"}}), EBSCSIDriver),
+			provisionedBy(obj("pvc-keep", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Retain",
 				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0keep"},
-				"claimRef": map[string]any{"namespace": "shop", "name": "archive"}}),
-			obj("pvc-scratch", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+				"claimRef": map[string]any{"namespace": "shop", "name": "archive"}}), EBSCSIDriver),
+			provisionedBy(obj("pvc-scratch", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0scratch"},
-				"claimRef": map[string]any{"namespace": "shop", "name": "scratch-1-tmp"}}),
-			obj("pvc-efs", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+				"claimRef": map[string]any{"namespace": "shop", "name": "scratch-1-tmp"}}), EBSCSIDriver),
+			provisionedBy(obj("pvc-efs", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 				"csi":      map[string]any{"driver": "efs.csi.aws.com", "volumeHandle": "fs-1"},
-				"claimRef": map[string]any{"namespace": "shop", "name": "shared"}}),
+				"claimRef": map[string]any{"namespace": "shop", "name": "shared"}}), "efs.csi.aws.com"),
 			// EKS's gp2 class (kubernetes.io/aws-ebs), as CSI migration
 			// writes its volumes back.
-			obj("pvc-gp2", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+			provisionedBy(obj("pvc-gp2", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 				"awsElasticBlockStore": map[string]any{"volumeID": "aws://eu-west-1a/vol-0gp2", "fsType": "ext4"},
-				"claimRef":             map[string]any{"namespace": "legacy", "name": "logs", "uid": "u-logs"}}),
-			obj("pvc-gp2-keep", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Retain",
+				"claimRef":             map[string]any{"namespace": "legacy", "name": "logs", "uid": "u-logs"}}), "kubernetes.io/aws-ebs"),
+			provisionedBy(obj("pvc-gp2-keep", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Retain",
 				"awsElasticBlockStore": map[string]any{"volumeID": "vol-0gp2keep"},
-				"claimRef":             map[string]any{"namespace": "legacy", "name": "audit"}}),
+				"claimRef":             map[string]any{"namespace": "legacy", "name": "audit"}}), "kubernetes.io/aws-ebs"),
 		},
 		kubeapi.Claims: {obj("data-db-0", "shop", nil, nil), obj("scratch-1-tmp", "shop", nil, nil), obj("archive", "shop", nil, nil),
 			obj("shared", "shop", nil, nil), obj("logs", "legacy", nil, nil), obj("audit", "legacy", nil, nil)},
@@ -211,11 +220,22 @@ func (f *fakeCluster) Delete(_ context.Context, r kubeapi.Resource, namespace, n
 			}
 			if r == kubeapi.NodePools && name == f.recreatePool {
 				f.recreatePool = ""
-				f.objs[r] = append(f.objs[r], withUID(obj(name, "", nil, map[string]any{}), "u-pool-again"))
+				again := withUID(obj(name, "", nil, map[string]any{}), "u-pool-again")
+				again["metadata"].(map[string]any)["managedFields"] = []any{
+					map[string]any{"manager": "argocd-application-controller", "operation": "Update", "time": "2026-12-01T00:00:05Z"},
+					map[string]any{"manager": "karpenter", "operation": "Update", "subresource": "status", "time": "2026-12-01T00:00:06Z"}}
+				f.objs[r] = append(f.objs[r], again)
+			}
+			if r == kubeapi.StatefulSets && f.lateService {
+				late := withUID(obj("late-lb", "shop", nil, map[string]any{"type": "LoadBalancer"}), "u-late")
+				late["metadata"].(map[string]any)["managedFields"] = []any{map[string]any{"manager": "shop-operator", "operation": "Update"}}
+				f.objs[kubeapi.Services] = append(f.objs[kubeapi.Services], late)
 			}
 			if r == kubeapi.Services && name == f.recreate {
 				f.recreate = ""
-				f.objs[r] = append(f.objs[r], withUID(obj(name, namespace, nil, map[string]any{"type": "LoadBalancer"}), "u-again"))
+				again := withUID(obj(name, namespace, nil, map[string]any{"type": "LoadBalancer"}), "u-again")
+				again["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{"kind": "Shop", "name": "main", "controller": true}}
+				f.objs[r] = append(f.objs[r], again)
 			}
 			return nil
 		}
@@ -275,9 +295,9 @@ func (f *fakeCluster) tick() {
 		claim := slices.IndexFunc(f.objs[kubeapi.Claims], func(o kubeapi.Object) bool { return o.Name() == "data-db-0" })
 		if claim < 0 {
 			f.objs[kubeapi.Claims] = append(f.objs[kubeapi.Claims], obj("data-db-0", "shop", nil, nil))
-			f.objs[kubeapi.Volumes] = append(f.objs[kubeapi.Volumes], obj(fmt.Sprintf("pvc-data-%d", len(f.deletes)), "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+			f.objs[kubeapi.Volumes] = append(f.objs[kubeapi.Volumes], provisionedBy(obj(fmt.Sprintf("pvc-data-%d", len(f.deletes)), "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 				"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0new"},
-				"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0"}}))
+				"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0"}}), EBSCSIDriver))
 		}
 		if !slices.ContainsFunc(f.objs[kubeapi.Pods], func(o kubeapi.Object) bool { return o.Name() == "db-0" }) {
 			node := ""
@@ -290,9 +310,9 @@ func (f *fakeCluster) tick() {
 	if f.recreateClaim && !slices.ContainsFunc(f.objs[kubeapi.Claims], func(o kubeapi.Object) bool { return o.Name() == "data-db-0" }) {
 		f.recreateClaim = false
 		f.objs[kubeapi.Claims] = append(f.objs[kubeapi.Claims], obj("data-db-0", "shop", nil, nil))
-		f.objs[kubeapi.Volumes] = append(f.objs[kubeapi.Volumes], obj("pvc-data-again", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+		f.objs[kubeapi.Volumes] = append(f.objs[kubeapi.Volumes], provisionedBy(obj("pvc-data-again", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
 			"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0again"},
-			"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0", "uid": "u2"}}))
+			"claimRef": map[string]any{"namespace": "shop", "name": "data-db-0", "uid": "u2"}}), EBSCSIDriver))
 	}
 	// Claim protection: a claim goes once no scheduled pod mounts it, by
 	// name or as the pod's generic ephemeral volume.
@@ -339,8 +359,9 @@ func (f *fakeCluster) tick() {
 		})
 		remove(kubeapi.Volumes, func(pv kubeapi.Object) bool {
 			// Under CSI migration the driver deletes the in-tree
-			// provisioner's volumes too.
-			if _, ebs := ebsVolume(pv); !ebs || pv.Str("spec", "persistentVolumeReclaimPolicy") != "Delete" {
+			// provisioner's volumes too; none deletes a static one.
+			if _, ebs := ebsVolume(pv); !ebs || pv.Str("spec", "persistentVolumeReclaimPolicy") != "Delete" ||
+				pv.Annotation("pv.kubernetes.io/provisioned-by") == "" {
 				return false
 			}
 			for _, c := range f.objs[kubeapi.Claims] {
@@ -533,6 +554,26 @@ func TestTheLBControllersOwnObjects(t *testing.T) {
 	})
 }
 
+// TestAStaticDeleteVolumeIsReportedNotWaitedFor: a PersistentVolume made
+// by hand (no provisioned-by annotation) with reclaim policy Delete is
+// deleted by nothing once its claim goes (it turns Failed), so the
+// cleanup keeps it as it keeps a Retain one: listed with the command that
+// deletes its EBS volume, its claim deleted so that the driver detaches
+// it, and not waited for until the bound.
+func TestAStaticDeleteVolumeIsReportedNotWaitedFor(t *testing.T) {
+	f := workloadsLeftBehind()
+	f.objs[kubeapi.Volumes] = append(f.objs[kubeapi.Volumes], obj("static-orders", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Delete",
+		"csi":      map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0static"},
+		"claimRef": map[string]any{"namespace": "shop", "name": "orders", "uid": "u-orders"}}))
+	f.objs[kubeapi.Claims] = append(f.objs[kubeapi.Claims], obj("orders", "shop", nil, nil))
+	var log bytes.Buffer
+	require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
+	assert.Contains(t, log.String(), "keeping EBS volume vol-0static (PersistentVolume static-orders, claim shop/orders): it was made by hand")
+	assert.Contains(t, log.String(), "aws ec2 delete-volume --volume-id vol-0static")
+	assert.Contains(t, f.deletes, "PersistentVolumeClaim shop/orders")
+	assert.Contains(t, names(f.objs[kubeapi.Volumes]), "static-orders", "nothing deletes it")
+}
+
 // TestARetainVolumeOnTheStacksOwnPool follows the destroy of a stack whose
 // workload, a Deployment's pod on a node of the stack's own pool, mounts a
 // volume with reclaim policy Retain: the cleanup deletes its claim (the
@@ -624,6 +665,19 @@ func TestRunCleansOnlyWhatIsProvenGone(t *testing.T) {
 			f.pingErr = refused
 			o.ClusterExists = eks(false, "", nil)
 		}, wantLog: "the API server does not answer (dial tcp: connection refused) and EKS says the cluster does not exist: nothing is left to clean"},
+		{name: "proven gone, what still carries its tags is listed", setup: func(f *fakeCluster, o *Options) {
+			f.pingErr = refused
+			o.ClusterExists = eks(false, "", nil)
+			o.Leftovers = func(context.Context) ([]string, error) {
+				return []string{"arn:aws:ec2:eu-west-1:111122223333:volume/vol-0left (tagged nodeless-eks/cluster=eks-demo)"}, nil
+			}
+		}, wantLog: "still carrying the cluster's tags in AWS, made by its controllers and not deleted (the tagging API may still list " +
+			"what went minutes ago; delete the rest by hand): arn:aws:ec2:eu-west-1:111122223333:volume/vol-0left"},
+		{name: "proven gone, and the tags cannot be listed: said, not fatal", setup: func(f *fakeCluster, o *Options) {
+			f.pingErr = dnsGone
+			o.ClusterExists = eks(false, "", nil)
+			o.Leftovers = func(context.Context) ([]string, error) { return nil, errors.New("AccessDenied") }
+		}, wantLog: "could not list what still carries the cluster's tags in AWS (AccessDenied)"},
 		{name: "an API server that does not answer, and EKS says the cluster is there", setup: func(f *fakeCluster, o *Options) {
 			f.pingErr = refused
 			o.ClusterExists = eks(true, "ACTIVE", nil)
@@ -740,13 +794,32 @@ func TestRunFailsAtTheStepThatDoesNotFinish(t *testing.T) {
 	}
 }
 
+// TestRunDoesNotWaitForeverOnAReconciler: what something still running
+// recreates after the cleanup deleted it fails the step at once, naming
+// what made it, since its load balancer or nodes would outlive the stack;
+// the next step does not start.
 func TestRunDoesNotWaitForeverOnAReconciler(t *testing.T) {
-	t.Run("a Service recreated by a controller is reported, not waited for", func(t *testing.T) {
+	t.Run("a Service recreated by an operator fails the step, naming its owner", func(t *testing.T) {
 		f := workloadsLeftBehind()
 		f.recreate = "public"
 		var log bytes.Buffer
-		require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
-		assert.Contains(t, log.String(), "recreated since the cleanup deleted them, by a controller that still runs: Service shop/public")
+		start := time.Now()
+		err := Run(context.Background(), f, options(&log))
+		require.Error(t, err)
+		assert.Less(t, time.Since(start), 150*time.Millisecond, "well within the 200ms bound")
+		assert.Contains(t, err.Error(), "removing load balancers: recreated after the cleanup deleted them, by something that still runs: "+
+			"Service shop/public (owned by Shop shop/main); what they hold (a load balancer and its network interfaces) would outlive the stack")
+		assert.NotContains(t, f.deletes, "StatefulSet shop/db", "the volumes' step does not start")
+	})
+	t.Run("a Service made during the later steps fails the last look", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		f.lateService = true
+		var log bytes.Buffer
+		err := Run(context.Background(), f, options(&log))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "removing load balancers made since the first step: made after the cleanup deleted every one, by "+
+			"something that still runs: Service shop/late-lb (created by field manager shop-operator)")
+		assert.Contains(t, f.deletes, "NodePool argocd-batch", "after the other steps")
 	})
 	t.Run("a drain a budget blocks is forced halfway through the bound", func(t *testing.T) {
 		f := workloadsLeftBehind()
@@ -795,14 +868,15 @@ func TestRunDoesNotWaitForeverOnAReconciler(t *testing.T) {
 		require.Error(t, err, "the bound passes while its kubelet still may confirm")
 		assert.NotContains(t, f.deletes, "Pod legacy/reader-0 at once")
 	})
-	t.Run("a NodePool recreated under the same name is reported, not waited for", func(t *testing.T) {
+	t.Run("a NodePool recreated under the same name fails the step, naming its field manager", func(t *testing.T) {
 		f := workloadsLeftBehind()
 		f.recreatePool = "argocd-batch"
 		var log bytes.Buffer
 		start := time.Now()
-		require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
+		err := Run(context.Background(), f, options(&log))
+		require.Error(t, err)
 		assert.Less(t, time.Since(start), 150*time.Millisecond, "well within the 200ms bound")
-		assert.Contains(t, log.String(), "recreated since the cleanup deleted them, by a controller that still runs: NodePool argocd-batch")
+		assert.Contains(t, err.Error(), "NodePool argocd-batch (created by field manager argocd-application-controller); what they hold (nodes)")
 	})
 	t.Run("without a blocked drain no pod is forced", func(t *testing.T) {
 		f := workloadsLeftBehind()
@@ -1146,9 +1220,10 @@ func TestAskEKS(t *testing.T) {
 	assert.NotContains(t, mustRead(t, calls), "describe-cluster", "EKS is not even asked")
 
 	fake("111122223333", `echo '{"cluster":{"name":"eks-demo","status":"ACTIVE","createdAt":"2026-12-02T10:00:00Z"}}'`)
-	exists, _, err = c.exists(context.Background())
-	require.NoError(t, err)
-	assert.False(t, exists, "a cluster of the same name created at another time is another: the program's is gone")
+	_, _, err = c.exists(context.Background())
+	require.Error(t, err, "a cluster of the same name created at another time may be the stack's own, replaced by a failed up")
+	assert.Contains(t, err.Error(), "exists, created 2026-12-02T10:00:00Z, while the stack recorded the cluster it made as created 2026-12-01T09:00:00Z")
+	assert.Contains(t, err.Error(), "run `pulumi up`, which records the live cluster")
 
 	fake("111122223333", `echo "An error occurred (AccessDeniedException) when calling the DescribeCluster operation" >&2; exit 254`)
 	_, _, err = c.exists(context.Background())

@@ -13,6 +13,7 @@ import (
 
 	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/kubeapi"
+	tagkeys "nodeless-eks/internal/names"
 )
 
 // eksCluster is the cluster a kubeconfig authenticates to through `aws eks
@@ -128,7 +129,9 @@ func (c eksCluster) session(ctx context.Context) ([]string, error) {
 // region of the cluster's ARN, proven with `aws sts get-caller-identity`
 // through the same credentials: from any other account every cluster is
 // "not found". A cluster of the same name created at another time is
-// another cluster: the program's is gone. Any other failure is no answer.
+// refused, naming both times: it is either the stack's own, replaced by
+// an `up` that failed before it updated the record, or another's. Any
+// other failure is no answer.
 func (c eksCluster) exists(ctx context.Context) (bool, string, error) {
 	region, account, name, ok := arnParts(c.Arn)
 	switch {
@@ -176,10 +179,58 @@ func (c eksCluster) exists(ctx context.Context) (bool, string, error) {
 		return false, "", fmt.Errorf("aws eks describe-cluster --name %s printed no cluster status (%v)", c.Name, err)
 	}
 	if c.CreatedAt != "" && !sameTime(c.CreatedAt, described.Cluster.CreatedAt) {
-		// Recreated under the same name: the program's cluster is gone.
-		return false, "", nil
+		// Not proof that the program's cluster is gone: a failed `up` that
+		// replaced the cluster leaves the cleanup's record of it stale.
+		return false, "", fmt.Errorf("EKS cluster %s (%s) exists, created %s, while the stack recorded the cluster it made as created %s: "+
+			"either an `up` that replaced the cluster failed before it updated the destroy cleanup's record (run `pulumi up`, "+
+			"which records the live cluster, then `pulumi destroy` again), or the stack's cluster is gone and another of the same "+
+			"name took its place (check that it is not this stack's, then set NODELESS_EKS_SKIP_DESTROY_CLEANUP=true)",
+			c.Name, c.Arn, described.Cluster.CreatedAt.UTC().Format(time.RFC3339), c.CreatedAt)
 	}
 	return true, described.Cluster.Status, nil
+}
+
+// leftoverTags are the tags by which what a cluster's controllers made in
+// AWS is found, each with the cluster's name as its value: the LB
+// controller's load balancers, target groups and security groups
+// (elbv2.k8s.aws/cluster, its default tags), the nodes, volumes and
+// interfaces of the stack's EC2NodeClasses (karpenter.sh/discovery, which
+// nodepool/spec writes into their tags), and the volumes of the stack's
+// StorageClass (nodeless-eks/cluster, its tagSpecification).
+var leftoverTags = []string{"elbv2.k8s.aws/cluster", tagkeys.DiscoveryTagKey, tagkeys.ClusterTagKey}
+
+// leftovers lists, once the cluster is proven gone, the ARNs of what still
+// carries its tags in its account and region (the Resource Groups Tagging
+// API's get-resources, which the CLI pages through), each with the command
+// that found it: what the cluster's controllers made and nobody deleted,
+// if it went without this cleanup.
+func (c eksCluster) leftovers(ctx context.Context) ([]string, error) {
+	if region, _, _, ok := arnParts(c.Arn); ok {
+		c.Region = region
+	}
+	creds, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, key := range leftoverTags {
+		filter := "Key=" + key + ",Values=" + c.Name
+		raw, err := c.aws(ctx, creds, "resourcegroupstaggingapi", "get-resources", "--tag-filters", filter)
+		if err != nil {
+			return nil, err
+		}
+		var found struct {
+			ResourceTagMappingList []struct{ ResourceARN string }
+		}
+		if err := json.Unmarshal(raw, &found); err != nil {
+			return nil, fmt.Errorf("aws resourcegroupstaggingapi get-resources printed no resource list: %w", err)
+		}
+		for _, r := range found.ResourceTagMappingList {
+			out = append(out, fmt.Sprintf("%s (tagged %s=%s)", r.ResourceARN, key, c.Name))
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // asAWSError finds an *awsError in err.

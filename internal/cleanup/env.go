@@ -61,6 +61,9 @@ const (
 	ReachTimeout = 2 * time.Minute
 	interval     = 10 * time.Second
 	reportEvery  = 30 * time.Second
+	// settle is how long the cleanup watches for a load balancer that
+	// something recreates, once those it deleted are gone: two polls.
+	settle = 2 * interval
 )
 
 // Main runs the cleanup as the destroy-cleanup command does, reading its
@@ -118,7 +121,7 @@ func run(ctx context.Context, getenv func(string) string, log io.Writer) error {
 	}
 	o := Options{
 		OwnLabelKey: key, OwnLabelValue: value,
-		ReachTimeout: ReachTimeout, Interval: interval, ReportEvery: reportEvery, Log: log,
+		ReachTimeout: ReachTimeout, Interval: interval, ReportEvery: reportEvery, Settle: settle, Log: log,
 		DeleteUnreachable: getenv(EnvDeleteUnreachable) == "true",
 	}
 	for _, d := range []struct {
@@ -149,6 +152,7 @@ func run(ctx context.Context, getenv func(string) string, log io.Writer) error {
 	if cluster, ok := eksClusterOf(kubeconfig); ok {
 		cluster.Arn, cluster.CreatedAt = getenv(EnvClusterArn), getenv(EnvClusterCreatedAt)
 		o.ClusterExists = cluster.exists
+		o.Leftovers = cluster.leftovers
 	}
 	// Its own deadline: a credential plugin that hangs (a login prompt)
 	// must not outlast the delete timeout the program gives the command.
@@ -190,7 +194,8 @@ func partialRefusal(inv invocation) error {
 // time `go run` needs to build it (seconds once the program is built; a
 // minute at most on a cold 2-vCPU runner).
 func Budget(loadBalancers, volumes, nodes time.Duration) time.Duration {
-	// The load balancers' bound holds twice: the LB controller's own
-	// objects are waited for after them.
-	return ReachTimeout + 2*loadBalancers + volumes + nodes + 2*time.Minute
+	// The load balancers' bound holds twice (the LB controller's own
+	// objects are waited for after them), then the settle; the last look
+	// at the end takes at most as long as reaching the API server.
+	return ReachTimeout + 2*loadBalancers + settle + volumes + nodes + ReachTimeout + 2*time.Minute
 }

@@ -3,6 +3,7 @@ package cleanup
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,12 +54,13 @@ func TestEKSProofAgainstMoto(t *testing.T) {
 		assert.True(t, ok)
 		assert.Equal(t, "ACTIVE", status)
 	})
-	t.Run("a cluster of that name created at another time is not the program's", func(t *testing.T) {
+	t.Run("a cluster of that name created at another time is refused, naming both times", func(t *testing.T) {
+		recorded := described.Cluster.CreatedAt.Add(-48 * time.Hour).UTC().Format(time.RFC3339)
 		c := eksCluster{Name: "eks-demo", Region: moto.Region, RoleArn: "arn:aws:iam::" + moto.Other + ":role/deployer", Arn: arn,
-			CreatedAt: described.Cluster.CreatedAt.Add(-48 * time.Hour).Format(time.RFC3339)}
-		ok, _, err := c.exists(ctx)
-		require.NoError(t, err)
-		assert.False(t, ok)
+			CreatedAt: recorded}
+		_, _, err := c.exists(ctx)
+		require.ErrorContains(t, err, "exists, created "+described.Cluster.CreatedAt.UTC().Format(time.RFC3339)+
+			", while the stack recorded the cluster it made as created "+recorded)
 	})
 	t.Run("gone from its own account: proven", func(t *testing.T) {
 		s.AWS(t, other, "eks", "delete-cluster", "--name", "eks-demo")
@@ -66,6 +68,32 @@ func TestEKSProofAgainstMoto(t *testing.T) {
 		ok, _, err := c.exists(ctx)
 		require.NoError(t, err)
 		assert.False(t, ok)
+	})
+	t.Run("once it is gone, what still carries its tags in its own account is listed, decoys not", func(t *testing.T) {
+		volume := func(env []string, tag, value string) string {
+			var v struct{ VolumeId string }
+			require.NoError(t, json.Unmarshal(s.AWS(t, env, "ec2", "create-volume", "--availability-zone", moto.Region+"a", "--size", "1",
+				"--tag-specifications", "ResourceType=volume,Tags=[{Key="+tag+",Value="+value+"}]"), &v))
+			return v.VolumeId
+		}
+		node := volume(other, "karpenter.sh/discovery", "eks-demo")
+		claimed := volume(other, "nodeless-eks/cluster", "eks-demo")
+		otherCluster := volume(other, "karpenter.sh/discovery", "eks-other") // another cluster's, same account
+		ambient := volume(nil, "karpenter.sh/discovery", "eks-demo")         // same name, another account
+		var group struct{ GroupId string }
+		require.NoError(t, json.Unmarshal(s.AWS(t, other, "ec2", "create-security-group", "--group-name", "k8s-traffic-eksdemo",
+			"--description", "LB controller", "--tag-specifications",
+			"ResourceType=security-group,Tags=[{Key=elbv2.k8s.aws/cluster,Value=eks-demo}]"), &group))
+		c := eksCluster{Name: "eks-demo", Region: moto.Region, RoleArn: "arn:aws:iam::" + moto.Other + ":role/deployer", Arn: arn}
+		left, err := c.leftovers(ctx)
+		require.NoError(t, err)
+		all := strings.Join(left, "\n")
+		assert.Contains(t, all, ":volume/"+node+" (tagged karpenter.sh/discovery=eks-demo)")
+		assert.Contains(t, all, ":volume/"+claimed+" (tagged nodeless-eks/cluster=eks-demo)")
+		assert.Contains(t, all, ":security-group/"+group.GroupId+" (tagged elbv2.k8s.aws/cluster=eks-demo)")
+		assert.NotContains(t, all, otherCluster, "another cluster's")
+		assert.NotContains(t, all, ambient, "another account's")
+		assert.Len(t, left, 3, "%v", left)
 	})
 	t.Run("a region other than the ARN's is refused before any call", func(t *testing.T) {
 		c := eksCluster{Name: "eks-demo", Region: "us-east-1", Arn: arn}

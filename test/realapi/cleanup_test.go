@@ -175,7 +175,7 @@ func (c *controllers) tick(ctx context.Context) error {
 			if gone {
 				namespace, svc, _ := strings.Cut(c.recreate, "/")
 				obj := service(svc, namespace, "LoadBalancer", "service.k8s.aws/resources")
-				if status, out, err := s.do(ctx, http.MethodPost, collection(obj), "", obj); err != nil || status != http.StatusCreated {
+				if status, out, err := s.do(ctx, http.MethodPost, collection(obj)+"?fieldManager=shop-operator", "", obj); err != nil || status != http.StatusCreated {
 					return fmt.Errorf("recreating Service %s: %v %d %s", c.recreate, err, status, out)
 				}
 				c.recreated = true
@@ -233,8 +233,12 @@ func (c *controllers) tick(ctx context.Context) error {
 		ref, _ := spec["claimRef"].(m)
 		csi, _ := spec["csi"].(m)
 		_, inTree := spec["awsElasticBlockStore"]
+		// Only through the provisioner the volume names
+		// (pv_controller.go deleteVolumeOperation): a static one goes Failed.
+		annotations, _ := pv["metadata"].(m)["annotations"].(m)
+		by, _ := annotations["pv.kubernetes.io/provisioned-by"].(string)
 		if ref == nil || present[fmt.Sprint(ref["namespace"], "/", ref["name"])] || spec["persistentVolumeReclaimPolicy"] != "Delete" ||
-			(!inTree && (csi == nil || csi["driver"] != "ebs.csi.aws.com")) {
+			(!inTree && (csi == nil || csi["driver"] != "ebs.csi.aws.com")) || by == "" {
 			continue
 		}
 		if err := s.release(ctx, pv); err != nil {
@@ -370,12 +374,13 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		volume("pvc-efs", "shop", "shared", "Delete", m{"csi": m{"driver": "efs.csi.aws.com", "volumeHandle": "fs-1"}}),
 		volume("pvc-gp2", "legacy", "logs", "Delete", gp2("aws://eu-west-1a/vol-0gp2")),
 		volume("pvc-gp2-keep", "legacy", "audit", "Retain", gp2("vol-0gp2keep")),
+		static(volume("pv-orders", "shop", "orders", "Delete", ebs("vol-0orders"))),
 	} {
 		stored := s.create(t, v)
 		require.Contains(t, finalizers(stored), "kubernetes.io/pv-protection", "the API server protects volumes itself")
 	}
 	for _, c := range [][3]string{{"data-db-0", "shop", "pvc-data"}, {"archive", "shop", "pvc-keep"}, {"shared", "shop", "pvc-efs"},
-		{"logs", "legacy", "pvc-gp2"}, {"audit", "legacy", "pvc-gp2-keep"}} {
+		{"logs", "legacy", "pvc-gp2"}, {"audit", "legacy", "pvc-gp2-keep"}, {"orders", "shop", "pv-orders"}} {
 		stored := s.create(t, claim(c[0], c[1], c[2]))
 		require.Contains(t, finalizers(stored), "kubernetes.io/pvc-protection", "the API server protects claims itself")
 		// The volume names its claim by UID, as the binder writes it: the
@@ -406,7 +411,7 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 	})
 
 	bin := destroyCleanup(t)
-	ctl := &controllers{s: s, lbController: true, recreate: "shop/operator-lb"}
+	ctl := &controllers{s: s, lbController: true}
 	stop := ctl.start(t)
 	report := filepath.Join(t.TempDir(), "destroy-cleanup.log")
 	// Bounds that the one-minute wait for a pod whose kubelet never
@@ -434,7 +439,7 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		assert.True(t, i >= 0 && j >= 0 && i < j, "%q comes before %q", a, b)
 	}
 
-	t.Run("load balancers, the one on the second page included, and the recreated one reported", func(t *testing.T) {
+	t.Run("load balancers, the one on the second page included", func(t *testing.T) {
 		for _, path := range []string{"/api/v1/namespaces/shop/services/public", "/api/v1/namespaces/zz/services/late",
 			"/apis/networking.k8s.io/v1/namespaces/shop/ingresses/web", "/apis/gateway.networking.k8s.io/v1/namespaces/shop/gateways/web-gw"} {
 			status, _, err := s.do(ctxT(), http.MethodGet, path, "", nil)
@@ -447,8 +452,6 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, bulk, 520)
 		assert.Contains(t, ctl.Done(), "LB controller: let Service zz/late go")
-		assert.Contains(t, log, "recreated since the cleanup deleted them, by a controller that still runs: Service shop/operator-lb",
-			"told by the UID the server gave it, and not waited for")
 	})
 	t.Run("the LB controller's own objects go while it runs, before the volumes", func(t *testing.T) {
 		for _, path := range []string{"/apis/elbv2.k8s.aws/v1beta1/namespaces/shop/targetgroupbindings/legacy-tg",
@@ -477,7 +480,7 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 	})
 	t.Run("volumes: CSI and in-tree Delete ones go, Retain and other drivers' stay", func(t *testing.T) {
 		for vol, want := range map[string]int{"pvc-data": http.StatusNotFound, "pvc-gp2": http.StatusNotFound,
-			"pvc-keep": http.StatusOK, "pvc-gp2-keep": http.StatusOK, "pvc-efs": http.StatusOK} {
+			"pvc-keep": http.StatusOK, "pvc-gp2-keep": http.StatusOK, "pvc-efs": http.StatusOK, "pv-orders": http.StatusOK} {
 			status, _, err := s.do(ctxT(), http.MethodGet, "/api/v1/persistentvolumes/"+vol, "", nil)
 			require.NoError(t, err)
 			assert.Equal(t, want, status, vol)
@@ -494,7 +497,10 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusNotFound, status, "%s is deleted, its volume kept", gone)
 		}
-		assert.Contains(t, log, "deleting PersistentVolumeClaim shop/archive (its EBS volume has reclaim policy Retain")
+		assert.Contains(t, log, "deleting PersistentVolumeClaim shop/archive (its EBS volume is kept")
+		// A static volume (made by hand) with reclaim policy Delete: nothing
+		// deletes it, so it is kept and named, not waited for.
+		assert.Contains(t, log, "keeping EBS volume vol-0orders (PersistentVolume pv-orders, claim shop/orders): it was made by hand")
 		assert.Contains(t, log, "keeping EBS volume vol-0keep (PersistentVolume pvc-keep, claim shop/archive): its reclaim policy is Retain. "+
 			"It is billed until you delete it: aws ec2 delete-volume --volume-id vol-0keep")
 		assert.Contains(t, log, "keeping EBS volume vol-0gp2keep (PersistentVolume pvc-gp2-keep, claim legacy/audit)")
@@ -559,6 +565,40 @@ func TestDestroyCleanupFailsAtTheStepThatDoesNotFinish(t *testing.T) {
 	assert.Contains(t, err.Error(), "removing load balancers: timed out after 3s")
 	assert.Contains(t, err.Error(), "Service stuck/stuck-lb")
 	assert.Contains(t, err.Error(), "NODELESS_EKS_SKIP_DESTROY_CLEANUP=true")
+	assert.NotContains(t, log.String(), "EBS volume", "no later step runs")
+}
+
+// TestARecreatedLoadBalancerFailsTheCleanup: a LoadBalancer Service that an
+// operator the stack does not own recreates after the cleanup deleted it
+// would get a new load balancer that outlives the LB controller, so the
+// step fails once it sees it, within the settle that follows the wait
+// (told by the UID the server gave it), naming the field manager that
+// created it, and no later step runs.
+func TestARecreatedLoadBalancerFailsTheCleanup(t *testing.T) {
+	s := need(t)
+	installCRDs(t, s)
+	s.create(t, namespace("operated"))
+	s.create(t, service("operator-lb", "operated", "LoadBalancer", "service.k8s.aws/resources"))
+	t.Cleanup(func() {
+		_ = s.release(ctxT(), m{"kind": "Service", "metadata": m{"name": "operator-lb", "namespace": "operated"}})
+		s.do(ctxT(), http.MethodDelete, "/api/v1/namespaces/operated/services/operator-lb", "", nil)
+	})
+	api, err := kubeapi.New(s.Kubeconfig(""))
+	require.NoError(t, err)
+	ctl := &controllers{s: s, lbController: true, recreate: "operated/operator-lb"}
+	stop := ctl.start(t)
+	var log strings.Builder
+	start := time.Now()
+	err = cleanup.Run(context.Background(), api, cleanup.Options{OwnLabelKey: ownKey, OwnLabelValue: ownValue,
+		ReachTimeout: 10 * time.Second, LoadBalancerTimeout: time.Minute, VolumeTimeout: time.Minute, NodeTimeout: time.Minute,
+		Settle: 5 * time.Second, Interval: 200 * time.Millisecond, ReportEvery: time.Second, Log: &log})
+	require.Empty(t, stop())
+	t.Log(log.String())
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 30*time.Second, "within the settle, well within the minute's bound")
+	assert.Contains(t, ctl.Done(), "operator: recreated Service operated/operator-lb")
+	assert.Contains(t, err.Error(), "removing load balancers: recreated after the cleanup deleted them, by something that still runs: "+
+		"Service operated/operator-lb (created by field manager shop-operator)")
 	assert.NotContains(t, log.String(), "EBS volume", "no later step runs")
 }
 

@@ -77,7 +77,21 @@ func volume(name, ns, claim, policy string, source m) m {
 	for k, v := range source {
 		spec[k] = v
 	}
-	return m{"apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta(name, "", nil), "spec": spec}
+	md := meta(name, "", nil)
+	// The provisioner names itself (pv.kubernetes.io/provisioned-by): the
+	// EBS CSI driver, or the in-tree one CSI migration hands to it.
+	if csi, _ := source["csi"].(m); csi != nil {
+		md["annotations"] = m{"pv.kubernetes.io/provisioned-by": csi["driver"]}
+	} else if source["awsElasticBlockStore"] != nil {
+		md["annotations"] = m{"pv.kubernetes.io/provisioned-by": "kubernetes.io/aws-ebs"}
+	}
+	return m{"apiVersion": "v1", "kind": "PersistentVolume", "metadata": md, "spec": spec}
+}
+
+// static is a volume made by hand: no provisioner named it.
+func static(pv m) m {
+	delete(pv["metadata"].(m), "annotations")
+	return pv
 }
 
 func claim(name, ns, volume string) m {

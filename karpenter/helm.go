@@ -27,6 +27,8 @@ const KubernetesVersionAnnotation = "nodeless-eks/kubernetes-version"
 // ValuesInput is what the controller's Helm values are made of.
 type ValuesInput struct {
 	ClusterName, ClusterEndpoint, InterruptionQueue, ControllerRoleArn string
+	// Region is the cluster's, given to the controller as AWS_REGION.
+	Region string
 	// KubernetesVersion is the cluster's "1.NN", set on the pods.
 	KubernetesVersion string
 	// Resources are requests and limits both (Guaranteed QoS), sized to
@@ -70,6 +72,11 @@ func ControllerValues(in ValuesInput) map[string]any {
 		}},
 		"controller": map[string]any{
 			"resources": map[string]any{"requests": resources, "limits": resources},
+			// The controller asks IMDS for its region when the AWS SDK has
+			// none (pkg/operator/operator.go, NewOperator, at the pinned
+			// module), and Fargate has no IMDS (karpenter-provider-aws
+			// #5677): the region is given, not left to a webhook's defaults.
+			"env": []any{map[string]any{"name": "AWS_REGION", "value": in.Region}},
 		},
 	}
 }
@@ -108,6 +115,7 @@ func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 			return ControllerValues(ValuesInput{
 				ClusterName:       args.ClusterName,
 				KubernetesVersion: args.KubernetesVersion,
+				Region:            args.Region,
 				ClusterEndpoint:   v[0].(string),
 				ControllerRoleArn: v[1].(string),
 				InterruptionQueue: v[2].(string),

@@ -351,6 +351,10 @@ func (c *Client) bearer(ctx context.Context) (string, error) {
 		return c.cached, nil
 	}
 	cmd := exec.CommandContext(ctx, c.exec.Command, c.exec.Args...)
+	// Once the plugin exits or ctx ends, a child of it that still holds
+	// its output open is cut off after WaitDelay (os/exec, Cmd.WaitDelay):
+	// without it, Output waits for that child however long it lives.
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Env = os.Environ()
 	for _, e := range c.exec.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)

@@ -86,10 +86,15 @@ func IsAWSCode(err error, codes ...string) bool {
 // output; the error comes with its standard error.
 type Runner func(ctx context.Context, env []string, name string, args ...string) (stdout []byte, stderr string, err error)
 
+// waitDelay is how long Exec waits, once the command exited or ctx ended,
+// for output pipes that a child of the command still holds.
+var waitDelay = 5 * time.Second
+
 // Exec runs a command for real, in the environment of this process with
 // env laid over it ("NAME=" removes NAME: awscli.Environ).
 func Exec(ctx context.Context, env []string, name string, args ...string) ([]byte, string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.WaitDelay = waitDelay // a child holding the output open is cut off (os/exec, Cmd.WaitDelay)
 	cmd.Env = awscli.Environ(os.Environ(), env...) // "NAME=" unsets NAME
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -116,6 +116,11 @@ func deploymentProblems(r *Rendered, values map[string]any) []string {
 				bad("container %s: env %s is %q, want %q", c["name"], name, env[name], want)
 			}
 		}
+		// Fargate has no IMDS, where the controller looks for its region
+		// when the SDK has none (pkg/operator/operator.go, NewOperator).
+		if region := env["AWS_REGION"]; strings.Count(region, "-") < 2 {
+			bad("container %s: env AWS_REGION is %q, want the cluster's region: Fargate has no IMDS to ask", c["name"], region)
+		}
 		// settings.featureGates reach the controller as one FEATURE_GATES list.
 		if repair, ok := settings["featureGates"].(map[string]any)["nodeRepair"].(bool); ok {
 			if want := fmt.Sprintf("NodeRepair=%t", repair); !strings.Contains(env["FEATURE_GATES"], want) {
@@ -201,6 +206,11 @@ func TestChartChecksCatchWrongValues(t *testing.T) {
 		{"resources at the top level", func(v map[string]any) {
 			v["resources"] = v["controller"].(map[string]any)["resources"]
 			delete(v, "controller")
+		}},
+		{"the region as a top-level env, which the chart does not read", func(v map[string]any) {
+			c := v["controller"].(map[string]any)
+			v["env"] = c["env"]
+			delete(c, "env")
 		}},
 		{"the minor annotation on the Deployment instead of its pods", func(v map[string]any) {
 			v["annotations"] = v["podAnnotations"]

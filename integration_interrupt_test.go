@@ -29,10 +29,11 @@ import (
 // (SIGKILL to its process group: no graceful cancel, plugins included)
 // once during the EKS cluster's create and once during a Helm release's,
 // runs the recovery (cmd/recover-pending) after each, and requires the
-// next `pulumi up` to converge with no other step. It uses a
-// self-managed backend in a temporary directory, so that the dead run's
-// lock is there to be removed; on Pulumi Cloud the dead run's update stays
-// marked running until `pulumi cancel` (docs/recovery.md). About 60
+// next `pulumi up` to converge with no other step than the `pulumi cancel`
+// of the dead run's lock, which the recovery names and never removes. It
+// uses a self-managed backend in a temporary directory, whose first `up`
+// leaves no history, so the recovery is told when the run started
+// (-since; docs/recovery.md). About 60
 // minutes:
 //
 //	NODELESS_EKS_ACC=1 NODELESS_EKS_REGION=… NODELESS_EKS_VPC_NAME=… \
@@ -80,10 +81,19 @@ func TestAccInterruptedUpRecovers(t *testing.T) {
 			karpenter.Namespace + "/karpenter", false},
 	}
 	for _, step := range steps {
+		started := time.Now().Add(-time.Second) // AWS's clock may run a little behind
 		killUpDuring(t, ctx, name, env, step.typ, step.resource, step.after)
 		pending := pendingOperations(t, ctx, stack)
 		require.NotEmpty(t, pending, "killing pulumi during %s leaves a pending create", step.what)
+		// The dead run's lock stays; the recovery never removes it, a
+		// person who knows the run is gone does.
 		out, err := recoverPending(ctx, name, env)
+		require.Error(t, err, "the recovery stops at the dead run's lock: %s", out)
+		require.Contains(t, out, "pulumi cancel --stack "+name+" --yes")
+		require.NoError(t, stack.Cancel(ctx))
+		// The first up of a self-managed stack has no history: the person
+		// says when the run started.
+		out, err = recoverPending(ctx, name, env, "-since", started.UTC().Format(time.RFC3339))
 		require.NoError(t, err, "the recovery after %s: %s", step.what, out)
 		assert.Empty(t, pendingOperations(t, ctx, stack), "after the recovery of %s", step.what)
 		// Any recovery that reaches `pulumi stack import` leaves no
@@ -199,8 +209,8 @@ func stateResource(t *testing.T, ctx context.Context, stack auto.Stack, typ, nam
 }
 
 // recoverPending runs the recovery as a person would at the terminal.
-func recoverPending(ctx context.Context, stack string, env map[string]string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "run", "./cmd/recover-pending", "-stack", stack)
+func recoverPending(ctx context.Context, stack string, env map[string]string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"run", "./cmd/recover-pending", "-stack", stack}, args...)...)
 	cmd.Env = os.Environ()
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)

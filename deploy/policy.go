@@ -219,11 +219,6 @@ func DeployerPolicy(s scope) iampolicy.Document {
 			Action: []string{"ec2:Describe*", "eks:DescribeAddonVersions", "eks:DescribeAddonConfiguration", "eks:ListClusters",
 				"logs:DescribeLogGroups", "kms:ListAliases", "sqs:ListQueues", "tag:GetResources"},
 			Condition: inRegion},
-		// The recovery of an interrupted run finds a key whose create was
-		// cut off by its cluster tag, among all the region's keys
-		// (internal/recovery, findKey): key IDs and tags, nothing else.
-		iampolicy.Statement{Sid: "FindCutOffSecretsKeys", Effect: "Allow", Resource: "*",
-			Action: []string{"kms:ListKeys", "kms:ListResourceTags"}, Condition: inRegion},
 		// ListRoles takes no resource-level scope (IAM's service
 		// authorization reference); preview lists the Spot service-linked role.
 		iampolicy.Statement{Sid: "FindSpotServiceLinkedRole", Effect: "Allow", Action: "iam:ListRoles", Resource: "*"},

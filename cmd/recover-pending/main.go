@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/pulumicloud"
@@ -41,6 +42,13 @@ func main() {
 	dryRun := flag.Bool("dry-run", false, "decide and report; change nothing")
 	settle := flag.Duration("settle", bounds.RecoverySettle, "how long after the state's last write to start looking (AWS's reads are eventually consistent)")
 	timeout := flag.Duration("timeout", bounds.Recovery, "the bound of the whole recovery, waits for EKS included")
+	var since time.Time
+	flag.Func("since", "`TIME` (RFC 3339) the interrupted run started, as its log shows: for a stack whose `pulumi stack history` holds "+
+		"no update (the first `up` of a self-managed stack); nothing made before it is adopted", func(v string) error {
+		t, err := time.Parse(time.RFC3339, v)
+		since = t
+		return err
+	})
 	decisions := map[string]recovery.Decision{}
 	flag.Func("import", "`URN=ID`: import this pending create with this ID (repeatable)", func(v string) error {
 		urn, id, err := splitDecision(v)
@@ -70,7 +78,7 @@ func main() {
 	}
 	s := &recovery.Session{
 		Run: recovery.Exec, Dir: *dir, Stack: *stack, Out: os.Stdout, DryRun: *dryRun, Cloud: cloud,
-		Options: recovery.Options{Settle: *settle, Decisions: decisions},
+		Options: recovery.Options{Settle: *settle, Decisions: decisions, Since: since},
 	}
 	if _, err := s.Recover(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "recover-pending:", err)

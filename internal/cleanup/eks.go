@@ -81,7 +81,7 @@ func (c eksCluster) aws(ctx context.Context, creds []string, args ...string) ([]
 		full = append(full, "--profile", c.Profile)
 	}
 	cmd := exec.CommandContext(ctx, "aws", full...)
-	cmd.WaitDelay = 5 * time.Second // a child holding the output open is cut off (os/exec, Cmd.WaitDelay)
+	cmd.WaitDelay = 5 * time.Second                                                  // a child holding the output open is cut off (os/exec, Cmd.WaitDelay)
 	cmd.Env = awscli.Environ(os.Environ(), append(slices.Clone(c.Env), creds...)...) // "AWS_PROFILE=" unsets it
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -23,7 +23,7 @@ func TestRecoveryDocListsTheInventory(t *testing.T) {
 	}
 	sort.Strings(types)
 	var b strings.Builder
-	b.WriteString("| type | does a cut-off create leave an object? | how the recovery finds it | import ID | ID format from |\n|---|---|---|---|---|\n")
+	b.WriteString("| type | does a cut-off create leave an object? | who decides, and how | import ID | ID format from |\n|---|---|---|---|---|\n")
 	cell := func(s string) string {
 		if s == "" {
 			return "—"
@@ -32,8 +32,11 @@ func TestRecoveryDocListsTheInventory(t *testing.T) {
 	}
 	for _, typ := range types {
 		k := Inventory[typ]
-		finds := k.Finds
-		if k.find == nil {
+		finds := "by itself: " + k.Finds
+		switch {
+		case k.Look != "":
+			finds = "a person, with `" + k.Look + "`"
+		case k.find == nil:
 			finds = "nothing to find: the create is cleared"
 		}
 		id := cell(k.ID)

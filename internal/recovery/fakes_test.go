@@ -16,8 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"nodeless-eks/internal/kubeapi"
-	"nodeless-eks/internal/pulumicloud"
-	"nodeless-eks/testkit/fakecloud"
 )
 
 const (
@@ -231,25 +229,30 @@ func (k *fakeKube) Delete(_ context.Context, r kubeapi.Resource, namespace, name
 // helmRecord puts a Helm release record as Helm's Secrets driver writes it.
 func (k *fakeKube) helmRecord(namespace, release string, version int, status string) {
 	k.put(kubeapi.Secrets, namespace, fmt.Sprintf("sh.helm.release.v1.%s.v%d", release, version),
-		map[string]any{"owner": "helm", "name": release, "status": status, "version": fmt.Sprint(version)}, nil)
+		map[string]any{"owner": "helm", "name": release, "status": status, "version": fmt.Sprint(version)},
+		map[string]any{"creationTimestamp": testCreated})
 }
 
 // fixture is the three backends a finder may ask.
 type fixture struct {
-	aws   *fakeAWS
-	kube  *fakeKube
-	cloud *fakecloud.API
+	aws  *fakeAWS
+	kube *fakeKube
 }
 
+// testSince is when the interrupted update began at the earliest in the
+// tests (what `pulumi stack history` says): the fakes' objects were made
+// after it, at testCreated.
+var testSince = time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+
+const testCreated = "2026-12-01T09:00:00Z"
+
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{aws: newFakeAWS(), kube: newFakeKube(), cloud: fakecloud.New("token", "my-org/nodeless-eks/prod")}
-	t.Cleanup(func() { f.cloud.Close() })
-	return f
+	return &fixture{aws: newFakeAWS(), kube: newFakeKube()}
 }
 
 func (f *fixture) lookups() *CLILookups {
 	return &CLILookups{Run: f.aws.run, ClusterName: "eks-demo", Cluster: AWSAccess{Region: testRegion},
-		CloudClient: &pulumicloud.Client{API: f.cloud.URL, Token: "token"}, Poll: time.Millisecond, kube: f.kube}
+		Poll: time.Millisecond, kube: f.kube}
 }
 
 // registered are the dev stack's registrations, by "<type>::<name>": the
@@ -295,4 +298,21 @@ func state(ops ...Operation) *Deployment {
 func pendingCreate(typ, name string, inputs map[string]any) Operation {
 	return Operation{Type: Creating, Resource: Resource{URN: testStack + typ + "::" + name, Type: typ, Custom: true,
 		Inputs: inputs, Provider: awsProviderURN + "::prov-id"}}
+}
+
+// queueURL is the URL SQS gives a queue of name in the tests' account.
+func queueURL(name string) string {
+	return "https://sqs." + testRegion + ".amazonaws.com/123456789012/" + name
+}
+
+// queueExists makes SQS answer for queues of names, made at testCreated,
+// and not found for any other.
+func (f *fixture) queueExists(names ...string) {
+	f.aws.on("sqs get-queue-url", func(a []string) awsAnswer {
+		if !slices.Contains(names, arg(a, "--queue-name")) {
+			return awsAnswer{code: "AWS.SimpleQueueService.NonExistentQueue"}
+		}
+		return awsAnswer{out: map[string]any{"QueueUrl": queueURL(arg(a, "--queue-name"))}}
+	})
+	f.aws.answer("sqs get-queue-attributes", map[string]any{"Attributes": map[string]any{"CreatedTimestamp": "1796115600"}}) // testCreated
 }

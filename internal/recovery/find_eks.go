@@ -57,12 +57,16 @@ func findCluster(ctx context.Context, l Lookups, t Target) (Found, error) {
 		return absent, err
 	}
 	var roleArn string
+	var created awscli.Time
 	status, gone, err := waitActive(ctx, l, "the cluster", bounds.RecoveryCluster, func(ctx context.Context) (string, bool, error) {
 		var out struct {
-			Cluster struct{ Status, RoleArn string }
+			Cluster struct {
+				Status, RoleArn string
+				CreatedAt       awscli.Time `json:"createdAt"`
+			}
 		}
 		found, err := awsJSON(ctx, l, t, &out, eksGone, "eks", "describe-cluster", "--name", in[0])
-		roleArn = out.Cluster.RoleArn
+		roleArn, created = out.Cluster.RoleArn, out.Cluster.CreatedAt
 		return out.Cluster.Status, found, err
 	})
 	if err != nil || gone {
@@ -75,7 +79,7 @@ func findCluster(ctx context.Context, l Lookups, t Target) (Found, error) {
 	}
 	switch status {
 	case "ACTIVE", "UPDATING":
-		return exists(in[0])
+		return Found{Exists: true, ID: in[0], Created: created.Time}, nil
 	case "FAILED":
 		return absent, cannotTell("EKS failed to create cluster %s; delete it (`aws eks delete-cluster --name %s --region %s`), wait until it is gone, "+
 			"then %s", in[0], in[0], t.Access.Region, thenClear)
@@ -88,9 +92,16 @@ func findFargateProfile(ctx context.Context, l Lookups, t Target) (Found, error)
 	if err != nil {
 		return absent, err
 	}
+	var created awscli.Time
 	status, gone, err := waitActive(ctx, l, "the Fargate profile", bounds.FargateProfile, func(ctx context.Context) (string, bool, error) {
-		var out struct{ FargateProfile struct{ Status string } }
+		var out struct {
+			FargateProfile struct {
+				Status    string
+				CreatedAt awscli.Time `json:"createdAt"`
+			}
+		}
 		found, err := awsJSON(ctx, l, t, &out, eksGone, "eks", "describe-fargate-profile", "--cluster-name", in[0], "--fargate-profile-name", in[1])
+		created = out.FargateProfile.CreatedAt
 		return out.FargateProfile.Status, found, err
 	})
 	if err != nil || gone {
@@ -100,7 +111,7 @@ func findFargateProfile(ctx context.Context, l Lookups, t Target) (Found, error)
 		return absent, cannotTell("Fargate profile %s is %s; delete it (`aws eks delete-fargate-profile --cluster-name %s --fargate-profile-name %s`), "+
 			"wait until it is gone, then %s", in[1], status, in[0], in[1], thenClear)
 	}
-	return exists(in[0] + ":" + in[1])
+	return Found{Exists: true, ID: in[0] + ":" + in[1], Created: created.Time}, nil
 }
 
 func findAddon(ctx context.Context, l Lookups, t Target) (Found, error) {
@@ -110,8 +121,9 @@ func findAddon(ctx context.Context, l Lookups, t Target) (Found, error) {
 	}
 	var out struct {
 		Addon struct {
-			Status string
-			Health struct {
+			Status    string
+			CreatedAt awscli.Time `json:"createdAt"`
+			Health    struct {
 				Issues []struct{ Code, Message string }
 			}
 		}
@@ -127,11 +139,11 @@ func findAddon(ctx context.Context, l Lookups, t Target) (Found, error) {
 	}
 	switch out.Addon.Status {
 	case "ACTIVE":
-		return exists(id)
+		return Found{Exists: true, ID: id, Created: out.Addon.CreatedAt.Time}, nil
 	case "CREATING", "DEGRADED", "UPDATING":
 		// The create would have waited for ACTIVE; the next run does not
 		// wait for an add-on it holds, so say so.
-		f := Found{Exists: true, ID: id, Note: fmt.Sprintf("EKS says it is %s", out.Addon.Status)}
+		f := Found{Exists: true, ID: id, Created: out.Addon.CreatedAt.Time, Note: fmt.Sprintf("EKS says it is %s", out.Addon.Status)}
 		if len(issues) > 0 {
 			f.Note += " (" + strings.Join(issues, "; ") + ")"
 		}
@@ -140,83 +152,4 @@ func findAddon(ctx context.Context, l Lookups, t Target) (Found, error) {
 	}
 	return absent, cannotTell("add-on %s is %s (%s); delete it (`aws eks delete-addon --cluster-name %s --addon-name %s`), "+
 		"wait until it is gone, then %s", in[1], out.Addon.Status, strings.Join(issues, "; "), in[0], in[1], thenClear)
-}
-
-func findAccessEntry(ctx context.Context, l Lookups, t Target) (Found, error) {
-	in, err := need(t, "clusterName", "principalArn")
-	if err != nil {
-		return absent, err
-	}
-	var entry struct {
-		AccessEntry struct {
-			CreatedAt awscli.Time `json:"createdAt"`
-		} `json:"accessEntry"`
-	}
-	ok, err := awsJSON(ctx, l, t, &entry, eksGone, "eks", "describe-access-entry", "--cluster-name", in[0], "--principal-arn", in[1])
-	if err != nil || !ok {
-		return absent, err
-	}
-	// EKS gives the identity that creates a cluster an entry of its own
-	// with the cluster (bootstrapClusterCreatorAdminPermissions); the
-	// program's entry for that principal is refused as a duplicate, and
-	// is not the program's to adopt: deleting it later would take the
-	// creator's access.
-	var cluster struct {
-		Cluster struct {
-			CreatedAt awscli.Time `json:"createdAt"`
-		} `json:"cluster"`
-	}
-	if _, err := awsJSON(ctx, l, t, &cluster, nil, "eks", "describe-cluster", "--name", in[0]); err != nil {
-		return absent, err
-	}
-	made, born := entry.AccessEntry.CreatedAt.Time, cluster.Cluster.CreatedAt.Time
-	if made.IsZero() || born.IsZero() {
-		return absent, cannotTell("EKS gave no creation time of the entry (%s) or the cluster (%s) to tell the creator's own entry from this create's",
-			made, born)
-	}
-	if d := made.Sub(born); d > -time.Minute && d < 2*time.Minute {
-		return absent, cannotTell("the entry of %s was made with the cluster (at %s), as EKS makes the creator's: not this create's; "+
-			"if the stack should manage it, -import it knowing its delete takes the creator's access, else -clear", in[1], made.Format(time.RFC3339))
-	}
-	return exists(in[0] + ":" + in[1])
-}
-
-func findAccessPolicyAssociation(ctx context.Context, l Lookups, t Target) (Found, error) {
-	in, err := need(t, "clusterName", "principalArn", "policyArn")
-	if err != nil {
-		return absent, err
-	}
-	var out struct{ AssociatedAccessPolicies []struct{ PolicyArn string } }
-	ok, err := awsJSON(ctx, l, t, &out, eksGone, "eks", "list-associated-access-policies", "--cluster-name", in[0], "--principal-arn", in[1])
-	if err != nil || !ok {
-		return absent, err
-	}
-	for _, p := range out.AssociatedAccessPolicies {
-		if p.PolicyArn == in[2] {
-			return exists(in[0] + "#" + in[1] + "#" + in[2])
-		}
-	}
-	return absent, nil
-}
-
-func findPodIdentityAssociation(ctx context.Context, l Lookups, t Target) (Found, error) {
-	in, err := need(t, "clusterName", "namespace", "serviceAccount")
-	if err != nil {
-		return absent, err
-	}
-	var out struct {
-		Associations []struct{ AssociationId string }
-	}
-	ok, err := awsJSON(ctx, l, t, &out, eksGone, "eks", "list-pod-identity-associations", "--cluster-name", in[0],
-		"--namespace", in[1], "--service-account", in[2])
-	if err != nil || !ok {
-		return absent, err
-	}
-	switch len(out.Associations) {
-	case 0:
-		return absent, nil
-	case 1:
-		return exists(in[0] + "," + out.Associations[0].AssociationId)
-	}
-	return absent, cannotTell("EKS lists %d associations for %s/%s", len(out.Associations), in[1], in[2])
 }

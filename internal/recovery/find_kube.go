@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"nodeless-eks/internal/kubeapi"
 )
@@ -29,64 +30,6 @@ func kube(ctx context.Context, l Lookups) (KubeAPI, error) {
 	return k, nil
 }
 
-func findKubeObject(ctx context.Context, l Lookups, t Target) (Found, error) {
-	r, ok := kubeResources[t.Op.Resource.Type]
-	if !ok {
-		return absent, cannotTell("the recovery knows no API path for %s", t.Op.Resource.Type)
-	}
-	name := t.Input("metadata", "name")
-	if name == "" {
-		return absent, cannotTell("its recorded inputs have no metadata.name")
-	}
-	namespace := ""
-	if r.Namespaced {
-		if namespace = t.Input("metadata", "namespace"); namespace == "" {
-			namespace = "default"
-		}
-	}
-	k, err := kube(ctx, l)
-	if err != nil {
-		return absent, err
-	}
-	obj, err := k.Get(ctx, r, namespace, name)
-	switch {
-	case kubeapi.IsNotFound(err):
-		return absent, nil
-	case err != nil:
-		return absent, err
-	case obj.Deleting():
-		return absent, cannotTell("%s %s exists and is being deleted (finalizers %v): wait until it is gone, then %s",
-			r.Kind, kubeapi.Qualified(namespace, name), obj.Get("metadata", "finalizers"), thenClear)
-	}
-	f := Found{Exists: true, ID: kubeapi.Qualified(namespace, name)}
-	// pulumi-kubernetes applies server-side with a field manager it names
-	// at create ("pulumi-kubernetes-<random>") and keeps in the state as
-	// __fieldManager; a read without it takes a new random name, whose
-	// next apply would conflict with the create's fields
-	// (provider/pkg/provider/provider.go fieldManagerName, Read).
-	if m := pulumiManager(obj); m != "" {
-		f.Outputs = map[string]any{"__fieldManager": m}
-	}
-	return f, nil
-}
-
-// pulumiManager is the one pulumi-kubernetes field manager that applied
-// the object, "" when there is none or more than one.
-func pulumiManager(obj kubeapi.Object) string {
-	found := ""
-	for _, e := range obj.Items("metadata", "managedFields") {
-		m := e.Str("manager")
-		if !strings.HasPrefix(m, "pulumi-kubernetes-") || e.Str("operation") != "Apply" || m == found {
-			continue
-		}
-		if found != "" {
-			return ""
-		}
-		found = m
-	}
-	return found
-}
-
 // releaseRecord is one revision of a Helm release: a Secret of type
 // helm.sh/release.v1 labelled owner=helm, name, status and version
 // (helm.sh/helm/v3 v3.20.2 pkg/storage/driver/secrets.go newSecretsObject).
@@ -94,6 +37,7 @@ type releaseRecord struct {
 	secret  string
 	version int
 	status  string
+	created time.Time
 }
 
 // secretsDriver checks that the release's records are Secrets, which is
@@ -152,7 +96,7 @@ func releaseRecords(ctx context.Context, k KubeAPI, t Target, namespace, name st
 		if err != nil {
 			return nil, fmt.Errorf("release record %s has no version label", s.Name())
 		}
-		out = append(out, releaseRecord{secret: s.Name(), version: v, status: s.Label("status")})
+		out = append(out, releaseRecord{secret: s.Name(), version: v, status: s.Label("status"), created: s.Time("metadata", "creationTimestamp")})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version > out[j].version })
 	return out, nil
@@ -216,7 +160,8 @@ func findRelease(ctx context.Context, l Lookups, t Target) (Found, error) {
 	newest := records[0]
 	switch {
 	case newest.status == "deployed":
-		return exists(id)
+		// Its first record is when the install began.
+		return Found{Exists: true, ID: id, Created: records[len(records)-1].created}, nil
 	case len(records) == 1 && (newest.status == "pending-install" || newest.status == "failed"):
 		return Found{
 			Note: fmt.Sprintf("Helm's install stopped at revision %d (%s); the next install adopts the objects it made", newest.version, newest.status),

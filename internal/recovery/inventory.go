@@ -14,10 +14,18 @@ type Kind struct {
 	// sts:GetCallerIdentity, which needs no permission): deploy/'s deploy
 	// roles must allow them.
 	Actions []string
-	// find looks; nil when there is nothing to find (the create is cleared).
+	// find looks, for the types the recovery resolves by itself; nil when
+	// there is nothing to find (the create is cleared) or when a person
+	// decides (Look).
 	find func(ctx context.Context, l Lookups, t Target) (Found, error)
 	// viaCluster: find reads the cluster's API, not AWS.
 	viaCluster bool
+	// Look is the command a person runs to find the object, and IDFrom its
+	// import ID where the recorded inputs make it: templates whose
+	// {input}, {a.b} and {tags:KEY} are the pending create's inputs and
+	// {region} its provider's region (see render). Being stuck on these is
+	// cheap, and telling a leftover from this run's object is not.
+	Look, IDFrom string
 }
 
 // Sources of the import ID formats.
@@ -65,26 +73,26 @@ var Inventory = map[string]Kind{
 			"so the pending create is cleared",
 	},
 	"aws:iam/role:Role": {
-		Leaves: "yes: CreateRole", Finds: "iam get-role by its name (autonamed names are in the recorded inputs)",
-		ID: "role name", Source: awsDocs + "iam.Role", find: findRole, Actions: []string{"iam:GetRole"},
+		Leaves: "yes: CreateRole", ID: "role name", Source: awsDocs + "iam.Role",
+		Look: "aws iam get-role --role-name {name}", IDFrom: "{name}",
 	},
 	"aws:iam/policy:Policy": {
-		Leaves: "yes: CreatePolicy", Finds: "iam get-policy by the ARN its path and name make in the provider's account",
-		ID: "policy ARN", Source: awsDocs + "iam.Policy", find: findPolicy, Actions: []string{"iam:GetPolicy"},
+		Leaves: "yes: CreatePolicy", ID: "policy ARN", Source: awsDocs + "iam.Policy",
+		Look: "aws iam list-policies --scope Local --query \"Policies[?PolicyName=='{name}'].[Arn,CreateDate]\"",
 	},
 	"aws:iam/rolePolicyAttachment:RolePolicyAttachment": {
-		Leaves: "yes: AttachRolePolicy", Finds: "iam list-attached-role-policies of the role",
-		ID: "<role name>/<policy ARN>", Source: awsDocs + "iam.RolePolicyAttachment", find: findRolePolicyAttachment, Actions: []string{"iam:ListAttachedRolePolicies"},
+		Leaves: "yes: AttachRolePolicy", ID: "<role name>/<policy ARN>", Source: awsDocs + "iam.RolePolicyAttachment",
+		Look: "aws iam list-attached-role-policies --role-name {role}", IDFrom: "{role}/{policyArn}",
 	},
 	"aws:iam/openIdConnectProvider:OpenIdConnectProvider": {
-		Leaves: "yes: CreateOpenIDConnectProvider", Finds: "iam get-open-id-connect-provider by the ARN its URL makes in the provider's account; Pulumi Cloud's, which an account holds once, only with the deploy/ stack's owner tag",
-		ID: "provider ARN", Source: awsDocs + "iam.OpenIdConnectProvider", find: findOIDCProvider, Actions: []string{"iam:GetOpenIDConnectProvider"},
+		Leaves: "yes: CreateOpenIDConnectProvider", ID: "provider ARN", Source: awsDocs + "iam.OpenIdConnectProvider",
+		Look: "aws iam list-open-id-connect-providers (the one whose ARN ends in the host and path of {url})",
 	},
 
 	// SQS and EventBridge.
 	"aws:sqs/queue:Queue": {
 		Leaves: "yes: CreateQueue", Finds: "sqs get-queue-url by its name",
-		ID: "queue URL", Source: awsDocs + "sqs.Queue", find: findQueue, Actions: []string{"sqs:GetQueueUrl"},
+		ID: "queue URL", Source: awsDocs + "sqs.Queue", find: findQueue, Actions: []string{"sqs:GetQueueUrl", "sqs:GetQueueAttributes"},
 	},
 	"aws:sqs/queuePolicy:QueuePolicy": {
 		Leaves: "yes: SetQueueAttributes (Policy)", Finds: "sqs get-queue-attributes Policy of the queue",
@@ -101,51 +109,50 @@ var Inventory = map[string]Kind{
 
 	// Logs, KMS, EC2.
 	"aws:cloudwatch/logGroup:LogGroup": {
-		Leaves: "yes: CreateLogGroup", Finds: "logs describe-log-groups, the group with its exact name",
-		ID: "log group name", Source: awsDocs + "cloudwatch.LogGroup", find: findLogGroup, Actions: []string{"logs:DescribeLogGroups"},
+		Leaves: "yes: CreateLogGroup", ID: "log group name", Source: awsDocs + "cloudwatch.LogGroup",
+		Look: "aws logs describe-log-groups --log-group-name-prefix {name} --region {region}", IDFrom: "{name}",
 	},
 	"aws:kms/key:Key": {
-		Leaves: "yes: CreateKey, tagged nodeless-eks/cluster in the same call", Finds: "kms list-keys, then each key's tags: the one Enabled " +
-			"key tagged for the cluster that the state does not hold (a Disabled one, or one pending deletion, is an earlier stack's)",
-		ID: "key ID", Source: awsDocs + "kms.Key", find: findKey, Actions: []string{"kms:ListKeys", "kms:ListAliases", "kms:ListResourceTags", "kms:DescribeKey"},
+		Leaves: "yes: CreateKey, tagged nodeless-eks/cluster in the same call", ID: "key ID", Source: awsDocs + "kms.Key",
+		Look: "aws resourcegroupstaggingapi get-resources --resource-type-filters kms:key " +
+			"--tag-filters Key=nodeless-eks/cluster,Values={tags:nodeless-eks/cluster} --region {region}",
 	},
 	"aws:ec2/securityGroup:SecurityGroup": {
-		Leaves: "yes: CreateSecurityGroup, then the provider revokes EC2's default allow-all egress",
-		Finds: "ec2 describe-security-groups by group name and VPC (a name is unique in a VPC); a default egress the create had " +
-			"not yet revoked is revoked",
-		ID: "security group ID", Source: awsDocs + "ec2.SecurityGroup", find: findSecurityGroup,
-		Actions: []string{"ec2:DescribeSecurityGroups", "ec2:DescribeSecurityGroupRules", "ec2:RevokeSecurityGroupEgress"},
+		Leaves: "yes: CreateSecurityGroup, then the provider revokes EC2's default allow-all egress", ID: "security group ID",
+		Source: awsDocs + "ec2.SecurityGroup",
+		Look:   "aws ec2 describe-security-groups --filters Name=vpc-id,Values={vpcId} Name=group-name,Values={name} --region {region}",
 	},
 	"aws:ec2/securityGroupRule:SecurityGroupRule": {
-		Leaves: "yes: AuthorizeSecurityGroupIngress/Egress, all of its sources in one call", Finds: "ec2 describe-security-group-rules of the group: " +
-			"a rule of its direction, protocol, ports and sources",
+		Leaves: "yes: AuthorizeSecurityGroupIngress/Egress, all of its sources in one call",
 		ID:     "<group ID>_<ingress|egress>_<protocol>_<from port>_<to port>_<source>[_<source>...] (source: CIDR, security group ID or self)",
-		Source: "terraform-provider-aws internal/service/ec2/vpc_security_group_rule.go validateSecurityGroupRuleImportString, which pulumi-aws v6 bridges", find: findSecurityGroupRule, Actions: []string{"ec2:DescribeSecurityGroupRules"},
+		Source: "terraform-provider-aws internal/service/ec2/vpc_security_group_rule.go validateSecurityGroupRuleImportString, which pulumi-aws v6 bridges",
+		Look:   "aws ec2 describe-security-group-rules --filters Name=group-id,Values={securityGroupId} --region {region}",
 	},
 	"aws:ec2/vpc:Vpc": {
 		Leaves: "yes: CreateVpc, tagged in the same call", Finds: "ec2 describe-vpcs by every tag it was given and its CIDR, less the VPCs the state holds",
 		ID: "VPC ID", Source: awsDocs + "ec2.Vpc", find: findVpc, Actions: []string{"ec2:DescribeVpcs"},
 	},
 	"aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation": {
-		Leaves: "yes: AssociateVpcCidrBlock", Finds: "ec2 describe-vpcs of its VPC: the association of its CIDR",
-		ID: "association ID", Source: awsDocs + "ec2.VpcIpv4CidrBlockAssociation", find: findCidrAssociation, Actions: []string{"ec2:DescribeVpcs"},
+		Leaves: "yes: AssociateVpcCidrBlock", ID: "association ID", Source: awsDocs + "ec2.VpcIpv4CidrBlockAssociation",
+		Look: "aws ec2 describe-vpcs --vpc-ids {vpcId} --query \"Vpcs[0].CidrBlockAssociationSet[?CidrBlock=='{cidrBlock}']\" --region {region}",
 	},
 	"aws:ec2/internetGateway:InternetGateway": {
-		Leaves: "yes: CreateInternetGateway, tagged in the same call, then attached", Finds: "ec2 describe-internet-gateways by its tags: " +
-			"one attached to its VPC, less the gateways the state holds (a detached one, which may be an earlier stack's, is reported)",
-		ID: "internet gateway ID", Source: awsDocs + "ec2.InternetGateway", find: findInternetGateway, Actions: []string{"ec2:DescribeInternetGateways"},
+		Leaves: "yes: CreateInternetGateway, tagged in the same call, then attached", ID: "internet gateway ID",
+		Source: awsDocs + "ec2.InternetGateway",
+		Look:   "aws ec2 describe-internet-gateways --filters Name=tag:Name,Values={tags:Name} --region {region}",
 	},
 	"aws:ec2/routeTable:RouteTable": {
-		Leaves: "yes: CreateRouteTable, tagged in the same call, then its routes", Finds: "ec2 describe-route-tables by VPC and tags, less the tables the state holds",
-		ID: "route table ID", Source: awsDocs + "ec2.RouteTable", find: findRouteTable, Actions: []string{"ec2:DescribeRouteTables"},
+		Leaves: "yes: CreateRouteTable, tagged in the same call, then its routes", ID: "route table ID", Source: awsDocs + "ec2.RouteTable",
+		Look: "aws ec2 describe-route-tables --filters Name=vpc-id,Values={vpcId} Name=tag:Name,Values={tags:Name} --region {region}",
 	},
 	"aws:ec2/routeTableAssociation:RouteTableAssociation": {
-		Leaves: "yes: AssociateRouteTable", Finds: "ec2 describe-route-tables of its table: the association of its subnet",
-		ID: "<subnet ID>/<route table ID>", Source: awsDocs + "ec2.RouteTableAssociation", find: findRouteTableAssociation, Actions: []string{"ec2:DescribeRouteTables"},
+		Leaves: "yes: AssociateRouteTable", ID: "<subnet ID>/<route table ID>", Source: awsDocs + "ec2.RouteTableAssociation",
+		Look:   "aws ec2 describe-route-tables --route-table-ids {routeTableId} --query \"RouteTables[0].Associations[?SubnetId=='{subnetId}']\" --region {region}",
+		IDFrom: "{subnetId}/{routeTableId}",
 	},
 	"aws:ec2/subnet:Subnet": {
-		Leaves: "yes: CreateSubnet", Finds: "ec2 describe-subnets by VPC and CIDR (a CIDR is unique in a VPC)",
-		ID: "subnet ID", Source: awsDocs + "ec2.Subnet", find: findSubnet, Actions: []string{"ec2:DescribeSubnets"},
+		Leaves: "yes: CreateSubnet", ID: "subnet ID", Source: awsDocs + "ec2.Subnet",
+		Look: "aws ec2 describe-subnets --filters Name=vpc-id,Values={vpcId} Name=cidr-block,Values={cidrBlock} --region {region}",
 	},
 	"aws:ec2/eip:Eip": {
 		Leaves: "yes: AllocateAddress, tagged in the same call", Finds: "ec2 describe-addresses by its tags, less the addresses the state holds; " +
@@ -173,16 +180,19 @@ var Inventory = map[string]Kind{
 		ID: "<cluster>:<add-on name>", Source: awsDocs + "eks.Addon", find: findAddon, Actions: []string{"eks:DescribeAddon"},
 	},
 	"aws:eks/accessEntry:AccessEntry": {
-		Leaves: "yes: CreateAccessEntry", Finds: "eks describe-access-entry by cluster and principal; the creator's entry, made with the cluster, is not adopted",
-		ID: "<cluster>:<principal ARN>", Source: awsDocs + "eks.AccessEntry", find: findAccessEntry, Actions: []string{"eks:DescribeAccessEntry", "eks:DescribeCluster"},
+		Leaves: "yes: CreateAccessEntry", ID: "<cluster>:<principal ARN>", Source: awsDocs + "eks.AccessEntry",
+		Look:   "aws eks describe-access-entry --cluster-name {clusterName} --principal-arn {principalArn} --region {region}",
+		IDFrom: "{clusterName}:{principalArn}",
 	},
 	"aws:eks/accessPolicyAssociation:AccessPolicyAssociation": {
-		Leaves: "yes: AssociateAccessPolicy", Finds: "eks list-associated-access-policies of the principal",
-		ID: "<cluster>#<principal ARN>#<policy ARN>", Source: awsDocs + "eks.AccessPolicyAssociation", find: findAccessPolicyAssociation, Actions: []string{"eks:ListAssociatedAccessPolicies"},
+		Leaves: "yes: AssociateAccessPolicy", ID: "<cluster>#<principal ARN>#<policy ARN>", Source: awsDocs + "eks.AccessPolicyAssociation",
+		Look:   "aws eks list-associated-access-policies --cluster-name {clusterName} --principal-arn {principalArn} --region {region}",
+		IDFrom: "{clusterName}#{principalArn}#{policyArn}",
 	},
 	"aws:eks/podIdentityAssociation:PodIdentityAssociation": {
-		Leaves: "yes: CreatePodIdentityAssociation", Finds: "eks list-pod-identity-associations by cluster, namespace and service account",
-		ID: "<cluster>,<association ID>", Source: awsDocs + "eks.PodIdentityAssociation", find: findPodIdentityAssociation, Actions: []string{"eks:ListPodIdentityAssociations"},
+		Leaves: "yes: CreatePodIdentityAssociation", ID: "<cluster>,<association ID>", Source: awsDocs + "eks.PodIdentityAssociation",
+		Look: "aws eks list-pod-identity-associations --cluster-name {clusterName} --namespace {namespace} --service-account {serviceAccount} " +
+			"--region {region} (then compare each association's roleArn with {roleArn})",
 	},
 
 	// Kubernetes.
@@ -200,37 +210,41 @@ var Inventory = map[string]Kind{
 
 	// Pulumi Cloud (deploy/).
 	"pulumiservice:index:Stack": {
-		Leaves: "yes: creates the stack", Finds: "GET /api/stacks/{org}/{project}/{stack}",
-		ID: "<org>/<project>/<stack>", Source: serviceCode + "stack.go stackResourceID", find: findCloudStack,
+		Leaves: "yes: creates the stack", ID: "<org>/<project>/<stack>", Source: serviceCode + "stack.go stackResourceID",
+		Look: "pulumi stack ls --organization {organizationName} --project {projectName}", IDFrom: "{organizationName}/{projectName}/{stackName}",
 	},
 	"pulumiservice:index:Team": {
-		Leaves: "yes: creates the team", Finds: "GET /api/orgs/{org}/teams/{team}",
-		ID: "<org>/<team>", Source: serviceCode + "team.go Create", find: findTeam,
+		Leaves: "yes: creates the team", ID: "<org>/<team>", Source: serviceCode + "team.go Create",
+		Look: cloudAPI + "/api/orgs/{organizationName}/teams/{name}", IDFrom: "{organizationName}/{name}",
 	},
 	"pulumiservice:index:OrganizationRole": {
-		Leaves: "yes: creates the role", Finds: "GET /api/orgs/{org}/roles: the one of its name",
-		ID: "<org>/<role ID>", Source: serviceCode + "organization_role.go Read", find: findOrganizationRole,
+		Leaves: "yes: creates the role", ID: "<org>/<role ID>", Source: serviceCode + "organization_role.go Read",
+		Look: cloudAPI + "/api/orgs/{organizationName}/roles (the role named {name})",
 	},
 	"pulumiservice:index:TeamRoleAssignment": {
-		Leaves: "yes: gives the team the role", Finds: "GET /api/orgs/{org}/teams/{team}: its roleIds",
-		ID: "<org>/<team>/<role ID>", Source: serviceCode + "team_role_assignment.go", find: findTeamRoleAssignment,
+		Leaves: "yes: gives the team the role", ID: "<org>/<team>/<role ID>", Source: serviceCode + "team_role_assignment.go",
+		Look: cloudAPI + "/api/orgs/{organizationName}/teams/{teamName} (its roleIds)", IDFrom: "{organizationName}/{teamName}/{roleId}",
 	},
 	"pulumiservice:index:DriftSchedule": {
-		Leaves: "yes: creates the schedule", Finds: "GET /api/stacks/{org}/{project}/{stack}/deployments/schedules: the one detect-drift schedule",
-		ID: "<org>/<project>/<stack>/drift/<schedule ID>", Source: serviceCode + "ttl_schedules.go stackScheduleID", find: scheduleFinder("detect-drift", "drift"),
+		Leaves: "yes: creates the schedule", ID: "<org>/<project>/<stack>/drift/<schedule ID>", Source: serviceCode + "ttl_schedules.go stackScheduleID",
+		Look: cloudAPI + "/api/stacks/{organization}/{project}/{stack}/deployments/schedules (the detect-drift schedule)",
 	},
 	"pulumiservice:index:TtlSchedule": {
-		Leaves: "yes: creates the schedule", Finds: "GET /api/stacks/{org}/{project}/{stack}/deployments/schedules: the one destroy schedule",
-		ID: "<org>/<project>/<stack>/ttl/<schedule ID>", Source: serviceCode + "ttl_schedules.go stackScheduleID", find: scheduleFinder("destroy", "ttl"),
+		Leaves: "yes: creates the schedule", ID: "<org>/<project>/<stack>/ttl/<schedule ID>", Source: serviceCode + "ttl_schedules.go stackScheduleID",
+		Look: cloudAPI + "/api/stacks/{organization}/{project}/{stack}/deployments/schedules (the destroy schedule)",
 	},
 	"pulumiservice:index:DeploymentSchedule": {
-		Leaves: "yes: creates the schedule", Finds: "GET /api/stacks/{org}/{project}/{stack}/deployments/schedules: the one update schedule",
-		ID: "<org>/<project>/<stack>/<schedule ID>", Source: serviceCode + "deployment_schedules.go deploymentScheduleID", find: scheduleFinder("update", ""),
+		Leaves: "yes: creates the schedule", ID: "<org>/<project>/<stack>/<schedule ID>", Source: serviceCode + "deployment_schedules.go deploymentScheduleID",
+		Look: cloudAPI + "/api/stacks/{organization}/{project}/{stack}/deployments/schedules (the update schedule)",
 	},
 }
 
-// kubeKind is a Kubernetes object the program applies.
+// kubeKind is a Kubernetes object the program applies; its namespace, when
+// it has one, is part of its ID.
 var kubeKind = Kind{
-	Leaves: "yes: the object", Finds: "GET of the object by its name (autonamed names are in the recorded inputs); one being deleted is left to a person",
-	ID: "<namespace>/<name>, or <name> when cluster-scoped", Source: k8sDocs, find: findKubeObject, Actions: []string{"eks:DescribeCluster"}, viaCluster: true,
+	Leaves: "yes: the object", ID: "<namespace>/<name>, or <name> when cluster-scoped", Source: k8sDocs,
+	Look: "kubectl get {kubeResource} {metadata.name} -o yaml", IDFrom: "{metadata.name}",
 }
+
+// cloudAPI reads Pulumi Cloud's REST API with the user's token.
+const cloudAPI = "curl -s -H \"Authorization: token $PULUMI_ACCESS_TOKEN\" https://api.pulumi.com"

@@ -18,7 +18,6 @@ import (
 	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/kubeapi"
 	"nodeless-eks/internal/poll"
-	"nodeless-eks/internal/pulumicloud"
 )
 
 // AWSAccess is how a resource's provider reaches AWS: its region, the
@@ -46,8 +45,6 @@ type Lookups interface {
 	Account(ctx context.Context, a AWSAccess) (string, error)
 	// Kube is the API of the stack's cluster.
 	Kube(ctx context.Context) (KubeAPI, error)
-	// Cloud is Pulumi Cloud's API.
-	Cloud() (*pulumicloud.Client, error)
 	// Wait polls cond every poll interval, up to bound.
 	Wait(ctx context.Context, bound time.Duration, cond func(context.Context) (bool, string, error)) error
 }
@@ -94,7 +91,7 @@ var waitDelay = 5 * time.Second
 // env laid over it ("NAME=" removes NAME: awscli.Environ).
 func Exec(ctx context.Context, env []string, name string, args ...string) ([]byte, string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.WaitDelay = waitDelay // a child holding the output open is cut off (os/exec, Cmd.WaitDelay)
+	cmd.WaitDelay = waitDelay                      // a child holding the output open is cut off (os/exec, Cmd.WaitDelay)
 	cmd.Env = awscli.Environ(os.Environ(), env...) // "NAME=" unsets NAME
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -111,8 +108,6 @@ type CLILookups struct {
 	// none.
 	ClusterName, ClusterAccount string
 	Cluster                     AWSAccess
-	// CloudClient calls Pulumi Cloud; nil when no token was found.
-	CloudClient *pulumicloud.Client
 	// Poll is how often a wait asks again (30 s when zero).
 	Poll time.Duration
 
@@ -276,14 +271,6 @@ func (l *CLILookups) Kube(ctx context.Context) (KubeAPI, error) {
 	l.kube = client
 	l.mu.Unlock()
 	return client, nil
-}
-
-// Cloud is Pulumi Cloud's client.
-func (l *CLILookups) Cloud() (*pulumicloud.Client, error) {
-	if l.CloudClient == nil {
-		return nil, errors.New("no Pulumi Cloud token: set PULUMI_ACCESS_TOKEN or run `pulumi login`")
-	}
-	return l.CloudClient, nil
 }
 
 // Wait polls cond up to bound.

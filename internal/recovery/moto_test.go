@@ -14,19 +14,18 @@ import (
 )
 
 // motoCase is a recovery lookup run for real, through the AWS CLI, against
-// moto: seed makes the object (and returns the inputs the create sent
-// that depend on it, and the ID the provider expects); without seed's
-// object, the lookup says absent.
+// moto: seed makes the object beside a decoy the lookup must not return
+// (and returns the inputs the create sent that depend on it, and the ID
+// the provider expects); without seed's object, the lookup says absent.
 type motoCase struct {
 	typ  string
 	seed func(t *testing.T, s *moto.Server) (inputs map[string]any, id string)
-	// noObject are the inputs of the create when nothing was made.
+	// noObject are the inputs of the create when nothing was made; nil
+	// makes them with absentInputs.
 	noObject map[string]any
 	// undecided is why an object that exists is not adopted.
 	undecided string
 }
-
-const trust = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"eks.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
 
 func motoVpc(t *testing.T, s *moto.Server, cidr string, tags ...string) string {
 	args := []string{"ec2", "create-vpc", "--cidr-block", cidr}
@@ -38,125 +37,75 @@ func motoVpc(t *testing.T, s *moto.Server, cidr string, tags ...string) string {
 	return out.Vpc.VpcId
 }
 
+func motoSubnet(t *testing.T, s *moto.Server, vpc, cidr string) string {
+	var out struct{ Subnet struct{ SubnetId string } }
+	moto.Field(t, s.AWS(t, nil, "ec2", "create-subnet", "--vpc-id", vpc, "--cidr-block", cidr, "--availability-zone", moto.Region+"a"), &out)
+	return out.Subnet.SubnetId
+}
+
 func motoQueue(t *testing.T, s *moto.Server, name string) string {
 	var out struct{ QueueUrl string }
 	moto.Field(t, s.AWS(t, nil, "sqs", "create-queue", "--queue-name", name), &out)
 	return out.QueueUrl
 }
 
+func motoNat(t *testing.T, s *moto.Server, subnet, name string) string {
+	var eip struct{ AllocationId string }
+	moto.Field(t, s.AWS(t, nil, "ec2", "allocate-address", "--domain", "vpc"), &eip)
+	var out struct{ NatGateway struct{ NatGatewayId string } }
+	moto.Field(t, s.AWS(t, nil, "ec2", "create-nat-gateway", "--subnet-id", subnet, "--allocation-id", eip.AllocationId,
+		"--tag-specifications", "ResourceType=natgateway,Tags=[{Key=Name,Value="+name+"}]"), &out)
+	return out.NatGateway.NatGatewayId
+}
+
 var motoCases = []motoCase{
-	{typ: "aws:iam/role:Role", noObject: map[string]any{"name": "eks-demo-r-1a2b3c4"},
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			s.AWS(t, nil, "iam", "create-role", "--role-name", "eks-demo-r-1a2b3c4", "--assume-role-policy-document", trust)
-			return map[string]any{"name": "eks-demo-r-1a2b3c4"}, "eks-demo-r-1a2b3c4"
-		}},
-	{typ: "aws:iam/policy:Policy", noObject: map[string]any{"name": "eks-demo-p-9f8e7d6"},
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			s.AWS(t, nil, "iam", "create-policy", "--policy-name", "eks-demo-p-9f8e7d6", "--policy-document",
-				`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sqs:ReceiveMessage","Resource":"*"}]}`)
-			return map[string]any{"name": "eks-demo-p-9f8e7d6"}, "arn:aws:iam::" + moto.Account + ":policy/eks-demo-p-9f8e7d6"
-		}},
-	{typ: "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
-		noObject: map[string]any{"role": "eks-demo-node", "policyArn": "arn:aws:iam::" + moto.Account + ":policy/nodes"},
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			s.AWS(t, nil, "iam", "create-role", "--role-name", "eks-demo-node", "--assume-role-policy-document", trust)
-			policy := "arn:aws:iam::" + moto.Account + ":policy/nodes"
-			s.AWS(t, nil, "iam", "create-policy", "--policy-name", "nodes", "--policy-document",
-				`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"ec2:DescribeInstances","Resource":"*"}]}`)
-			s.AWS(t, nil, "iam", "attach-role-policy", "--role-name", "eks-demo-node", "--policy-arn", policy)
-			return map[string]any{"role": "eks-demo-node", "policyArn": policy}, "eks-demo-node/" + policy
-		}},
-	{typ: "aws:iam/openIdConnectProvider:OpenIdConnectProvider", noObject: map[string]any{"url": "https://oidc.eks.eu-west-1.amazonaws.com/id/ABC"},
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			s.AWS(t, nil, "iam", "create-open-id-connect-provider", "--url", "https://oidc.eks.eu-west-1.amazonaws.com/id/ABC",
-				"--client-id-list", "sts.amazonaws.com", "--thumbprint-list", strings.Repeat("9e", 20))
-			return map[string]any{"url": "https://oidc.eks.eu-west-1.amazonaws.com/id/ABC"},
-				"arn:aws:iam::" + moto.Account + ":oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/ABC"
-		}},
 	{typ: "aws:sqs/queue:Queue", noObject: map[string]any{"name": "eks-demo-karpenter-interruption-5d4c3b2"},
 		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
+			motoQueue(t, s, "eks-demo-karpenter-interruption-5d4c3b2-old") // a decoy whose name starts alike
 			return map[string]any{"name": "eks-demo-karpenter-interruption-5d4c3b2"}, motoQueue(t, s, "eks-demo-karpenter-interruption-5d4c3b2")
 		}},
 	// The queue exists in both: without a policy, the CLI prints nothing.
-	{typ: "aws:sqs/queuePolicy:QueuePolicy",
+	{typ: "aws:sqs/queuePolicy:QueuePolicy", undecided: "AWS gives it no creation time",
 		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
 			url := motoQueue(t, s, "q-with-policy")
 			s.AWS(t, nil, "sqs", "set-queue-attributes", "--queue-url", url, "--attributes",
 				`{"Policy":"{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":{\"Service\":\"events.amazonaws.com\"},\"Action\":\"sqs:SendMessage\",\"Resource\":\"*\"}]}"}`)
 			return map[string]any{"queueUrl": url}, url
 		}},
-	{typ: "aws:cloudwatch/eventRule:EventRule", noObject: map[string]any{"name": "eks-demo-spot-0a1b2c3"},
+	{typ: "aws:cloudwatch/eventRule:EventRule", noObject: map[string]any{"name": "eks-demo-spot-0a1b2c3"}, undecided: "AWS gives it no creation time",
 		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
 			s.AWS(t, nil, "events", "put-rule", "--name", "eks-demo-spot-0a1b2c3", "--event-pattern", `{"source":["aws.ec2"]}`)
 			return map[string]any{"name": "eks-demo-spot-0a1b2c3"}, "eks-demo-spot-0a1b2c3"
 		}},
-	{typ: "aws:cloudwatch/eventTarget:EventTarget", noObject: map[string]any{"rule": "eks-demo-spot", "targetId": "KarpenterInterruptionQueueTarget"},
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			url := motoQueue(t, s, "interruptions")
-			s.AWS(t, nil, "events", "put-rule", "--name", "eks-demo-spot", "--event-pattern", `{"source":["aws.ec2"]}`)
-			s.AWS(t, nil, "events", "put-targets", "--rule", "eks-demo-spot", "--targets",
-				`[{"Id":"KarpenterInterruptionQueueTarget","Arn":"arn:aws:sqs:eu-west-1:`+moto.Account+`:interruptions"}]`)
-			_ = url
-			return map[string]any{"rule": "eks-demo-spot", "targetId": "KarpenterInterruptionQueueTarget"}, "eks-demo-spot/KarpenterInterruptionQueueTarget"
-		}},
-	{typ: "aws:cloudwatch/logGroup:LogGroup", noObject: map[string]any{"name": "/aws/eks/eks-demo/cluster"},
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			s.AWS(t, nil, "logs", "create-log-group", "--log-group-name", "/aws/eks/eks-demo/cluster")
-			s.AWS(t, nil, "logs", "create-log-group", "--log-group-name", "/aws/eks/eks-demo/cluster-old")
-			return map[string]any{"name": "/aws/eks/eks-demo/cluster"}, "/aws/eks/eks-demo/cluster"
-		}},
-	{typ: "aws:kms/key:Key", noObject: map[string]any{"tags": map[string]any{"nodeless-eks/cluster": "eks-demo"}},
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			// Another cluster's key, and a key of this name a person disabled.
-			s.AWS(t, nil, "kms", "create-key", "--tags", "TagKey=nodeless-eks/cluster,TagValue=other")
-			var old, key struct{ KeyMetadata struct{ KeyId string } }
-			moto.Field(t, s.AWS(t, nil, "kms", "create-key", "--tags", "TagKey=nodeless-eks/cluster,TagValue=eks-demo"), &old)
-			s.AWS(t, nil, "kms", "disable-key", "--key-id", old.KeyMetadata.KeyId)
-			moto.Field(t, s.AWS(t, nil, "kms", "create-key", "--tags", "TagKey=nodeless-eks/cluster,TagValue=eks-demo"), &key)
-			return map[string]any{"tags": map[string]any{"nodeless-eks/cluster": "eks-demo"}}, key.KeyMetadata.KeyId
-		}},
 	{typ: "aws:ec2/vpc:Vpc", noObject: map[string]any{"cidrBlock": "10.20.0.0/16", "tags": map[string]any{"Name": "eks-demo"}},
+		undecided: "AWS gives it no creation time",
 		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
 			motoVpc(t, s, "10.20.0.0/16", "{Key=Name,Value=someone-else}")
 			return map[string]any{"cidrBlock": "10.20.0.0/16", "tags": map[string]any{"Name": "eks-demo"}},
 				motoVpc(t, s, "10.20.0.0/16", "{Key=Name,Value=eks-demo}")
 		}},
-	{typ: "aws:ec2/subnet:Subnet",
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			vpc := motoVpc(t, s, "10.20.0.0/16")
-			var out struct{ Subnet struct{ SubnetId string } }
-			moto.Field(t, s.AWS(t, nil, "ec2", "create-subnet", "--vpc-id", vpc, "--cidr-block", "10.20.32.0/19", "--availability-zone", "eu-west-1a"), &out)
-			return map[string]any{"vpcId": vpc, "cidrBlock": "10.20.32.0/19"}, out.Subnet.SubnetId
-		}},
-	{typ: "aws:ec2/internetGateway:InternetGateway",
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			vpc := motoVpc(t, s, "10.20.0.0/16")
-			var out struct {
-				InternetGateway struct{ InternetGatewayId string }
-			}
-			moto.Field(t, s.AWS(t, nil, "ec2", "create-internet-gateway", "--tag-specifications",
-				"ResourceType=internet-gateway,Tags=[{Key=Name,Value=eks-demo}]"), &out)
-			s.AWS(t, nil, "ec2", "attach-internet-gateway", "--internet-gateway-id", out.InternetGateway.InternetGatewayId, "--vpc-id", vpc)
-			return map[string]any{"vpcId": vpc, "tags": map[string]any{"Name": "eks-demo"}}, out.InternetGateway.InternetGatewayId
-		}},
 	{typ: "aws:ec2/eip:Eip", noObject: map[string]any{"domain": "vpc", "tags": map[string]any{"Name": "eks-demo-nat-eu-west-1a"}},
-		undecided: "carries its tags, and nothing tells this create's from an earlier stack's leftover",
+		undecided: "AWS gives it no creation time",
 		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
+			s.AWS(t, nil, "ec2", "allocate-address", "--domain", "vpc", "--tag-specifications",
+				"ResourceType=elastic-ip,Tags=[{Key=Name,Value=someone-else}]")
 			s.AWS(t, nil, "ec2", "allocate-address", "--domain", "vpc", "--tag-specifications",
 				"ResourceType=elastic-ip,Tags=[{Key=Name,Value=eks-demo-nat-eu-west-1a}]")
 			return map[string]any{"domain": "vpc", "tags": map[string]any{"Name": "eks-demo-nat-eu-west-1a"}}, ""
 		}},
-	{typ: "aws:ec2/securityGroup:SecurityGroup",
+	// moto ignores DescribeNatGateways' tag filters, so the decoy is one
+	// of the same tags in another subnet: the subnet filter must hold.
+	{typ: "aws:ec2/natGateway:NatGateway",
 		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
 			vpc := motoVpc(t, s, "10.20.0.0/16")
-			var out struct{ GroupId string }
-			moto.Field(t, s.AWS(t, nil, "ec2", "create-security-group", "--group-name", "eks-demo-node-3e4f5a6", "--description", "nodes",
-				"--vpc-id", vpc), &out)
-			return map[string]any{"name": "eks-demo-node-3e4f5a6", "vpcId": vpc}, out.GroupId
+			mine, other := motoSubnet(t, s, vpc, "10.20.0.0/24"), motoSubnet(t, s, vpc, "10.20.1.0/24")
+			motoNat(t, s, other, "eks-demo-nat-eu-west-1a")
+			return map[string]any{"subnetId": mine, "tags": map[string]any{"Name": "eks-demo-nat-eu-west-1a"}}, motoNat(t, s, mine, "eks-demo-nat-eu-west-1a")
 		}},
 	{typ: "aws:eks/cluster:Cluster", noObject: map[string]any{"name": "eks-demo"},
 		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
 			role := "arn:aws:iam::" + moto.Account + ":role/eks-demo-cluster-0c1d2e3"
+			s.AWS(t, nil, "eks", "create-cluster", "--name", "eks-demo-old", "--role-arn", role, "--resources-vpc-config", "subnetIds=subnet-1")
 			s.AWS(t, nil, "eks", "create-cluster", "--name", "eks-demo", "--role-arn", role, "--resources-vpc-config", "subnetIds=subnet-1")
 			return map[string]any{"name": "eks-demo", "roleArn": role}, "eks-demo"
 		}},
@@ -164,8 +113,10 @@ var motoCases = []motoCase{
 		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
 			role := "arn:aws:iam::" + moto.Account + ":role/eks-demo-cluster"
 			s.AWS(t, nil, "eks", "create-cluster", "--name", "eks-demo", "--role-arn", role, "--resources-vpc-config", "subnetIds=subnet-1")
-			s.AWS(t, nil, "eks", "create-fargate-profile", "--cluster-name", "eks-demo", "--fargate-profile-name", "eks-demo-karpenter-6b7c8d9",
-				"--pod-execution-role-arn", role, "--subnets", "subnet-1", "--selectors", "namespace=karpenter")
+			for _, name := range []string{"eks-demo-karpenter-old", "eks-demo-karpenter-6b7c8d9"} {
+				s.AWS(t, nil, "eks", "create-fargate-profile", "--cluster-name", "eks-demo", "--fargate-profile-name", name,
+					"--pod-execution-role-arn", role, "--subnets", "subnet-1", "--selectors", "namespace=karpenter")
+			}
 			return map[string]any{"clusterName": "eks-demo", "fargateProfileName": "eks-demo-karpenter-6b7c8d9"}, "eks-demo:eks-demo-karpenter-6b7c8d9"
 		}},
 }
@@ -175,17 +126,19 @@ func motoLookups() *CLILookups {
 	return &CLILookups{Run: Exec, ClusterName: "eks-demo", Cluster: AWSAccess{Region: moto.Region}, Poll: 10 * time.Millisecond}
 }
 
-// TestLookupsAgainstMoto runs every recovery lookup moto can answer, for
-// real: the object exists (imported, with the ID its provider expects, or
-// reported where nothing proves it is this create's), and it does not
-// (cleared). CONTRIBUTING.md lists what moto cannot answer.
+// TestLookupsAgainstMoto runs every lookup of the types the recovery
+// decides by itself that moto can answer, for real, each beside a decoy:
+// the object exists (imported, with the ID its provider expects, made
+// after testSince: moto makes it now; or reported where nothing tells its
+// age), and it does not (cleared). CONTRIBUTING.md lists what moto cannot
+// answer.
 func TestLookupsAgainstMoto(t *testing.T) {
 	for _, tc := range motoCases {
 		t.Run(tc.typ, func(t *testing.T) {
 			t.Run("exists", func(t *testing.T) {
 				s := moto.Start(t)
 				inputs, id := tc.seed(t, s)
-				verdicts, err := Plan(context.Background(), state(pendingCreate(tc.typ, "pending", maps.Clone(inputs))), motoLookups(), Options{})
+				verdicts, err := Plan(context.Background(), state(pendingCreate(tc.typ, "pending", maps.Clone(inputs))), motoLookups(), Options{Since: testSince})
 				require.NoError(t, err)
 				v := verdicts[0]
 				if tc.undecided != "" {
@@ -202,7 +155,7 @@ func TestLookupsAgainstMoto(t *testing.T) {
 				if inputs == nil { // what it needs must exist; only the object is missing
 					inputs = tc.absentInputs(t, s)
 				}
-				verdicts, err := Plan(context.Background(), state(pendingCreate(tc.typ, "pending", maps.Clone(inputs))), motoLookups(), Options{})
+				verdicts, err := Plan(context.Background(), state(pendingCreate(tc.typ, "pending", maps.Clone(inputs))), motoLookups(), Options{Since: testSince})
 				require.NoError(t, err)
 				assert.Equal(t, Clear, verdicts[0].Outcome, verdicts[0].Why)
 			})
@@ -211,41 +164,136 @@ func TestLookupsAgainstMoto(t *testing.T) {
 }
 
 // absentInputs are inputs whose parents exist, for the kinds whose
-// lookup needs them: a queue without a policy, a VPC without the subnet
-// or security group.
+// lookup needs them: a queue without a policy, a subnet without a NAT
+// gateway (beside a decoy of its tags in another).
 func (tc motoCase) absentInputs(t *testing.T, s *moto.Server) map[string]any {
 	switch tc.typ {
 	case "aws:sqs/queuePolicy:QueuePolicy":
 		return map[string]any{"queueUrl": motoQueue(t, s, "q-without-policy")}
-	case "aws:ec2/subnet:Subnet":
-		return map[string]any{"vpcId": motoVpc(t, s, "10.20.0.0/16"), "cidrBlock": "10.20.32.0/19"}
-	case "aws:ec2/internetGateway:InternetGateway":
-		return map[string]any{"vpcId": motoVpc(t, s, "10.20.0.0/16"), "tags": map[string]any{"Name": "eks-demo"}}
-	case "aws:ec2/securityGroup:SecurityGroup":
-		return map[string]any{"name": "eks-demo-node-3e4f5a6", "vpcId": motoVpc(t, s, "10.20.0.0/16")}
+	case "aws:ec2/natGateway:NatGateway":
+		vpc := motoVpc(t, s, "10.20.0.0/16")
+		mine, other := motoSubnet(t, s, vpc, "10.20.0.0/24"), motoSubnet(t, s, vpc, "10.20.1.0/24")
+		motoNat(t, s, other, "eks-demo-nat-eu-west-1a")
+		return map[string]any{"subnetId": mine, "tags": map[string]any{"Name": "eks-demo-nat-eu-west-1a"}}
 	}
 	t.Fatalf("%s: no inputs for the absent case", tc.typ)
 	return nil
 }
 
+// TestLookCommandsAgainstMoto runs, for real, the command the report gives
+// a person for the types the recovery leaves to them, as rendered from
+// the create's inputs: it shows the object, and not the decoy beside it.
+func TestLookCommandsAgainstMoto(t *testing.T) {
+	type seeded struct {
+		inputs      map[string]any
+		want, decoy string
+	}
+	for typ, seed := range map[string]func(t *testing.T, s *moto.Server) seeded{
+		"aws:ec2/routeTable:RouteTable": func(t *testing.T, s *moto.Server) seeded {
+			vpc := motoVpc(t, s, "10.20.0.0/16")
+			table := func(name string) string {
+				var out struct{ RouteTable struct{ RouteTableId string } }
+				moto.Field(t, s.AWS(t, nil, "ec2", "create-route-table", "--vpc-id", vpc, "--tag-specifications",
+					"ResourceType=route-table,Tags=[{Key=Name,Value="+name+"}]"), &out)
+				return out.RouteTable.RouteTableId
+			}
+			decoy := table("eks-demo-public")
+			return seeded{map[string]any{"vpcId": vpc, "tags": map[string]any{"Name": "eks-demo-private-eu-west-1a"}}, table("eks-demo-private-eu-west-1a"), decoy}
+		},
+		"aws:ec2/routeTableAssociation:RouteTableAssociation": func(t *testing.T, s *moto.Server) seeded {
+			vpc := motoVpc(t, s, "10.20.0.0/16")
+			var rt struct{ RouteTable struct{ RouteTableId string } }
+			moto.Field(t, s.AWS(t, nil, "ec2", "create-route-table", "--vpc-id", vpc), &rt)
+			mine, other := motoSubnet(t, s, vpc, "10.20.0.0/24"), motoSubnet(t, s, vpc, "10.20.1.0/24")
+			associate := func(subnet string) string {
+				var out struct{ AssociationId string }
+				moto.Field(t, s.AWS(t, nil, "ec2", "associate-route-table", "--route-table-id", rt.RouteTable.RouteTableId, "--subnet-id", subnet), &out)
+				return out.AssociationId
+			}
+			decoy := associate(other)
+			return seeded{map[string]any{"routeTableId": rt.RouteTable.RouteTableId, "subnetId": mine}, associate(mine), decoy}
+		},
+		"aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation": func(t *testing.T, s *moto.Server) seeded {
+			vpc := motoVpc(t, s, "10.20.0.0/16")
+			associate := func(cidr string) string {
+				var out struct {
+					CidrBlockAssociation struct{ AssociationId string }
+				}
+				moto.Field(t, s.AWS(t, nil, "ec2", "associate-vpc-cidr-block", "--vpc-id", vpc, "--cidr-block", cidr), &out)
+				return out.CidrBlockAssociation.AssociationId
+			}
+			decoy := associate("100.65.0.0/16")
+			return seeded{map[string]any{"vpcId": vpc, "cidrBlock": "100.64.0.0/16"}, associate("100.64.0.0/16"), decoy}
+		},
+		"aws:ec2/securityGroupRule:SecurityGroupRule": func(t *testing.T, s *moto.Server) seeded {
+			vpc := motoVpc(t, s, "10.20.0.0/16")
+			group := func(name string) string {
+				var out struct{ GroupId string }
+				moto.Field(t, s.AWS(t, nil, "ec2", "create-security-group", "--group-name", name, "--description", name, "--vpc-id", vpc), &out)
+				s.AWS(t, nil, "ec2", "authorize-security-group-ingress", "--group-id", out.GroupId, "--protocol", "tcp", "--port", "443", "--cidr", "10.20.0.0/16")
+				return out.GroupId
+			}
+			decoy, mine := group("eks-demo-other"), group("eks-demo-node")
+			return seeded{map[string]any{"securityGroupId": mine, "type": "ingress", "protocol": "tcp"}, mine, decoy}
+		},
+	} {
+		t.Run(typ, func(t *testing.T) {
+			s := moto.Start(t)
+			got := seed(t, s)
+			op := pendingCreate(typ, "pending", got.inputs)
+			d := state(op)
+			v := verdictOf(t, newFixture(t), d)
+			require.Equal(t, Undecided, v.Outcome, v.Why)
+			cmd := render(Inventory[typ].Look, Target{Op: op, Access: AWSAccess{Region: moto.Region}})
+			require.Contains(t, v.Next, "look: `"+cmd+"`")
+			args := shellWords(t, cmd)
+			require.Equal(t, "aws", args[0])
+			out := string(s.AWS(t, nil, args[1:]...))
+			assert.Contains(t, out, got.want, "%s shows the object", cmd)
+			assert.NotContains(t, out, got.decoy, "%s does not show the decoy", cmd)
+		})
+	}
+}
+
+// shellWords splits a command as sh would, for the quoting Look uses:
+// words, and double-quoted words.
+func shellWords(t *testing.T, cmd string) []string {
+	var words []string
+	var cur strings.Builder
+	quoted, inWord := false, false
+	for _, r := range cmd {
+		switch {
+		case r == '"':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	require.False(t, quoted, "unbalanced quotes in %s", cmd)
+	return words
+}
+
 // TestWhatMotoCannotAnswerStaysUndecided: moto 5.2.1 has no EKS add-ons,
-// access entries or pod identity associations, and answers their calls
-// with an HTML 404. That is no "not found" of EKS's
-// (ResourceNotFoundException), so nothing is cleared.
+// and answers their calls with an HTML 404. That is no "not found" of
+// EKS's (ResourceNotFoundException), so nothing is cleared.
 func TestWhatMotoCannotAnswerStaysUndecided(t *testing.T) {
 	s := moto.Start(t)
 	s.AWS(t, nil, "eks", "create-cluster", "--name", "eks-demo", "--role-arn", "arn:aws:iam::"+moto.Account+":role/c",
 		"--resources-vpc-config", "subnetIds=subnet-1")
-	for typ, inputs := range map[string]map[string]any{
-		"aws:eks/addon:Addon":             {"clusterName": "eks-demo", "addonName": "coredns"},
-		"aws:eks/accessEntry:AccessEntry": {"clusterName": "eks-demo", "principalArn": "arn:aws:iam::" + moto.Account + ":role/eks-demo-node"},
-		"aws:eks/podIdentityAssociation:PodIdentityAssociation": {"clusterName": "eks-demo", "namespace": "kube-system",
-			"serviceAccount": "ebs-csi-controller-sa"},
-	} {
-		verdicts, err := Plan(context.Background(), state(pendingCreate(typ, "pending", inputs)), motoLookups(), Options{})
-		require.NoError(t, err)
-		assert.Equal(t, Undecided, verdicts[0].Outcome, "%s: %s", typ, verdicts[0].Why)
-	}
+	verdicts, err := Plan(context.Background(), state(pendingCreate("aws:eks/addon:Addon", "pending",
+		map[string]any{"clusterName": "eks-demo", "addonName": "coredns"})), motoLookups(), Options{Since: testSince})
+	require.NoError(t, err)
+	assert.Equal(t, Undecided, verdicts[0].Outcome, verdicts[0].Why)
 }
 
 // TestTheProvidersAccountAgainstMoto: the object is in another account,
@@ -255,24 +303,25 @@ func TestWhatMotoCannotAnswerStaysUndecided(t *testing.T) {
 func TestTheProvidersAccountAgainstMoto(t *testing.T) {
 	s := moto.Start(t)
 	other := s.In(t, moto.Other, "deploy-admin")
-	s.AWS(t, other, "iam", "create-role", "--role-name", "deploy-prod", "--assume-role-policy-document", trust)
+	var queue struct{ QueueUrl string }
+	moto.Field(t, s.AWS(t, other, "sqs", "create-queue", "--queue-name", "deploy-prod"), &queue)
 
-	op := pendingCreate("aws:iam/role:Role", "r", map[string]any{"name": "deploy-prod"})
+	op := pendingCreate("aws:sqs/queue:Queue", "q", map[string]any{"name": "deploy-prod"})
 	provider := testStack + "pulumi:providers:aws::account-prod"
 	op.Resource.Provider = provider + "::p2"
 	d := state(op)
 	d.Resources = append(d.Resources, Resource{URN: provider, Type: "pulumi:providers:aws", Custom: true, ID: "p2", Inputs: map[string]any{
 		"region": moto.Region, "allowedAccountIds": `["` + moto.Other + `"]`,
 		"assumeRole": `{"roleArn":"arn:aws:iam::` + moto.Other + `:role/deploy-admin"}`}})
-	verdicts, err := Plan(context.Background(), d, motoLookups(), Options{})
+	verdicts, err := Plan(context.Background(), d, motoLookups(), Options{Since: testSince})
 	require.NoError(t, err)
 	assert.Equal(t, Import, verdicts[0].Outcome, verdicts[0].Why)
-	assert.Equal(t, "deploy-prod", verdicts[0].ID)
+	assert.Equal(t, queue.QueueUrl, verdicts[0].ID)
 
 	// Without the role the credentials are the ambient account's, where
-	// moto has no such role: that "not found" is refused, not believed.
+	// moto has no such queue: that "not found" is refused, not believed.
 	d.Resources[len(d.Resources)-1].Inputs = map[string]any{"region": moto.Region, "allowedAccountIds": `["` + moto.Other + `"]`}
-	verdicts, err = Plan(context.Background(), d, motoLookups(), Options{})
+	verdicts, err = Plan(context.Background(), d, motoLookups(), Options{Since: testSince})
 	require.NoError(t, err)
 	assert.Equal(t, Undecided, verdicts[0].Outcome)
 	assert.Contains(t, verdicts[0].Why, "the AWS credentials are for account "+moto.Account+", and the resource's provider reaches "+moto.Other)

@@ -39,8 +39,6 @@ type Verdict struct {
 	// Why says how it was decided; Next what a person runs (Undecided) or
 	// what the next run does (Retry).
 	Why, Next string
-	// Outputs seed an import's read (Found.Outputs).
-	Outputs map[string]any
 	// Fix is a change outside the state the verdict needs (a Helm release
 	// record left pending); nil when none.
 	Fix *Fix
@@ -60,13 +58,12 @@ type Found struct {
 	// does not exist (once Fix, when there is one, is applied).
 	Exists bool
 	ID     string
+	// Created is when the object was made; zero when its API does not
+	// say (it is then never adopted).
+	Created time.Time
 	// Note adds what a person should know (an add-on still CREATING).
 	Note string
-	// Outputs seed the import's read: what the provider needs to read the
-	// object as the create would have left it (a Kubernetes object's field
-	// manager).
-	Outputs map[string]any
-	Fix     *Fix
+	Fix  *Fix
 }
 
 // Target is a pending operation as a finder sees it: the operation, how
@@ -104,6 +101,10 @@ type Options struct {
 	// Settle is how long after the state's last write the recovery starts
 	// to look (bounds.RecoverySettle says why).
 	Settle time.Duration
+	// Since is when the interrupted update began at the earliest
+	// (Session.since); zero when nothing says. An object made before it,
+	// or with no creation time, is never adopted.
+	Since time.Time
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Sleep waits (tests replace it).
@@ -142,7 +143,7 @@ func Plan(ctx context.Context, d *Deployment, l Lookups, o Options) ([]Verdict, 
 				// drops every pending operation), so an ID is checked
 				// first where the inventory can look: a lookup that proves
 				// no object, or finds another, refuses the person's ID.
-				switch found := decide(ctx, d, l, op); {
+				switch found := decide(ctx, d, l, op, o.Since); {
 				case found.Outcome == Clear:
 					return nil, fmt.Errorf("-import %s=%s: the recovery's lookup finds no such object (%s); check the ID (a typo, "+
 						"another account or region), or -clear the URN if nothing was made", op.Resource.URN, dec.ID, found.Why)
@@ -155,7 +156,7 @@ func Plan(ctx context.Context, d *Deployment, l Lookups, o Options) ([]Verdict, 
 			out = append(out, v)
 			continue
 		}
-		out = append(out, decide(ctx, d, l, op))
+		out = append(out, decide(ctx, d, l, op, o.Since))
 	}
 	for urn := range o.Decisions {
 		if !slices.ContainsFunc(d.PendingOperations, func(op Operation) bool { return leavesAnObject(op.Type) && op.Resource.URN == urn }) {
@@ -177,7 +178,7 @@ func hasCreates(d *Deployment) bool {
 // operationNoun names the operations that are not creates.
 var operationNoun = map[string]string{Updating: "update", Deleting: "delete", Reading: "read", Importing: "import"}
 
-func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict {
+func decide(ctx context.Context, d *Deployment, l Lookups, op Operation, since time.Time) Verdict {
 	v := Verdict{Op: op}
 	urn, typ := op.Resource.URN, op.Resource.Type
 	t := Target{Op: op, Access: accessOf(d, op.Resource.Provider), State: d}
@@ -216,8 +217,13 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict
 		return v
 	case d.byURN(urn) != nil:
 		return besideTheState(ctx, d, l, t, kind, v)
-	case !op.Resource.Custom || kind.find == nil:
+	case !op.Resource.Custom || (kind.find == nil && kind.Look == ""):
 		v.Outcome, v.Why = Clear, "a create cut off leaves nothing: "+kind.Leaves
+		return v
+	case kind.find == nil:
+		v.Outcome = Undecided
+		v.Why = "the recovery leaves this type to a person: an object of these inputs may be this run's or an earlier stack's"
+		v.Next = lookThenDecide(t, kind, since)
 		return v
 	}
 	found, err := lookUp(ctx, l, t, kind)
@@ -231,8 +237,12 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict
 			v.Why = fmt.Sprintf("cannot tell whether it exists: %v", err)
 		}
 		v.Next = importOrClear(urn)
+	case found.Exists && (since.IsZero() || !found.Created.After(since)):
+		v.Outcome = Undecided
+		v.Why = fmt.Sprintf("%s exists, but %s, so it may be an earlier stack's leftover", found.ID, age(found.Created, since))
+		v.Next = importOrClear(urn)
 	case found.Exists:
-		v.Outcome, v.ID, v.Why = Import, found.ID, "it exists"
+		v.Outcome, v.ID, v.Why = Import, found.ID, "it exists, made "+found.Created.UTC().Format(time.RFC3339)+", after the interrupted update began"
 	default:
 		v.Outcome, v.Why = Clear, "it does not exist"
 	}
@@ -240,7 +250,7 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation) Verdict
 		if found.Note != "" {
 			v.Why += "; " + found.Note
 		}
-		v.Fix, v.Outputs = found.Fix, found.Outputs
+		v.Fix = found.Fix
 	}
 	return v
 }
@@ -296,6 +306,75 @@ func besideTheState(ctx context.Context, d *Deployment, l Lookups, t Target, kin
 			" <name> " + found.ID + "`); then `" + clearIt + "` (clearing it first drops the only record of it)"
 	}
 	return v
+}
+
+// age says why an object's creation time proves nothing: none known, no
+// start of the interrupted update known, or made before it.
+func age(created, since time.Time) string {
+	switch {
+	case created.IsZero():
+		return "AWS gives it no creation time"
+	case since.IsZero():
+		return "the stack's history says nothing of when the interrupted update began"
+	}
+	return fmt.Sprintf("it was made %s, before the interrupted update began (%s at the earliest)",
+		created.UTC().Format(time.RFC3339), since.UTC().Format(time.RFC3339))
+}
+
+// lookThenDecide is what a person runs for a type the recovery leaves to
+// them: the command that finds the object, and the import ID the recorded
+// inputs make.
+func lookThenDecide(t Target, kind Kind, since time.Time) string {
+	urn := t.Op.Resource.URN
+	id := "<ID: " + kind.ID + ">"
+	if kind.IDFrom != "" {
+		id = render(kind.IDFrom, t)
+		if ns := t.Input("metadata", "namespace"); ns != "" && kind.Look == kubeKind.Look {
+			id = ns + "/" + id
+		}
+	}
+	after := "made by the interrupted run"
+	if !since.IsZero() {
+		after += " (after " + since.UTC().Format(time.RFC3339) + ")"
+	}
+	return fmt.Sprintf("look: `%s`; if it shows an object %s, `go run ./cmd/recover-pending -stack <stack> -import '%s=%s'`; "+
+		"if it shows none, `go run ./cmd/recover-pending -stack <stack> -clear '%s'`; one of an earlier stack: delete it or "+
+		"adopt it under another name, then -clear", render(kind.Look, t), after, urn, id, urn)
+}
+
+var placeholder = regexp.MustCompile(`\{([^}]+)\}`)
+
+// render fills a template of Kind.Look or Kind.IDFrom from the pending
+// create: {region} is its provider's region, {kubeResource} the
+// Kubernetes resource of its type (kubectl's <plural>.<group>, its kind
+// lowercased being a name kubectl also takes), {tags:KEY} a tag it was
+// given, and {a.b} an input by its path. What the inputs lack shows as
+// <a.b>.
+func render(tpl string, t Target) string {
+	return placeholder.ReplaceAllStringFunc(tpl, func(m string) string {
+		key := m[1 : len(m)-1]
+		var v string
+		switch {
+		case key == "region":
+			v = t.Access.Region
+		case key == "kubeResource":
+			// kubernetes:<group>/<version>:<Kind>
+			parts := strings.Split(t.Op.Resource.Type, ":")
+			group, _, _ := strings.Cut(parts[1], "/")
+			v = strings.ToLower(parts[2]) + "." + group
+			if ns := t.Input("metadata", "namespace"); ns != "" {
+				v += " -n " + ns
+			}
+		case strings.HasPrefix(key, "tags:"):
+			v = t.Input("tags", strings.TrimPrefix(key, "tags:"))
+		default:
+			v = t.Input(strings.Split(key, ".")...)
+		}
+		if v == "" {
+			return "<" + key + ">"
+		}
+		return v
+	})
 }
 
 // importOrClear is what a person runs once they know. Not Pulumi's own

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -33,19 +32,6 @@ type Session struct {
 	// Cloud is Pulumi Cloud's API (nil when no token was found).
 	Cloud   *pulumicloud.Client
 	Options Options
-	// Hostname is this machine's name (os.Hostname when nil).
-	Hostname func() (string, error)
-	// Readlink reads a symbolic link (os.Readlink when nil): the PID
-	// namespace this process runs in.
-	Readlink func(string) (string, error)
-	// Command names a process's program (when nil: /proc on Linux, ps
-	// elsewhere).
-	Command func(pid int) (string, error)
-	// BackupDir keeps the state as it was before each edit; "" is the
-	// user's cache directory (os.UserCacheDir, nodeless-eks/recover-pending).
-	BackupDir string
-
-	backupFile string // this run's backup
 }
 
 // ErrUndecided is returned when a pending create may exist and the
@@ -74,8 +60,7 @@ func (s *Session) pulumi(ctx context.Context, args ...string) ([]byte, error) {
 func (s *Session) printf(format string, args ...any) { fmt.Fprintf(s.Out, format, args...) }
 
 // Recover finds the stack's pending operations and resolves them. It
-// changes nothing before every pending create is decided, but for a lock
-// of a dead process; then it writes the state (through the backend, which
+// changes nothing before every pending create is decided; then it writes the state (through the backend, which
 // refuses while another run holds the stack), refreshes what it imported,
 // and last fixes what the decisions need in the cluster.
 func (s *Session) Recover(ctx context.Context) (Result, error) {
@@ -106,14 +91,26 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 	if len(unread) > 0 {
 		s.printf("recover-pending: %d resource(s) an earlier recovery imported were not read by a refresh; reading them now\n", len(unread))
 	}
-	if err := s.checkBackend(ctx); err != nil {
+	noRunAlive, err := s.checkBackend(ctx)
+	if err != nil {
 		return res, err
 	}
 	l := s.Lookups
 	if l == nil {
 		l = s.lookupsFor(d)
 	}
-	verdicts, err := Plan(ctx, d, l, s.Options)
+	o := s.Options
+	given := o.Since // a person's word (-since), for a history that says nothing
+	if o.Since, err = s.since(ctx); err != nil && given.IsZero() {
+		s.printf("recover-pending: %v; nothing found is adopted (-since <when the interrupted run started> says it)\n", err)
+	} else {
+		if given.After(o.Since) {
+			o.Since = given
+		}
+		s.printf("recover-pending: the interrupted update began at %s at the earliest (`pulumi stack history`): only what was "+
+			"made after it is adopted\n", o.Since.UTC().Format(time.RFC3339))
+	}
+	verdicts, err := Plan(ctx, d, l, o)
 	if err != nil {
 		return res, err
 	}
@@ -122,8 +119,7 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 	if !Decided(verdicts) {
 		return res, ErrUndecided
 	}
-	imports, clears := map[string]Imported{}, map[string]bool{}
-	s.backupFile = ""
+	imports, clears := map[string]string{}, map[string]bool{}
 	var fixes []Verdict
 	for _, v := range verdicts {
 		if v.Fix != nil {
@@ -132,7 +128,7 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 		switch {
 		case !leavesAnObject(v.Op.Type):
 		case v.Outcome == Import:
-			imports[v.Op.Resource.URN] = Imported{ID: v.ID, Outputs: v.Outputs}
+			imports[v.Op.Resource.URN] = v.ID
 			res.Imported = append(res.Imported, v.Op.Resource.URN)
 		case v.Outcome == Clear:
 			clears[v.Op.Resource.URN] = true
@@ -147,12 +143,27 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 		s.printf("recover-pending: no pending create; the next run performs the rest again\n")
 		return res, nil
 	}
-	if len(imports) > 0 || len(clears) > 0 || len(fixes) > 0 {
-		// The state is written first, also for fixes alone: the backend
-		// refuses the write while another run holds the stack (a
-		// self-managed backend's lock, Pulumi Cloud's 409), before the
-		// recovery touches the cluster.
-		if err := s.editState(ctx, raw, imports, clears); err != nil {
+	applyFixes := func(then string) error {
+		for _, v := range fixes {
+			if err := v.Fix.Apply(ctx); err != nil {
+				return fmt.Errorf("%s (%s) failed: %w; %s", Name(v.Op.Resource.URN), v.Fix.Does, err, then)
+			}
+			s.printf("recover-pending: done: %s\n", v.Fix.Does)
+		}
+		return nil
+	}
+	// Where no run can be alive (no lock, no operation in progress), the
+	// fixes come first: killed after them, the next recovery still finds
+	// the pending operations and decides them again from what the fixes
+	// left. Elsewhere the state is written first, since its write takes the
+	// backend's lock and so refuses while another run holds the stack.
+	if noRunAlive {
+		if err := applyFixes("the state is unchanged: run the recovery again"); err != nil {
+			return res, err
+		}
+	}
+	if len(imports) > 0 || len(clears) > 0 || (len(fixes) > 0 && !noRunAlive) {
+		if err := s.editState(ctx, raw, verdicts, imports, clears); err != nil {
 			return res, err
 		}
 	}
@@ -163,39 +174,81 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 			return res, err
 		}
 	}
-	for _, v := range fixes {
-		if err := v.Fix.Apply(ctx); err != nil {
-			return res, fmt.Errorf("the state is recovered, but %s (%s) failed, and the next `pulumi up` needs it: %w; "+
-				"do it by hand (docs/recovery.md)", Name(v.Op.Resource.URN), v.Fix.Does, err)
+	if !noRunAlive {
+		if err := applyFixes("the state is recovered, and the next `pulumi up` needs it: do it by hand (docs/recovery.md)"); err != nil {
+			return res, err
 		}
-		s.printf("recover-pending: done: %s\n", v.Fix.Does)
 	}
 	s.printf("recover-pending: imported %d, cleared %d; the next `pulumi up` goes on from here\n", len(imports), len(clears))
 	return res, nil
 }
 
+// since is when the interrupted update began at the earliest, from
+// `pulumi stack history --json` (pkg/cmd/pulumi/stack/stack_history.go,
+// updateInfoJSON): the start of the newest update when it did not succeed
+// (Pulumi Cloud records an update in progress, and a failed one may be
+// the interrupted run), else the end of the newest, which finished before
+// the interrupted one began (a self-managed backend records an update only
+// when it ends: pkg/backend/diy/backend.go, addToHistory). Times are the
+// backend's clock, to the second.
+func (s *Session) since(ctx context.Context) (time.Time, error) {
+	out, err := s.pulumi(ctx, "stack", "history", "--json")
+	if err != nil {
+		return time.Time{}, err
+	}
+	var updates []struct {
+		StartTime time.Time  `json:"startTime"`
+		EndTime   *time.Time `json:"endTime"`
+		Result    string     `json:"result"`
+	}
+	if err := json.Unmarshal(out, &updates); err != nil {
+		return time.Time{}, fmt.Errorf("reading `pulumi stack history --json`: %w", err)
+	}
+	var newest time.Time
+	var bound time.Time
+	for _, u := range updates {
+		if !u.StartTime.After(newest) {
+			continue
+		}
+		newest, bound = u.StartTime, u.StartTime
+		if u.Result == "succeeded" && u.EndTime != nil {
+			bound = *u.EndTime
+		}
+	}
+	if bound.IsZero() {
+		return bound, errors.New("the stack's history holds no update, so nothing says when the interrupted one began")
+	}
+	return bound, nil
+}
+
 // editState writes the decided creates into the state with `pulumi stack
 // import`, after checking that no other run changed the pending
 // operations since they were read.
-func (s *Session) editState(ctx context.Context, raw []byte, imports map[string]Imported, clears map[string]bool) error {
+func (s *Session) editState(ctx context.Context, raw []byte, verdicts []Verdict, imports map[string]string, clears map[string]bool) error {
 	again, err := s.pulumi(ctx, "stack", "export")
 	if err != nil {
 		return err
 	}
-	if !samePending(raw, again) {
-		return errors.New("the stack's pending operations changed while the recovery read them: another run is writing its state; run the recovery again when it ends")
+	if !bytes.Equal(raw, again) {
+		return errors.New("the stack's state changed since the recovery read it (another run wrote it meanwhile): nothing was " +
+			"imported or cleared; run the recovery again once that run has ended")
+	}
+	// The essentials of the state before the edit, in the log itself (a
+	// Deployments runner's files die with it): what each cut-off create
+	// was, and what the recovery decided, enough to redo it by hand.
+	for _, v := range verdicts {
+		if leavesAnObject(v.Op.Type) {
+			s.printf("recover-pending: before the edit: %s %s, of type %s under provider %s: %s %s\n", v.Op.Type, v.Op.Resource.URN,
+				v.Op.Resource.Type, v.Op.Resource.Provider, v.Outcome, v.ID)
+		}
 	}
 	edited, err := Edit(again, imports, clears)
 	if err != nil {
 		return err
 	}
-	backup, err := s.backup(again)
-	if err != nil {
-		return err
-	}
-	s.backupFile = backup
-	s.printf("recover-pending: the state before this edit is kept in %s: the cut-off creates' URNs, types and inputs, for a "+
-		"`pulumi import` by hand (`pulumi stack import` of it restores the resources, not the pending operations, which it drops)\n", backup)
+	s.printf("recover-pending: the backend keeps the state before this edit (Pulumi Cloud as the previous version: `pulumi stack " +
+		"history`, `pulumi stack export --version <n>`; a self-managed backend as <stack>.json.bak beside the checkpoint, " +
+		"pkg/backend/diy/state.go backupTarget)\n")
 	dir, err := os.MkdirTemp("", "recover-pending-")
 	if err != nil {
 		return err
@@ -211,34 +264,12 @@ func (s *Session) editState(ctx context.Context, raw []byte, imports map[string]
 	return nil
 }
 
-// backup writes the state as it was before an edit where it outlives the
-// recovery, readable by its user only (it holds the stack's ciphertext).
-func (s *Session) backup(raw []byte) (string, error) {
-	dir := s.BackupDir
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("finding a directory for the state's backup: %w", err)
-		}
-		dir = filepath.Join(cache, "nodeless-eks", "recover-pending")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("making the state's backup directory: %w", err)
-	}
-	name := strings.NewReplacer("/", "_", ":", "_").Replace(s.Stack) + "-" + time.Now().UTC().Format("20060102T150405Z") + ".json"
-	file := filepath.Join(dir, name)
-	if err := os.WriteFile(file, raw, 0o600); err != nil {
-		return "", fmt.Errorf("keeping the state before the edit: %w", err)
-	}
-	return file, nil
-}
-
 // refresh reads the imported objects into the state, as an import does,
 // and checks that it did. An import the refresh finds gone is a failure:
 // its ID named no object (a typo in -import, an ID the inventory builds
 // wrong), the state no longer records the cut-off create, and the object,
-// if it exists, is now tracked by nothing; the backup of the state before
-// the edit puts the pending create back.
+// if it exists, is now tracked by nothing: the error names it, for a
+// person to adopt or delete.
 func (s *Session) refresh(ctx context.Context, urns []string) (gone []string, err error) {
 	args := []string{"refresh", "--yes", "--skip-preview"}
 	for _, u := range urns {
@@ -266,10 +297,7 @@ func (s *Session) refresh(ctx context.Context, urns []string) (gone []string, er
 		}
 	}
 	if len(gone) > 0 {
-		record := "its type and inputs were in the pending operation"
-		if s.backupFile != "" {
-			record = "its type and inputs are in " + s.backupFile + ", the state before the edit"
-		}
+		record := "its type and URN are in the recovery's \"before the edit\" line above"
 		return gone, fmt.Errorf("the refresh found no object with the ID imported for %s, and dropped it from the state: the ID is "+
 			"wrong (the inventory's lookup could not check it), or the object was deleted meanwhile. The pending create is gone "+
 			"with it (`pulumi stack import` drops pending operations), so the next `pulumi up` creates the resource anew: if the "+
@@ -279,28 +307,10 @@ func (s *Session) refresh(ctx context.Context, urns []string) (gone []string, er
 	return gone, nil
 }
 
-// samePending reports whether two exports hold the same pending
-// operations.
-func samePending(a, b []byte) bool {
-	key := func(raw []byte) string {
-		d, err := ParseExport(raw)
-		if err != nil {
-			return "unreadable"
-		}
-		var ops []string
-		for _, op := range d.PendingOperations {
-			ops = append(ops, op.Type+" "+op.Resource.URN)
-		}
-		sort.Strings(ops)
-		return strings.Join(ops, "\n")
-	}
-	return key(a) == key(b)
-}
-
 // lookupsFor answers through the CLIs, reaching the cluster the state
 // holds.
 func (s *Session) lookupsFor(d *Deployment) Lookups {
-	l := &CLILookups{Run: s.Run, CloudClient: s.Cloud}
+	l := &CLILookups{Run: s.Run}
 	for _, r := range d.ofType("aws:eks/cluster:Cluster") {
 		if r.Delete {
 			continue

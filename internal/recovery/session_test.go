@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"nodeless-eks/internal/kubeapi"
 	"nodeless-eks/internal/pulumicloud"
 )
 
@@ -40,8 +38,9 @@ type fakePulumi struct {
 	// onExport runs before each export (another run writing the state).
 	onExport func(n int)
 	exports  int
-	// processes are the running processes `ps` sees, by PID.
-	processes map[int]string
+	// history is what `pulumi stack history --json` prints ("": one
+	// update that ended at testSince).
+	history string
 	// inProgress is whether Pulumi Cloud's stack shows a currentOperation.
 	inProgress bool
 	// stacks are the stacks Pulumi Cloud knows, fully qualified.
@@ -53,18 +52,18 @@ func (p *fakePulumi) run(ctx context.Context, env []string, name string, args ..
 	switch name {
 	case "aws":
 		return p.aws.run(ctx, env, name, args...)
-	case "ps":
-		pid, _ := strconv.Atoi(args[1])
-		if comm, ok := p.processes[pid]; ok {
-			return []byte(comm + "\n"), "", nil
-		}
-		return nil, "", exitStatus(1)
 	case "pulumi":
 	default:
 		return nil, "", fmt.Errorf("unexpected command %s", name)
 	}
 	p.calls = append(p.calls, strings.Join(args, " "))
 	switch {
+	case args[0] == "stack" && args[1] == "history":
+		if p.history != "" {
+			return []byte(p.history), "", nil
+		}
+		// One update before the interrupted one, ended at testSince.
+		return []byte(`[{"version":1,"kind":"update","startTime":"2026-12-01T07:50:00.000Z","endTime":"2026-12-01T08:00:00.000Z","result":"succeeded"}]`), "", nil
 	case args[0] == "whoami":
 		return []byte(`{"user":"me","organizations":["me"],"url":"` + p.backend + `"}`), "", nil
 	case args[0] == "stack" && args[1] == "--show-name":
@@ -248,13 +247,7 @@ func newSession(t *testing.T, p *fakePulumi, f *fixture, out *bytes.Buffer) *Ses
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), []byte("name: nodeless-eks\nruntime: go\n"), 0o644))
 	l := f.lookups()
 	l.Run = p.run
-	s := &Session{Run: p.run, Dir: dir, Stack: "dev", Out: out, Lookups: l, Hostname: func() (string, error) { return "runner-1", nil },
-		BackupDir: t.TempDir(), Readlink: func(string) (string, error) { return initPIDNamespace, nil },
-		// The processes the fake sees, as /proc or ps would name them.
-		Command: func(pid int) (string, error) {
-			out, _, err := p.run(context.Background(), nil, "ps", "-p", strconv.Itoa(pid), "-o", "comm=")
-			return strings.TrimSpace(string(out)), err
-		}}
+	s := &Session{Run: p.run, Dir: dir, Stack: "dev", Out: out, Lookups: l}
 	if strings.HasPrefix(p.backend, "https://") {
 		s.Cloud = &pulumicloud.Client{API: p.cloud(t), Token: "pul-test"}
 	}
@@ -318,44 +311,44 @@ func TestNoPendingOperationsIsLeftAloneQuickly(t *testing.T) {
 
 // TestUpInterruptedDuringTheClusterCreate is the acceptance test's first
 // interruption, offline: the runner died while EKS created the cluster,
-// holding the self-managed backend's lock. The recovery removes the
-// lock, waits for the cluster, imports it, clears a role whose create
+// holding the self-managed backend's lock. The recovery stops at the lock
+// until a person removes it; then it waits for the cluster, imports it, clears a role whose create
 // never reached IAM, and leaves the queue's interrupted update to the
 // next run.
 func TestUpInterruptedDuringTheClusterCreate(t *testing.T) {
-	requireProcessChecks(t)
 	f := newFixture(t)
 	polls := 0
 	f.aws.on("eks describe-cluster", func([]string) awsAnswer {
 		polls++
 		status := map[bool]string{true: "CREATING", false: "ACTIVE"}[polls < 3]
-		return awsAnswer{out: map[string]any{"cluster": map[string]any{"status": status, "roleArn": "arn:aws:iam::123456789012:role/eks-demo-cluster"}}}
+		return awsAnswer{out: map[string]any{"cluster": map[string]any{"status": status, "roleArn": "arn:aws:iam::123456789012:role/eks-demo-cluster",
+			"createdAt": testCreated}}}
 	})
-	f.aws.refuse("iam get-role", "NoSuchEntity")
+	f.aws.refuse("sqs get-queue-url", "AWS.SimpleQueueService.NonExistentQueue")
 	resources := append(baseResources(),
 		res(karpComp, "nodeless-eks:karpenter:Karpenter", false, "", stackURN, "", nil),
 		res(karpQueue, "aws:sqs/queue:Queue", true, "https://sqs/q", karpComp, awsProviderURN+"::prov-id", map[string]any{"name": "q"}))
 	cluster := res(eksCluster, "aws:eks/cluster:Cluster", true, "", eksComp, awsProviderURN+"::prov-id",
 		map[string]any{"name": "eks-demo", "roleArn": "arn:aws:iam::123456789012:role/eks-demo-cluster", "version": "1.36"}, clusterRole)
-	role := res(karpRole, "aws:iam/role:Role", true, "", karpComp, awsProviderURN+"::prov-id", map[string]any{"name": "eks-demo-karpenter-controller-1a2b3c4"})
+	role := res(karpRole, "aws:sqs/queue:Queue", true, "", karpComp, awsProviderURN+"::prov-id", map[string]any{"name": "eks-demo-karpenter-controller-1a2b3c4"})
 	queueUpdate := pending(Updating, resources[len(resources)-1])
 	p := &fakePulumi{export: exportOf(t, time.Now().Add(-time.Hour), resources,
 		[]map[string]any{pending(Creating, cluster), pending(Creating, role), queueUpdate})}
 	var out bytes.Buffer
 	s := newSession(t, p, f, &out)
-	// The dead run's lock: pid 4242 on this machine, which no longer runs
-	// (the same PID is now another program).
+	// The dead run's lock: the recovery stops at it, and a person who
+	// knows the run is gone removes it (`pulumi cancel`).
 	root := strings.TrimPrefix(p.backend, "file://")
 	lockDir := filepath.Join(root, ".pulumi", "locks", "organization", "nodeless-eks", "dev")
 	require.NoError(t, os.MkdirAll(lockDir, 0o755))
 	lock := filepath.Join(lockDir, "7f9a.json")
 	require.NoError(t, os.WriteFile(lock, []byte(`{"pid":4242,"username":"runner","hostname":"runner-1","timestamp":"2026-12-01T10:00:00Z"}`), 0o600))
-	p.processes = map[int]string{4242: "/usr/bin/sleep"}
+	_, err := s.Recover(context.Background())
+	require.ErrorContains(t, err, "stack dev is locked by runner@runner-1 (pid 4242)")
+	require.NoError(t, os.Remove(lock)) // what `pulumi cancel` does
 
 	res, err := s.Recover(context.Background())
 	require.NoError(t, err, out.String())
-	assert.NoFileExists(t, lock, "the dead run's lock is removed")
-	assert.Contains(t, out.String(), "removed the lock of runner@runner-1 (pid 4242)")
 	assert.Equal(t, 3, polls, "the cluster was waited for until ACTIVE")
 	assert.Equal(t, []string{eksCluster}, res.Imported)
 	assert.Equal(t, []string{karpRole}, res.Cleared)
@@ -417,7 +410,6 @@ func TestUpInterruptedDuringAHelmRelease(t *testing.T) {
 func TestUndecidedChangesNothing(t *testing.T) {
 	f := newFixture(t)
 	f.kube.helmRecord("karpenter", "karpenter", 1, "pending-install")
-	f.aws.refuse("iam get-role", "AccessDenied")
 	resources := append(baseResources(), res(karpComp, "nodeless-eks:karpenter:Karpenter", false, "", stackURN, "", nil))
 	release := res(karpRelease, helmRelease, true, "", karpComp, awsProviderURN+"::prov-id", map[string]any{"name": "karpenter", "namespace": "karpenter"})
 	role := res(karpRole, "aws:iam/role:Role", true, "", karpComp, awsProviderURN+"::prov-id", map[string]any{"name": "r-1"})
@@ -431,49 +423,32 @@ func TestUndecidedChangesNothing(t *testing.T) {
 	assert.Empty(t, f.kube.deleted, "no fix is applied")
 	assert.Contains(t, out.String(), "undecided eks-demo-karpenter-controller (aws:iam/role:Role, creating)")
 	assert.Contains(t, out.String(), "URN: "+karpRole)
-	assert.Contains(t, out.String(), "go run ./cmd/recover-pending -stack dev -import '"+karpRole+"=<ID>'")
+	assert.Contains(t, out.String(), "look: `aws iam get-role --role-name r-1`")
+	assert.Contains(t, out.String(), "go run ./cmd/recover-pending -stack dev -import '"+karpRole+"=r-1'")
 }
 
-// requireProcessChecks skips where the recovery cannot tell whether a
-// process runs (processExists), and so removes no lock.
-func requireProcessChecks(t *testing.T) {
-	t.Helper()
-	if _, err := processExists(os.Getpid()); err != nil {
-		t.Skipf("no process checks here: %v", err)
-	}
-}
-
-func TestLocksThatAreNotStale(t *testing.T) {
-	requireProcessChecks(t)
-	// The lock's process is this test's, which the system sees running;
-	// the fake ps names it.
-	pid := os.Getpid()
-	for name, tc := range map[string]struct {
-		hostname, comm, want string
-	}{
-		"a live pulumi":         {"runner-1", "pulumi", "a pulumi process that is still running"},
-		"another machine's":     {"laptop", "", "on another machine, which the recovery cannot check: if that run is gone, `pulumi cancel --stack dev --yes`"},
-		"a live pulumi by path": {"runner-1", "/usr/local/bin/pulumi", "still running"},
-		// ps fails (missing, or the process just ended): no proof it is gone.
-		"a live process ps cannot name": {"runner-1", "", fmt.Sprintf("cannot tell whether process %d, which holds the stack's lock, is pulumi", pid)},
-	} {
+// TestALockIsNeverRemoved: a lock stops the recovery, whoever holds it
+// (a live run, one on another machine, or a dead one on this machine that
+// a reused PID or a container of the same name could hide), naming its
+// holder and `pulumi cancel`; the lock stays, and nothing is looked up.
+func TestALockIsNeverRemoved(t *testing.T) {
+	for name, layout := range map[string]string{"project-scoped": "organization/nodeless-eks/dev", "legacy": "dev"} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t)
-			role := res(karpRole, "aws:iam/role:Role", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
+			role := res(karpRole, "aws:sqs/queue:Queue", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
 			before := exportOf(t, time.Now().Add(-time.Hour), baseResources(), []map[string]any{pending(Creating, role)})
-			p := &fakePulumi{export: before, processes: map[int]string{}}
-			if tc.comm != "" {
-				p.processes[pid] = tc.comm
-			}
+			p := &fakePulumi{export: before}
 			var out bytes.Buffer
 			s := newSession(t, p, f, &out)
-			dir := filepath.Join(strings.TrimPrefix(p.backend, "file://"), ".pulumi", "locks", "dev") // the legacy layout
+			dir := filepath.Join(strings.TrimPrefix(p.backend, "file://"), ".pulumi", "locks", filepath.FromSlash(layout))
 			require.NoError(t, os.MkdirAll(dir, 0o755))
 			lock := filepath.Join(dir, "l.json")
-			require.NoError(t, os.WriteFile(lock, []byte(fmt.Sprintf(`{"pid":%d,"username":"u","hostname":"%s","timestamp":"2026-12-01T10:00:00Z"}`, pid, tc.hostname)), 0o600))
+			// A PID no process here has, on this machine's name: no proof.
+			require.NoError(t, os.WriteFile(lock, []byte(fmt.Sprintf(`{"pid":%d,"username":"u","hostname":"runner-1","timestamp":"2026-12-01T10:00:00Z"}`, 1<<22-7)), 0o600))
 			_, err := s.Recover(context.Background())
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), fmt.Sprintf("stack dev is locked by u@runner-1 (pid %d) since 2026-12-01T10:00:00Z", 1<<22-7))
+			assert.Contains(t, err.Error(), "`pulumi cancel --stack dev --yes` removes the lock")
 			assert.FileExists(t, lock)
 			assert.Equal(t, before, p.export)
 			assert.Empty(t, f.aws.calls, "nothing is looked up while another run may be writing")
@@ -483,8 +458,8 @@ func TestLocksThatAreNotStale(t *testing.T) {
 
 func TestAnUpdateInProgressInPulumiCloud(t *testing.T) {
 	f := newFixture(t)
-	f.aws.refuse("iam get-role", "NoSuchEntity")
-	role := res(karpRole, "aws:iam/role:Role", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
+	f.aws.refuse("sqs get-queue-url", "AWS.SimpleQueueService.NonExistentQueue")
+	role := res(karpRole, "aws:sqs/queue:Queue", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
 	before := exportOf(t, time.Now().Add(-time.Hour), baseResources(), []map[string]any{pending(Creating, role)})
 	p := &fakePulumi{export: before, backend: "https://api.pulumi.com", inProgress: true, stacks: []string{"my-org/nodeless-eks/dev"}}
 	var out bytes.Buffer
@@ -519,8 +494,8 @@ func TestAnUpdateInProgressInPulumiCloud(t *testing.T) {
 
 func TestAnotherRunWritesMeanwhile(t *testing.T) {
 	f := newFixture(t)
-	f.aws.refuse("iam get-role", "NoSuchEntity")
-	role := res(karpRole, "aws:iam/role:Role", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
+	f.aws.refuse("sqs get-queue-url", "AWS.SimpleQueueService.NonExistentQueue")
+	role := res(karpRole, "aws:sqs/queue:Queue", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
 	first := exportOf(t, time.Now().Add(-time.Hour), baseResources(), []map[string]any{pending(Creating, role)})
 	p := &fakePulumi{export: first}
 	p.onExport = func(n int) {
@@ -532,15 +507,15 @@ func TestAnotherRunWritesMeanwhile(t *testing.T) {
 	s := newSession(t, p, f, &out)
 	_, err := s.Recover(context.Background())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "another run is writing its state")
+	assert.Contains(t, err.Error(), "the stack's state changed since the recovery read it")
 	assert.NotContains(t, strings.Join(p.calls, "\n"), "stack import")
 }
 
 func TestRefreshThatFailsOrFindsItGone(t *testing.T) {
 	setup := func(t *testing.T) (*fakePulumi, *Session, *bytes.Buffer) {
 		f := newFixture(t)
-		f.aws.answer("iam get-role", map[string]any{"Role": map[string]any{}})
-		role := res(karpRole, "aws:iam/role:Role", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
+		f.queueExists("r")
+		role := res(karpRole, "aws:sqs/queue:Queue", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
 		p := &fakePulumi{export: exportOf(t, time.Now().Add(-time.Hour), baseResources(), []map[string]any{pending(Creating, role)})}
 		var out bytes.Buffer
 		return p, newSession(t, p, f, &out), &out
@@ -552,26 +527,18 @@ func TestRefreshThatFailsOrFindsItGone(t *testing.T) {
 	assert.Contains(t, err.Error(), "run the recovery again (it reads them first) before the next `pulumi up`")
 
 	// An imported ID the refresh finds nothing for is a failure, not a
-	// create left to the next up: the backup puts the pending create back.
+	// create left to the next up; the log holds what it was.
 	p, s, out := setup(t)
-	before := p.export
 	p.gone = map[string]bool{karpRole: true}
 	res, err := s.Recover(context.Background())
 	require.Error(t, err)
 	assert.Equal(t, []string{karpRole}, res.Gone)
 	assert.Contains(t, err.Error(), "the refresh found no object with the ID imported for "+karpRole)
-	backups, _ := filepath.Glob(filepath.Join(s.BackupDir, "dev-*.json"))
-	require.Len(t, backups, 1, out.String())
-	assert.Contains(t, err.Error(), "`pulumi stack import` drops pending operations", "the backup cannot bring the pending create back")
+	assert.Contains(t, err.Error(), "`pulumi stack import` drops pending operations")
 	assert.Contains(t, err.Error(), "adopt it first with `pulumi import <type> <name> <ID>`")
-	assert.Contains(t, err.Error(), "its type and inputs are in "+backups[0])
-	assert.NotContains(t, err.Error(), "puts the pending create back")
-	kept, err := os.ReadFile(backups[0])
-	require.NoError(t, err)
-	assert.JSONEq(t, string(before), string(kept), "the backup is the state as it was before the edit")
-	info, err := os.Stat(backups[0])
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the backup holds the stack's ciphertext: its user's only")
+	assert.Contains(t, out.String(), "recover-pending: before the edit: creating "+karpRole+", of type aws:sqs/queue:Queue under provider "+
+		awsProviderURN+"::prov-id: import "+queueURL("r"), "the essentials are in the log itself")
+	assert.Contains(t, out.String(), "a self-managed backend as <stack>.json.bak beside the checkpoint")
 }
 
 func TestDryRunChangesNothing(t *testing.T) {
@@ -594,11 +561,11 @@ func TestDryRunChangesNothing(t *testing.T) {
 
 func TestEditKeepsTheStateWhole(t *testing.T) {
 	cluster := res(eksCluster, "aws:eks/cluster:Cluster", true, "", eksComp, awsProviderURN+"::prov-id", map[string]any{"name": "eks-demo"}, clusterRole)
-	role := res(karpRole, "aws:iam/role:Role", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
+	role := res(karpRole, "aws:sqs/queue:Queue", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
 	raw := exportOf(t, time.Now(), baseResources(), []map[string]any{pending(Creating, cluster), pending(Creating, role), pending(Deleting, baseResources()[3])})
 	// A number JSON's float64 would round, in a field the recovery does not read.
 	raw = bytes.Replace(raw, []byte(`"sequenceNumber": 1`), []byte(`"sequenceNumber": 12345678901234567891`), 1)
-	edited, err := Edit(raw, map[string]Imported{eksCluster: {ID: "eks-demo"}}, map[string]bool{karpRole: true})
+	edited, err := Edit(raw, map[string]string{eksCluster: "eks-demo"}, map[string]bool{karpRole: true})
 	require.NoError(t, err)
 	assert.Contains(t, string(edited), `"sequenceNumber": 12345678901234567891`)
 	var export map[string]any
@@ -615,12 +582,12 @@ func TestEditKeepsTheStateWhole(t *testing.T) {
 	require.Len(t, d.PendingOperations, 1, "the pending delete is left; `pulumi stack import` drops it")
 	assert.Equal(t, Deleting, d.PendingOperations[0].Type)
 
-	_, err = Edit(raw, map[string]Imported{eksCluster: {ID: "eks-demo"}, karpQueue: {ID: "q"}}, map[string]bool{karpRole: true})
+	_, err = Edit(raw, map[string]string{eksCluster: "eks-demo", karpQueue: "q"}, map[string]bool{karpRole: true})
 	assert.ErrorContains(t, err, "has no pending create to import")
 
 	// `pulumi stack import` would drop a create left pending: a clear no
 	// one decided.
-	_, err = Edit(raw, map[string]Imported{eksCluster: {ID: "eks-demo"}}, nil)
+	_, err = Edit(raw, map[string]string{eksCluster: "eks-demo"}, nil)
 	assert.ErrorContains(t, err, karpRole+" is a pending create with no decision")
 }
 
@@ -639,8 +606,8 @@ func TestLookupsReachTheStatesCluster(t *testing.T) {
 // fast test sees it, and the next recovery reads it first.
 func TestARecoveryThatDiedIsResumed(t *testing.T) {
 	f := newFixture(t)
-	f.aws.answer("iam get-role", map[string]any{"Role": map[string]any{}})
-	role := res(karpRole, "aws:iam/role:Role", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
+	f.queueExists("r")
+	role := res(karpRole, "aws:sqs/queue:Queue", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
 	p := &fakePulumi{export: exportOf(t, time.Now().Add(-time.Hour), baseResources(), []map[string]any{pending(Creating, role)}),
 		refreshFails: true}
 	var out bytes.Buffer
@@ -662,62 +629,52 @@ func TestARecoveryThatDiedIsResumed(t *testing.T) {
 	assert.False(t, MayNeedRecovery(p.export))
 }
 
-// TestFixesComeAfterTheStateWrite: the backend's refusal (another run
-// holds the stack) stops the recovery before it touches the cluster, and
-// a fix that fails after the write says what is left to do.
-func TestFixesComeAfterTheStateWrite(t *testing.T) {
-	setup := func(t *testing.T) (*fixture, *fakePulumi, *Session) {
+// TestFixesAreFoundAgain: where no run can be alive (a file:// backend
+// with no lock), the fixes come first, so a recovery killed before its
+// state write leaves nothing the next one cannot find again: the pending
+// create is still there, and the next recovery decides it from what the
+// fix left. On a backend whose locks the recovery cannot read, the state
+// write (which takes the lock) comes first, and its refusal leaves the
+// cluster untouched.
+func TestFixesAreFoundAgain(t *testing.T) {
+	setup := func(t *testing.T, backend string) (*fixture, *fakePulumi, *Session, *bytes.Buffer) {
 		f := newFixture(t)
 		f.kube.helmRecord("karpenter", "karpenter", 1, "pending-install")
 		resources := append(baseResources(), res(karpComp, "nodeless-eks:karpenter:Karpenter", false, "", stackURN, "", nil))
 		release := res(karpRelease, helmRelease, true, "", karpComp, awsProviderURN+"::prov-id", map[string]any{"name": "karpenter", "namespace": "karpenter"})
-		p := &fakePulumi{export: exportOf(t, time.Now().Add(-time.Hour), resources, []map[string]any{pending(Creating, release)})}
+		p := &fakePulumi{export: exportOf(t, time.Now().Add(-time.Hour), resources, []map[string]any{pending(Creating, release)}), backend: backend}
 		var out bytes.Buffer
-		return f, p, newSession(t, p, f, &out)
+		return f, p, newSession(t, p, f, &out), &out
 	}
-	f, p, s := setup(t)
-	s.Run = func(ctx context.Context, env []string, name string, args ...string) ([]byte, string, error) {
-		if name == "pulumi" && args[0] == "stack" && args[1] == "import" {
-			return nil, "error: the stack is currently locked by 1 lock(s)", exitStatus(255)
+	refuseImport := func(p *fakePulumi) Runner {
+		return func(ctx context.Context, env []string, name string, args ...string) ([]byte, string, error) {
+			if name == "pulumi" && args[0] == "stack" && args[1] == "import" {
+				return nil, "error: the stack is currently locked by 1 lock(s)", exitStatus(255)
+			}
+			return p.run(ctx, env, name, args...)
 		}
-		return p.run(ctx, env, name, args...)
 	}
-	_, err := s.Recover(context.Background())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "the stack is currently locked")
-	assert.Empty(t, f.kube.deleted, "the cluster is not touched when the state cannot be written")
+	t.Run("file backend: the fix first, and found again after a failed write", func(t *testing.T) {
+		f, p, s, out := setup(t, "")
+		s.Run = refuseImport(p)
+		_, err := s.Recover(context.Background())
+		require.ErrorContains(t, err, "the stack is currently locked")
+		assert.Equal(t, []string{"secrets/karpenter/sh.helm.release.v1.karpenter.v1"}, f.kube.deleted)
+		require.Len(t, finalState(t, p).PendingOperations, 1, "the state is unchanged")
 
-	f, p, s = setup(t)
-	// The record is found; the API server goes away while the state is written.
-	s.Run = func(ctx context.Context, env []string, name string, args ...string) ([]byte, string, error) {
-		if name == "pulumi" && args[0] == "stack" && args[1] == "import" {
-			f.kube.err = errors.New("connection refused")
-		}
-		return p.run(ctx, env, name, args...)
-	}
-	_, err = s.Recover(context.Background())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "the state is recovered, but eks-demo-karpenter-controller (delete the release record(s) sh.helm.release.v1.karpenter.v1 in namespace karpenter) failed")
-	assert.Empty(t, finalState(t, p).PendingOperations)
-}
-
-func TestImportedObjectsAreReadWithTheirSeed(t *testing.T) {
-	f := newFixture(t)
-	f.kube.put(kubeapi.NodePools, "", "general", nil, map[string]any{"managedFields": []any{
-		map[string]any{"manager": "pulumi-kubernetes-1f2e3d4c", "operation": "Apply"}}})
-	pool := testStack + "nodeless-eks:nodepool:NodePools$kubernetes:karpenter.sh/v1:NodePool::eks-demo-nodepools-pool-general"
-	resources := append(baseResources(), res(k8sProvider, "pulumi:providers:kubernetes", true, "k8s-id", clusterComp, "", map[string]any{}, eksComp))
-	op := res(pool, "kubernetes:karpenter.sh/v1:NodePool", true, "", stackURN, k8sProvider+"::k8s-id",
-		map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "general"}})
-	p := &fakePulumi{export: exportOf(t, time.Now().Add(-time.Hour), resources, []map[string]any{pending(Creating, op)})}
-	var out bytes.Buffer
-	s := newSession(t, p, f, &out)
-	_, err := s.Recover(context.Background())
-	require.NoError(t, err, out.String())
-	imported := finalState(t, p).byURN(pool)
-	require.NotNil(t, imported)
-	assert.Equal(t, "general", imported.ID)
-	assert.Equal(t, map[string]any{"__fieldManager": "pulumi-kubernetes-1f2e3d4c"}, imported.Outputs["seed"], "the read got the seed")
+		s.Run = p.run
+		res, err := s.Recover(context.Background())
+		require.NoError(t, err, out.String())
+		assert.Equal(t, []string{karpRelease}, res.Cleared, "no record is left, so the create is cleared")
+		assert.Empty(t, finalState(t, p).PendingOperations)
+	})
+	t.Run("a backend whose locks are not read: the write first", func(t *testing.T) {
+		f, p, s, _ := setup(t, "s3://bucket")
+		s.Run = refuseImport(p)
+		_, err := s.Recover(context.Background())
+		require.ErrorContains(t, err, "the stack is currently locked")
+		assert.Empty(t, f.kube.deleted, "the cluster is not touched when the state cannot be written")
+	})
 }
 
 // TestAnUpgradeTheRecoveryCannotReadDoesNotStop: a Deployments pre-run
@@ -740,4 +697,31 @@ func TestAnUpgradeTheRecoveryCannotReadDoesNotStop(t *testing.T) {
 	assert.Contains(t, out.String(), "retry     eks-demo-karpenter-controller (kubernetes:helm.sh/v3:Release, updating)")
 	assert.Contains(t, out.String(), "(kubernetes:helm.sh/v3:Release, updating): an interrupted update; the recovery could not ready the release for it: dial tcp: i/o timeout")
 	assert.Contains(t, out.String(), "`helm rollback karpenter <last deployed revision> -n karpenter`")
+}
+
+// TestSinceIsReadFromTheHistory: the interrupted update began after the
+// newest update that succeeded ended (a self-managed backend records an
+// update only when it ends), or when the newest began, if it did not
+// succeed (Pulumi Cloud records an update in progress); with no history,
+// nothing is adopted.
+func TestSinceIsReadFromTheHistory(t *testing.T) {
+	for name, tc := range map[string]struct{ history, want string }{
+		"the newest succeeded": {`[{"startTime":"2026-12-01T06:00:00.000Z","endTime":"2026-12-01T06:20:00.000Z","result":"succeeded"},
+			{"startTime":"2026-12-01T07:50:00.000Z","endTime":"2026-12-01T08:00:00.000Z","result":"succeeded"}]`, "2026-12-01T08:00:00Z"},
+		"the newest is in progress": {`[{"startTime":"2026-12-01T09:30:00.000Z","result":"in-progress"},
+			{"startTime":"2026-12-01T07:50:00.000Z","endTime":"2026-12-01T08:00:00.000Z","result":"succeeded"}]`, "2026-12-01T09:30:00Z"},
+		"no history": {`[]`, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := &fakePulumi{history: tc.history}
+			s := newSession(t, p, newFixture(t), &bytes.Buffer{})
+			since, err := s.since(context.Background())
+			if tc.want == "" {
+				require.ErrorContains(t, err, "the stack's history holds no update")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, since.UTC().Format(time.RFC3339))
+		})
+	}
 }

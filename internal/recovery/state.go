@@ -173,26 +173,19 @@ func (d *Deployment) ofType(typ string) []Resource {
 	return out
 }
 
-// Imported is what the state takes of an object the recovery imports: its
-// ID, and the outputs to seed its read with (none: the read is an import's).
-type Imported struct {
-	ID      string
-	Outputs map[string]any
-}
-
 // Edit applies verdicts to an export and returns the export that `pulumi
 // stack import` is given: each imported create joins the resources, at
 // the end (its parent, provider and dependencies all finished before its
 // create began, so they come before it, as the import's integrity check
 // requires: VerifyIntegrity in pulumi/pulumi pkg/resource/deploy/snapshot.go),
-// with its ID, marked Unread, and no outputs but its seed, so that the
+// with its ID (imports: URN to ID), marked Unread, and no outputs, so that the
 // `pulumi refresh` that follows reads it as an import does; each cleared
 // create goes. Every other field of the export is kept as it was. `pulumi
 // stack import` drops the pending operations that are left
 // (pkg/cmd/pulumi/stack/io.go), which a refresh would drop too: only
 // creates need a decision, and every one must have one (Recover edits
 // only once all are decided), as the import would clear one left pending.
-func Edit(raw []byte, imports map[string]Imported, clears map[string]bool) ([]byte, error) {
+func Edit(raw []byte, imports map[string]string, clears map[string]bool) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var export map[string]any
@@ -215,18 +208,15 @@ func Edit(raw []byte, imports map[string]Imported, clears map[string]bool) ([]by
 			kept = append(kept, raw)
 			continue
 		}
-		if imp, ok := imports[urn]; ok {
+		if id, ok := imports[urn]; ok {
 			imported := make(map[string]any, len(res))
 			for k, v := range res {
 				imported[k] = v
 			}
-			imported["id"] = imp.ID
+			imported["id"] = id
 			imported["custom"] = true
 			imported["initErrors"] = []any{Unread}
 			delete(imported, "outputs")
-			if len(imp.Outputs) > 0 {
-				imported["outputs"] = imp.Outputs
-			}
 			resources = append(resources, imported)
 			done[urn] = true
 			continue

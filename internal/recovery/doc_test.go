@@ -36,8 +36,8 @@ func TestRecoveryDocListsTheInventory(t *testing.T) {
 		switch {
 		case k.Look != "":
 			finds = "a person, with `" + k.Look + "`"
-		case k.find == nil:
-			finds = "nothing to find: the create is cleared"
+		case k.Find == nil:
+			finds = "nothing to Find: the create is cleared"
 		}
 		id := cell(k.ID)
 		if strings.Contains(id, "<") {

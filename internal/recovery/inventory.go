@@ -14,10 +14,10 @@ type Kind struct {
 	// sts:GetCallerIdentity, which needs no permission): deploy/'s deploy
 	// roles must allow them.
 	Actions []string
-	// find looks, for the types the recovery resolves by itself; nil when
+	// Find looks, for the types the recovery resolves by itself; nil when
 	// there is nothing to find (the create is cleared) or when a person
 	// decides (Look).
-	find func(ctx context.Context, l Lookups, t Target) (Found, error)
+	Find func(ctx context.Context, l Lookups, t Target) (Found, error)
 	// viaCluster: find reads the cluster's API, not AWS.
 	viaCluster bool
 	// Look is the command a person runs to find the object, and IDFrom its
@@ -64,7 +64,7 @@ var Inventory = map[string]Kind{
 	"nodeless-eks:index:DestroyCleanup": {Leaves: "no: its create records its settings in the state and makes nothing (provider/destroycleanup.go)"},
 	"command:local:Command": {
 		Leaves: "no, when it has no create command (the program's commands run at delete only); one with a create command may have run it",
-		find:   findCommand,
+		Find:   findCommand,
 	},
 
 	// IAM.
@@ -92,19 +92,19 @@ var Inventory = map[string]Kind{
 	// SQS and EventBridge.
 	"aws:sqs/queue:Queue": {
 		Leaves: "yes: CreateQueue", Finds: "sqs get-queue-url by its name",
-		ID: "queue URL", Source: awsDocs + "sqs.Queue", find: findQueue, Actions: []string{"sqs:GetQueueUrl", "sqs:GetQueueAttributes"},
+		ID: "queue URL", Source: awsDocs + "sqs.Queue", Find: findQueue, Actions: []string{"sqs:GetQueueUrl", "sqs:GetQueueAttributes"},
 	},
 	"aws:sqs/queuePolicy:QueuePolicy": {
 		Leaves: "yes: SetQueueAttributes (Policy)", Finds: "sqs get-queue-attributes Policy of the queue",
-		ID: "queue URL", Source: awsDocs + "sqs.QueuePolicy", find: findQueuePolicy, Actions: []string{"sqs:GetQueueAttributes"},
+		ID: "queue URL", Source: awsDocs + "sqs.QueuePolicy", Find: findQueuePolicy, Actions: []string{"sqs:GetQueueAttributes"},
 	},
 	"aws:cloudwatch/eventRule:EventRule": {
 		Leaves: "yes: PutRule", Finds: "events describe-rule by its name and bus",
-		ID: "<rule name> on the default bus, else <bus>/<rule name>", Source: awsDocs + "cloudwatch.EventRule", find: findEventRule, Actions: []string{"events:DescribeRule"},
+		ID: "<rule name> on the default bus, else <bus>/<rule name>", Source: awsDocs + "cloudwatch.EventRule", Find: findEventRule, Actions: []string{"events:DescribeRule"},
 	},
 	"aws:cloudwatch/eventTarget:EventTarget": {
 		Leaves: "yes: PutTargets", Finds: "events list-targets-by-rule, the target with its targetId",
-		ID: "<rule name>/<target ID> on the default bus, else <bus>/<rule name>/<target ID>", Source: awsDocs + "cloudwatch.EventTarget", find: findEventTarget, Actions: []string{"events:ListTargetsByRule"},
+		ID: "<rule name>/<target ID> on the default bus, else <bus>/<rule name>/<target ID>", Source: awsDocs + "cloudwatch.EventTarget", Find: findEventTarget, Actions: []string{"events:ListTargetsByRule"},
 	},
 
 	// Logs, KMS, EC2.
@@ -130,7 +130,7 @@ var Inventory = map[string]Kind{
 	},
 	"aws:ec2/vpc:Vpc": {
 		Leaves: "yes: CreateVpc, tagged in the same call", Finds: "ec2 describe-vpcs by every tag it was given and its CIDR, less the VPCs the state holds",
-		ID: "VPC ID", Source: awsDocs + "ec2.Vpc", find: findVpc, Actions: []string{"ec2:DescribeVpcs"},
+		ID: "VPC ID", Source: awsDocs + "ec2.Vpc", Find: findVpc, Actions: []string{"ec2:DescribeVpcs"},
 	},
 	"aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation": {
 		Leaves: "yes: AssociateVpcCidrBlock", ID: "association ID", Source: awsDocs + "ec2.VpcIpv4CidrBlockAssociation",
@@ -157,27 +157,27 @@ var Inventory = map[string]Kind{
 	"aws:ec2/eip:Eip": {
 		Leaves: "yes: AllocateAddress, tagged in the same call", Finds: "ec2 describe-addresses by its tags, less the addresses the state holds; " +
 			"one found is reported, never adopted (an address has no creation time to tell it from an earlier stack's)",
-		ID: "allocation ID", Source: awsDocs + "ec2.Eip", find: findEip, Actions: []string{"ec2:DescribeAddresses"},
+		ID: "allocation ID", Source: awsDocs + "ec2.Eip", Find: findEip, Actions: []string{"ec2:DescribeAddresses"},
 	},
 	"aws:ec2/natGateway:NatGateway": {
 		Leaves: "yes: CreateNatGateway, tagged in the same call", Finds: "ec2 describe-nat-gateways by subnet and tags, not failed or deleted, " +
 			"less the gateways the state holds",
-		ID: "NAT gateway ID", Source: awsDocs + "ec2.NatGateway", find: findNatGateway, Actions: []string{"ec2:DescribeNatGateways"},
+		ID: "NAT gateway ID", Source: awsDocs + "ec2.NatGateway", Find: findNatGateway, Actions: []string{"ec2:DescribeNatGateways"},
 	},
 
 	// EKS.
 	"aws:eks/cluster:Cluster": {
 		Leaves: "yes: CreateCluster (10 minutes to ACTIVE)", Finds: "eks describe-cluster by its name, then its role must be the one the create sent; " +
 			"CREATING is waited for",
-		ID: "cluster name", Source: awsDocs + "eks.Cluster", find: findCluster, Actions: []string{"eks:DescribeCluster"},
+		ID: "cluster name", Source: awsDocs + "eks.Cluster", Find: findCluster, Actions: []string{"eks:DescribeCluster"},
 	},
 	"aws:eks/fargateProfile:FargateProfile": {
 		Leaves: "yes: CreateFargateProfile (2-5 minutes to ACTIVE)", Finds: "eks describe-fargate-profile by cluster and name; CREATING is waited for",
-		ID: "<cluster>:<profile name>", Source: awsDocs + "eks.FargateProfile", find: findFargateProfile, Actions: []string{"eks:DescribeFargateProfile"},
+		ID: "<cluster>:<profile name>", Source: awsDocs + "eks.FargateProfile", Find: findFargateProfile, Actions: []string{"eks:DescribeFargateProfile"},
 	},
 	"aws:eks/addon:Addon": {
 		Leaves: "yes: CreateAddon", Finds: "eks describe-addon by cluster and add-on name",
-		ID: "<cluster>:<add-on name>", Source: awsDocs + "eks.Addon", find: findAddon, Actions: []string{"eks:DescribeAddon"},
+		ID: "<cluster>:<add-on name>", Source: awsDocs + "eks.Addon", Find: findAddon, Actions: []string{"eks:DescribeAddon"},
 	},
 	"aws:eks/accessEntry:AccessEntry": {
 		Leaves: "yes: CreateAccessEntry", ID: "<cluster>:<principal ARN>", Source: awsDocs + "eks.AccessEntry",
@@ -201,7 +201,7 @@ var Inventory = map[string]Kind{
 			"(helm.sh/helm/v3 v3.20.2 pkg/action/install.go)",
 		Finds: "the release's records (Secrets labelled owner=helm,name=<release>): deployed is imported; a record left " +
 			"pending-install is deleted and the create cleared, and the next install adopts the objects it made (pkg/action/validate.go)",
-		ID: "<namespace>/<release name>", Source: "pulumi-kubernetes v4.32.0 docs, Import section of helm.sh/v3.Release", find: findRelease, Actions: []string{"eks:DescribeCluster"}, viaCluster: true,
+		ID: "<namespace>/<release name>", Source: "pulumi-kubernetes v4.32.0 docs, Import section of helm.sh/v3.Release", Find: findRelease, Actions: []string{"eks:DescribeCluster"}, viaCluster: true,
 	},
 	"kubernetes:karpenter.sh/v1:NodePool":                         kubeKind,
 	"kubernetes:karpenter.k8s.aws/v1:EC2NodeClass":                kubeKind,

@@ -207,7 +207,7 @@ func verdictOf(t *testing.T, f *fixture, d *Deployment) Verdict {
 // imported or cleared).
 func TestEveryKindIsImportedClearedOrReported(t *testing.T) {
 	for typ, kind := range Inventory {
-		if kind.find == nil {
+		if kind.Find == nil {
 			continue
 		}
 		sc, ok := scenarios[typ]
@@ -288,7 +288,7 @@ func assertDeclaredActions(t *testing.T, kind Kind, calls []string) {
 func TestInventoryEntriesSayWhatTheyAre(t *testing.T) {
 	for typ, kind := range Inventory {
 		assert.NotEmpty(t, kind.Leaves, "%s: what does a cut-off create leave?", typ)
-		if kind.find != nil && typ != "command:local:Command" {
+		if kind.Find != nil && typ != "command:local:Command" {
 			assert.NotEmpty(t, kind.Finds, "%s: how is it found?", typ)
 			assert.NotEmpty(t, kind.ID, "%s: its import ID", typ)
 			assert.NotEmpty(t, kind.Source, "%s: where the ID format is stated", typ)

@@ -217,10 +217,10 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation, since t
 		return v
 	case d.byURN(urn) != nil:
 		return besideTheState(ctx, d, l, t, kind, v)
-	case !op.Resource.Custom || (kind.find == nil && kind.Look == ""):
+	case !op.Resource.Custom || (kind.Find == nil && kind.Look == ""):
 		v.Outcome, v.Why = Clear, "a create cut off leaves nothing: "+kind.Leaves
 		return v
-	case kind.find == nil:
+	case kind.Find == nil:
 		v.Outcome = Undecided
 		v.Why = "the recovery leaves this type to a person: an object of these inputs may be this run's or an earlier stack's"
 		v.Next = lookThenDecide(t, kind, since)
@@ -261,7 +261,7 @@ func lookUp(ctx context.Context, l Lookups, t Target, kind Kind) (Found, error) 
 	if err := checkAccess(ctx, l, t, kind); err != nil {
 		return Found{}, err
 	}
-	return kind.find(ctx, l, t)
+	return kind.Find(ctx, l, t)
 }
 
 // besideTheState decides a pending create whose URN the state also holds:
@@ -277,7 +277,7 @@ func besideTheState(ctx context.Context, d *Deployment, l Lookups, t Target, kin
 	urn := v.Op.Resource.URN
 	held := d.byURN(urn)
 	clearIt := fmt.Sprintf("go run ./cmd/recover-pending -stack <stack> -clear '%s'", urn)
-	if !v.Op.Resource.Custom || kind.find == nil {
+	if !v.Op.Resource.Custom || kind.Find == nil {
 		if !v.Op.Resource.Custom {
 			v.Outcome, v.Why = Clear, "a create cut off leaves nothing: "+kind.Leaves
 			return v

@@ -37,7 +37,7 @@ func TestRecoveryDocListsTheInventory(t *testing.T) {
 		case k.Look != "":
 			finds = "a person, with `" + k.Look + "`"
 		case k.Find == nil:
-			finds = "nothing to Find: the create is cleared"
+			finds = "nothing to find: the create is cleared"
 		}
 		id := cell(k.ID)
 		if strings.Contains(id, "<") {

@@ -64,6 +64,7 @@ var Inventory = map[string]Kind{
 	"nodeless-eks:index:DestroyCleanup": {Leaves: "no: its create records its settings in the state and makes nothing (provider/destroycleanup.go)"},
 	"command:local:Command": {
 		Leaves: "no, when it has no create command (the program's commands run at delete only); one with a create command may have run it",
+		Finds:  "its recorded inputs: one without a create command is cleared",
 		Find:   findCommand,
 	},
 

@@ -314,7 +314,8 @@ func TestDestroyCleanup(t *testing.T) {
 		assert.Equal(t, "15m0s", env["NODELESS_EKS_VOLUME_TIMEOUT"].StringValue())
 		assert.Equal(t, "1h15m0s", env["NODELESS_EKS_NODE_TIMEOUT"].StringValue(), "CleanupNodeTimeout")
 		assert.Equal(t, "destroy-cleanup-nodeless-eks.dev.log", env["NODELESS_EKS_CLEANUP_REPORT"].StringValue(), "its report outlives the run")
-		assert.Equal(t, "2h4m0s", cleanup.DeleteTimeout, "2m to reach the API, every step's bound (the load balancers' twice: then the LB controller's own objects), and 2m to build the command")
+		assert.Equal(t, "2h6m20s", cleanup.DeleteTimeout, "2m to reach the API, every step's bound (the load balancers' twice: then the LB "+
+			"controller's own objects), the 20 s settle after the load balancers, 2m for the last look, and 2m to build the command")
 	})
 	// Destroy deletes in reverse dependency order: the cleanup depends on
 	// everything it needs, so it runs while all of it still exists.

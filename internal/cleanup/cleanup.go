@@ -210,10 +210,6 @@ const unreachableWayOut = "run `pulumi destroy` again from where the API server 
 	"NODELESS_EKS_SKIP_DESTROY_CLEANUP=true and PULUMI_K8S_DELETE_UNREACHABLE=true and delete the load balancers and EBS " +
 	"volumes its workloads created by hand (docs/troubleshooting.md, \"During pulumi destroy\")"
 
-// unreachable decides what an API server that does not answer means: the
-// user's switch, or EKS's word that the cluster is gone, end the cleanup
-// with nothing to clean; anything else fails it, since the load balancers
-// and volumes its workloads created would be left for good.
 // reportLeftovers says what still carries the cluster's tags once it is
 // proven gone: a cluster that went without this cleanup (deleted by hand,
 // or with the cleanup skipped) may have left load balancers, volumes or
@@ -238,6 +234,10 @@ func (c *cleaner) reportLeftovers(ctx context.Context) {
 	}
 }
 
+// unreachable decides what an API server that does not answer means: the
+// user's switch, or EKS's word that the cluster is gone, end the cleanup
+// with nothing to clean; anything else fails it, since the load balancers
+// and volumes its workloads created would be left for good.
 func (c *cleaner) unreachable(ctx context.Context, cause error, waited time.Duration) error {
 	if c.o.DeleteUnreachable {
 		c.logf("cannot reach the API server (%v) and PULUMI_K8S_DELETE_UNREACHABLE=true says it is unreachable for good: skipping "+
@@ -426,9 +426,12 @@ func (c *cleaner) loadBalancers(ctx context.Context) error {
 }
 
 // lastLook fails the cleanup over an Ingress, LoadBalancer Service or
-// Gateway that exists after the other steps: the cleanup deleted every
-// one, so this one was made since, and its load balancer would outlive the
-// LB controller, which the destroy deletes next.
+// Gateway, or a NodePool or EC2NodeClass without the stack's label, that
+// exists after the other steps: the cleanup deleted every one, so this one
+// was made since (or made again under its name, which Kubernetes allows
+// only once the old one is gone), and what it holds would outlive the
+// controllers the destroy deletes next. One being deleted counts too: its
+// load balancer or nodes may still be there.
 func (c *cleaner) lastLook(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.o.ReachTimeout)
 	defer cancel()
@@ -438,11 +441,25 @@ func (c *cleaner) lastLook(ctx context.Context) error {
 	}
 	var made []string
 	for _, key := range sortedKeys(now) {
-		if f := now[key]; !f.o.Deleting() {
-			made = append(made, f.r.Kind+" "+qualified(f.o.Namespace(), f.o.Name())+" ("+maker(f.o)+")")
+		f := now[key]
+		made = append(made, f.r.Kind+" "+qualified(f.o.Namespace(), f.o.Name())+" ("+maker(f.o)+")")
+	}
+	for _, r := range []kubeapi.Resource{kubeapi.NodePools, kubeapi.EC2NodeClasses} {
+		objs, err := c.list(ctx, r)
+		if kubeapi.IsNotFound(err) {
+			continue // Karpenter's CRDs are not installed
+		}
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			if o.Label(c.o.OwnLabelKey) != c.o.OwnLabelValue {
+				made = append(made, r.Kind+" "+o.Name()+" ("+maker(o)+")")
+			}
 		}
 	}
-	return refuseMade("made after the cleanup deleted every one", made, "a load balancer and its network interfaces")
+	slices.Sort(made)
+	return refuseMade("made after the cleanup deleted every one", made, "a load balancer and its network interfaces, or nodes")
 }
 
 // lbControllerKinds are the LB controller's own kinds that carry its
@@ -988,9 +1005,10 @@ func refuseMade(how string, recreated []string, holds string) error {
 		"outlive the stack. Stop what makes them (scale it to 0 or delete it), then run `pulumi destroy` again", how, strings.Join(recreated, ", "), holds)
 }
 
-// maker names what made o: its owners (ownerReferences), or else the field
-// manager of its oldest managedFields entry, the one that created it (what
-// `kubectl get -o yaml --show-managed-fields` shows).
+// maker names what made o: its owners (ownerReferences), or else the
+// field managers of its own fields (managedFields without a subresource,
+// oldest write first: each entry's time is its manager's last write, so
+// this names who wrote it, not proof of who created it).
 func maker(o kubeapi.Object) string {
 	var owners []string
 	for _, ref := range o.Items("metadata", "ownerReferences") {
@@ -999,16 +1017,23 @@ func maker(o kubeapi.Object) string {
 	if len(owners) > 0 {
 		return "owned by " + strings.Join(owners, ", ")
 	}
-	var first kubeapi.Object
+	var entries []kubeapi.Object
 	for _, f := range o.Items("metadata", "managedFields") {
-		if f.Str("manager") != "" && (first == nil || f.Time("time").Before(first.Time("time"))) {
-			first = f
+		if f.Str("manager") != "" && f.Str("subresource") == "" {
+			entries = append(entries, f)
 		}
 	}
-	if first == nil {
+	slices.SortStableFunc(entries, func(a, b kubeapi.Object) int { return a.Time("time").Compare(b.Time("time")) })
+	var managers []string
+	for _, f := range entries {
+		if !slices.Contains(managers, f.Str("manager")) {
+			managers = append(managers, f.Str("manager"))
+		}
+	}
+	if len(managers) == 0 {
 		return "no owner or field manager recorded"
 	}
-	return "created by field manager " + first.Str("manager")
+	return "written by field manager " + strings.Join(managers, ", ")
 }
 
 // forceDrain deletes the pods still on nodes (name: pool) whose drain has

@@ -818,7 +818,7 @@ func TestRunDoesNotWaitForeverOnAReconciler(t *testing.T) {
 		err := Run(context.Background(), f, options(&log))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "removing load balancers made since the first step: made after the cleanup deleted every one, by "+
-			"something that still runs: Service shop/late-lb (created by field manager shop-operator)")
+			"something that still runs: Service shop/late-lb (written by field manager shop-operator)")
 		assert.Contains(t, f.deletes, "NodePool argocd-batch", "after the other steps")
 	})
 	t.Run("a drain a budget blocks is forced halfway through the bound", func(t *testing.T) {
@@ -876,7 +876,7 @@ func TestRunDoesNotWaitForeverOnAReconciler(t *testing.T) {
 		err := Run(context.Background(), f, options(&log))
 		require.Error(t, err)
 		assert.Less(t, time.Since(start), 150*time.Millisecond, "well within the 200ms bound")
-		assert.Contains(t, err.Error(), "NodePool argocd-batch (created by field manager argocd-application-controller); what they hold (nodes)")
+		assert.Contains(t, err.Error(), "NodePool argocd-batch (written by field manager argocd-application-controller); what they hold (nodes)")
 	})
 	t.Run("without a blocked drain no pod is forced", func(t *testing.T) {
 		f := workloadsLeftBehind()

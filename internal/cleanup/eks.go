@@ -194,11 +194,14 @@ func (c eksCluster) exists(ctx context.Context) (bool, string, error) {
 // leftoverTags are the tags by which what a cluster's controllers made in
 // AWS is found, each with the cluster's name as its value: the LB
 // controller's load balancers, target groups and security groups
-// (elbv2.k8s.aws/cluster, its default tags), the nodes, volumes and
-// interfaces of the stack's EC2NodeClasses (karpenter.sh/discovery, which
-// nodepool/spec writes into their tags), and the volumes of the stack's
-// StorageClass (nodeless-eks/cluster, its tagSpecification).
-var leftoverTags = []string{"elbv2.k8s.aws/cluster", tagkeys.DiscoveryTagKey, tagkeys.ClusterTagKey}
+// (elbv2.k8s.aws/cluster, its default tags), what Karpenter makes for any
+// node class, the stack's or not (eks:eks-cluster-name on its instances
+// and launch templates: v1.EKSClusterNameTagKey, which the tagging
+// controller and the launch template provider of karpenter-provider-aws
+// v1.14.3 write), the stack's node classes' own tag
+// (karpenter.sh/discovery, from nodepool/spec), and the volumes of the
+// stack's StorageClass (nodeless-eks/cluster, its tagSpecification).
+var leftoverTags = []string{"elbv2.k8s.aws/cluster", "eks:eks-cluster-name", tagkeys.DiscoveryTagKey, tagkeys.ClusterTagKey}
 
 // leftovers lists, once the cluster is proven gone, the ARNs of what still
 // carries its tags in its account and region (the Resource Groups Tagging

@@ -160,8 +160,13 @@ func findRelease(ctx context.Context, l Lookups, t Target) (Found, error) {
 	newest := records[0]
 	switch {
 	case newest.status == "deployed":
-		// Its first record is when the install began.
-		return Found{Exists: true, ID: id, Created: records[len(records)-1].created}, nil
+		// Its first revision's record is when the install began; with that
+		// one pruned (Helm's history limit) its age is not known.
+		f := Found{Exists: true, ID: id}
+		if oldest := records[len(records)-1]; oldest.version == 1 {
+			f.Created = oldest.created
+		}
+		return f, nil
 	case len(records) == 1 && (newest.status == "pending-install" || newest.status == "failed"):
 		return Found{
 			Note: fmt.Sprintf("Helm's install stopped at revision %d (%s); the next install adopts the objects it made", newest.version, newest.status),

@@ -101,14 +101,15 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 	}
 	o := s.Options
 	given := o.Since // a person's word (-since), for a history that says nothing
+	from := "`pulumi stack history`"
 	if o.Since, err = s.since(ctx); err != nil && given.IsZero() {
 		s.printf("recover-pending: %v; nothing found is adopted (-since <when the interrupted run started> says it)\n", err)
 	} else {
 		if given.After(o.Since) {
-			o.Since = given
+			o.Since, from = given, "-since"
 		}
-		s.printf("recover-pending: the interrupted update began at %s at the earliest (`pulumi stack history`): only what was "+
-			"made after it is adopted\n", o.Since.UTC().Format(time.RFC3339))
+		s.printf("recover-pending: the interrupted update began at %s at the earliest (%s): only what was made after it is "+
+			"adopted\n", o.Since.UTC().Format(time.RFC3339), from)
 	}
 	verdicts, err := Plan(ctx, d, l, o)
 	if err != nil {
@@ -157,7 +158,12 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 	// the pending operations and decides them again from what the fixes
 	// left. Elsewhere the state is written first, since its write takes the
 	// backend's lock and so refuses while another run holds the stack.
-	if noRunAlive {
+	if noRunAlive && len(fixes) > 0 {
+		// A run that began since the backend was checked would own what
+		// the fixes delete: the state must still be what was read.
+		if err := s.unmoved(ctx, raw); err != nil {
+			return res, err
+		}
 		if err := applyFixes("the state is unchanged: run the recovery again"); err != nil {
 			return res, err
 		}
@@ -221,17 +227,26 @@ func (s *Session) since(ctx context.Context) (time.Time, error) {
 	return bound, nil
 }
 
-// editState writes the decided creates into the state with `pulumi stack
-// import`, after checking that no other run changed the pending
-// operations since they were read.
-func (s *Session) editState(ctx context.Context, raw []byte, verdicts []Verdict, imports map[string]string, clears map[string]bool) error {
+// unmoved refuses when the stack's state is no longer raw, byte for byte:
+// another run wrote it since the recovery read it.
+func (s *Session) unmoved(ctx context.Context, raw []byte) error {
 	again, err := s.pulumi(ctx, "stack", "export")
 	if err != nil {
 		return err
 	}
 	if !bytes.Equal(raw, again) {
 		return errors.New("the stack's state changed since the recovery read it (another run wrote it meanwhile): nothing was " +
-			"imported or cleared; run the recovery again once that run has ended")
+			"imported, cleared or fixed; run the recovery again once that run has ended")
+	}
+	return nil
+}
+
+// editState writes the decided creates into the state with `pulumi stack
+// import`, after checking that no other run changed the pending
+// operations since they were read.
+func (s *Session) editState(ctx context.Context, raw []byte, verdicts []Verdict, imports map[string]string, clears map[string]bool) error {
+	if err := s.unmoved(ctx, raw); err != nil {
+		return err
 	}
 	// The essentials of the state before the edit, in the log itself (a
 	// Deployments runner's files die with it): what each cut-off create
@@ -242,13 +257,13 @@ func (s *Session) editState(ctx context.Context, raw []byte, verdicts []Verdict,
 				v.Op.Resource.Type, v.Op.Resource.Provider, v.Outcome, v.ID)
 		}
 	}
-	edited, err := Edit(again, imports, clears)
+	edited, err := Edit(raw, imports, clears)
 	if err != nil {
 		return err
 	}
-	s.printf("recover-pending: the backend keeps the state before this edit (Pulumi Cloud as the previous version: `pulumi stack " +
-		"history`, `pulumi stack export --version <n>`; a self-managed backend as <stack>.json.bak beside the checkpoint, " +
-		"pkg/backend/diy/state.go backupTarget)\n")
+	s.printf("recover-pending: Pulumi Cloud keeps the state before this edit as a version of its own (`pulumi stack export " +
+		"--version <n>`); a self-managed backend keeps only the checkpoint before its latest write (<stack>.json.bak, " +
+		"pkg/backend/diy/state.go backupTarget), which the refresh below replaces: the lines above are the record\n")
 	dir, err := os.MkdirTemp("", "recover-pending-")
 	if err != nil {
 		return err

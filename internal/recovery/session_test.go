@@ -538,7 +538,7 @@ func TestRefreshThatFailsOrFindsItGone(t *testing.T) {
 	assert.Contains(t, err.Error(), "adopt it first with `pulumi import <type> <name> <ID>`")
 	assert.Contains(t, out.String(), "recover-pending: before the edit: creating "+karpRole+", of type aws:sqs/queue:Queue under provider "+
 		awsProviderURN+"::prov-id: import "+queueURL("r"), "the essentials are in the log itself")
-	assert.Contains(t, out.String(), "a self-managed backend as <stack>.json.bak beside the checkpoint")
+	assert.Contains(t, out.String(), "which the refresh below replaces: the lines above are the record")
 }
 
 func TestDryRunChangesNothing(t *testing.T) {

@@ -598,7 +598,7 @@ func TestARecreatedLoadBalancerFailsTheCleanup(t *testing.T) {
 	assert.Less(t, time.Since(start), 30*time.Second, "within the settle, well within the minute's bound")
 	assert.Contains(t, ctl.Done(), "operator: recreated Service operated/operator-lb")
 	assert.Contains(t, err.Error(), "removing load balancers: recreated after the cleanup deleted them, by something that still runs: "+
-		"Service operated/operator-lb (created by field manager shop-operator)")
+		"Service operated/operator-lb (written by field manager shop-operator)")
 	assert.NotContains(t, log.String(), "EBS volume", "no later step runs")
 }
 

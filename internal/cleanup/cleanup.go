@@ -371,8 +371,8 @@ func (c *cleaner) balancers(ctx context.Context) (map[string]found, error) {
 // more (a controller recreates what it owns on the delete's watch event,
 // within seconds): one that something still running recreated fails the
 // step, naming what made it. lastLook looks once more at the end.
-func (c *cleaner) loadBalancers(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, c.o.LoadBalancerTimeout+c.o.Settle)
+func (c *cleaner) loadBalancers(parent context.Context) error {
+	ctx, cancel := context.WithTimeout(parent, c.o.LoadBalancerTimeout)
 	defer cancel()
 	before, err := c.balancers(ctx)
 	if err != nil {
@@ -412,11 +412,14 @@ func (c *cleaner) loadBalancers(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The settle has a bound of its own: the wait may have used all of its.
+	settleCtx, cancelSettle := context.WithTimeout(parent, c.o.Settle+pingTimeout)
+	defer cancelSettle()
 	for settled := time.Now().Add(c.o.Settle); len(recreated) == 0 && time.Now().Before(settled); {
-		if err := poll.Sleep(ctx, c.o.Interval); err != nil {
+		if err := poll.Sleep(settleCtx, min(c.o.Interval, time.Until(settled))); err != nil {
 			return err
 		}
-		now, err := c.balancers(ctx)
+		now, err := c.balancers(settleCtx)
 		if err != nil {
 			return err
 		}

@@ -226,18 +226,16 @@ var Inventory = map[string]Kind{
 		Leaves: "yes: gives the team the role", ID: "<org>/<team>/<role ID>", Source: serviceCode + "team_role_assignment.go",
 		Look: cloudAPI + "/api/orgs/{organizationName}/teams/{teamName} (its roleIds)", IDFrom: "{organizationName}/{teamName}/{roleId}",
 	},
-	"pulumiservice:index:DriftSchedule": {
-		Leaves: "yes: creates the schedule", ID: "<org>/<project>/<stack>/drift/<schedule ID>", Source: serviceCode + "ttl_schedules.go stackScheduleID",
-		Look: cloudAPI + "/api/stacks/{organization}/{project}/{stack}/deployments/schedules (the detect-drift schedule)",
-	},
-	"pulumiservice:index:TtlSchedule": {
-		Leaves: "yes: creates the schedule", ID: "<org>/<project>/<stack>/ttl/<schedule ID>", Source: serviceCode + "ttl_schedules.go stackScheduleID",
-		Look: cloudAPI + "/api/stacks/{organization}/{project}/{stack}/deployments/schedules (the destroy schedule)",
-	},
-	"pulumiservice:index:DeploymentSchedule": {
-		Leaves: "yes: creates the schedule", ID: "<org>/<project>/<stack>/<schedule ID>", Source: serviceCode + "deployment_schedules.go deploymentScheduleID",
-		Look: cloudAPI + "/api/stacks/{organization}/{project}/{stack}/deployments/schedules (the update schedule)",
-	},
+	"pulumiservice:index:DriftSchedule":      schedule("detect-drift", "drift/", "ttl_schedules.go stackScheduleID"),
+	"pulumiservice:index:TtlSchedule":        schedule("destroy", "ttl/", "ttl_schedules.go stackScheduleID"),
+	"pulumiservice:index:DeploymentSchedule": schedule("update", "", "deployment_schedules.go deploymentScheduleID"),
+}
+
+// schedule is a Pulumi Cloud deployment schedule of one operation, whose
+// import ID carries idKind before the schedule's ID.
+func schedule(operation, idKind, source string) Kind {
+	return Kind{Leaves: "yes: creates the schedule", ID: "<org>/<project>/<stack>/" + idKind + "<schedule ID>", Source: serviceCode + source,
+		Look: cloudAPI + "/api/stacks/{organization}/{project}/{stack}/deployments/schedules (the " + operation + " schedule)"}
 }
 
 // kubeKind is a Kubernetes object the program applies; its namespace, when

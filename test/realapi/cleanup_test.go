@@ -537,6 +537,19 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 	})
 }
 
+// loadBalancerIn makes namespace ns and a LoadBalancer Service name in it,
+// finalized as the LB controller finalizes it; the test's end lets it go
+// and deletes it.
+func loadBalancerIn(t *testing.T, s *server, ns, name string) {
+	t.Helper()
+	s.create(t, namespace(ns))
+	s.create(t, service(name, ns, "LoadBalancer", "service.k8s.aws/resources"))
+	t.Cleanup(func() {
+		_ = s.release(ctxT(), m{"kind": "Service", "metadata": m{"name": name, "namespace": ns}})
+		s.do(ctxT(), http.MethodDelete, "/api/v1/namespaces/"+ns+"/services/"+name, "", nil)
+	})
+}
+
 // TestDestroyCleanupFailsAtTheStepThatDoesNotFinish: with the LB
 // controller gone, a load balancer's finalizer stays, and the cleanup
 // fails at that step within its bound, naming what is left and the way
@@ -544,11 +557,7 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 func TestDestroyCleanupFailsAtTheStepThatDoesNotFinish(t *testing.T) {
 	s := need(t)
 	installCRDs(t, s)
-	s.create(t, namespace("stuck"))
-	s.create(t, service("stuck-lb", "stuck", "LoadBalancer", "service.k8s.aws/resources"))
-	t.Cleanup(func() {
-		_ = s.release(ctxT(), m{"kind": "Service", "metadata": m{"name": "stuck-lb", "namespace": "stuck"}})
-	})
+	loadBalancerIn(t, s, "stuck", "stuck-lb")
 	api, err := kubeapi.New(s.Kubeconfig(""))
 	require.NoError(t, err)
 	ctl := &controllers{s: s} // no LB controller
@@ -577,12 +586,7 @@ func TestDestroyCleanupFailsAtTheStepThatDoesNotFinish(t *testing.T) {
 func TestARecreatedLoadBalancerFailsTheCleanup(t *testing.T) {
 	s := need(t)
 	installCRDs(t, s)
-	s.create(t, namespace("operated"))
-	s.create(t, service("operator-lb", "operated", "LoadBalancer", "service.k8s.aws/resources"))
-	t.Cleanup(func() {
-		_ = s.release(ctxT(), m{"kind": "Service", "metadata": m{"name": "operator-lb", "namespace": "operated"}})
-		s.do(ctxT(), http.MethodDelete, "/api/v1/namespaces/operated/services/operator-lb", "", nil)
-	})
+	loadBalancerIn(t, s, "operated", "operator-lb")
 	api, err := kubeapi.New(s.Kubeconfig(""))
 	require.NoError(t, err)
 	ctl := &controllers{s: s, lbController: true, recreate: "operated/operator-lb"}
@@ -610,12 +614,7 @@ func TestARecreatedLoadBalancerFailsTheCleanup(t *testing.T) {
 func TestTheTargetedDestroyGuardUnderARealProcessTree(t *testing.T) {
 	s := need(t)
 	installCRDs(t, s)
-	s.create(t, namespace("guard"))
-	s.create(t, service("stays", "guard", "LoadBalancer", "service.k8s.aws/resources"))
-	t.Cleanup(func() {
-		_ = s.release(ctxT(), m{"kind": "Service", "metadata": m{"name": "stays", "namespace": "guard"}})
-		s.do(ctxT(), http.MethodDelete, "/api/v1/namespaces/guard/services/stays", "", nil)
-	})
+	loadBalancerIn(t, s, "guard", "stays")
 	bin := destroyCleanup(t)
 	target := "urn:pulumi:dev::nodeless-eks::nodeless-eks:cluster:Cluster::eks-demo"
 	pid1, whyNot := canBePID1()

@@ -60,7 +60,7 @@ func AccountRolePolicy(partition, account string) iampolicy.Document {
 			Condition: map[string]any{"ArnLike": map[string]any{"iam:PolicyARN": arn("policy/" + deployRoleName + "*")}}},
 		// Preview reads its own trust and, in a production account, every
 		// role's, to refuse another way in for Pulumi Cloud's tokens.
-		// ListRoles and ListOpenIDConnectProviders take no resource-level
+		// ListRoles takes no resource-level
 		// scope (IAM's service authorization reference).
 		iampolicy.Statement{Sid: "ReadTrusts", Effect: "Allow", Resource: arn("role/*"), Action: "iam:GetRole"},
 		iampolicy.Statement{Sid: "ListRoles", Effect: "Allow", Resource: "*", Action: "iam:ListRoles"},

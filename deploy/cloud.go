@@ -52,7 +52,7 @@ func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *orgS
 		// of pulumiservice v1.3.0's Stack carries it).
 		ids[name] = stack.ID().ApplyT(func(pulumi.ID) (string, error) {
 			id, err := stackID(api, c, name)
-			if err != nil && ctx.DryRun() {
+			if ctx.DryRun() && pulumicloud.StatusOf(err) == http.StatusNotFound {
 				return "", nil // created by the update this preview shows
 			}
 			return id, err
@@ -201,10 +201,13 @@ func newReviewStack(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, nam
 		// Only an admin or Deployments makes a stack in the project
 		// (membersCanCreateStacks and membersCanTransferStacks are off).
 		return restoreSettings(ctx, api, c, name, func(live map[string]any) (map[string]any, error) {
-			want := asRequest(live)
-			if want == nil {
-				want = map[string]any{}
+			if live == nil {
+				// No settings (or the stack went since it was listed): it
+				// runs no deployment, and settings without its source
+				// would be wrong; it is left alone.
+				return nil, nil
 			}
+			want := asRequest(live)
 			for _, k := range []string{"operationContext", "executorContext", "agentPoolID", "cacheOptions"} {
 				if v, ok := template[k]; ok {
 					want[k] = v
@@ -232,7 +235,7 @@ func newReviewStack(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, nam
 }
 
 // settingsPath is a stack's deployment settings (GetDeploymentSettings,
-// ReplaceDeploymentSettings, PatchDeploymentSettings).
+// ReplaceDeploymentSettings).
 func settingsPath(c *Config, stack string) string {
 	return "/api/stacks/" + url.PathEscape(c.Organization) + "/" + url.PathEscape(c.Project) + "/" + url.PathEscape(stack) + "/deployments/settings"
 }
@@ -253,6 +256,9 @@ func restoreSettings(ctx *pulumi.Context, api *pulumicloud.Client, c *Config, st
 	doc, err := want(live)
 	if err != nil {
 		return "", err
+	}
+	if doc == nil {
+		return "none, left alone", nil
 	}
 	diffs := settingsDiff(asRequest(live), doc)
 	switch {
@@ -414,7 +420,7 @@ func stackID(api *pulumicloud.Client, c *Config, stack string) (string, error) {
 	var s struct{ ID string }
 	path := "/api/stacks/" + url.PathEscape(c.Organization) + "/" + url.PathEscape(c.Project) + "/" + url.PathEscape(stack)
 	if err := api.Call(context.Background(), http.MethodGet, path, nil, &s); err != nil || s.ID == "" {
-		return "", fmt.Errorf("reading the Pulumi Cloud ID of stack %s (%v): its role cannot name it", stack, err)
+		return "", fmt.Errorf("reading the Pulumi Cloud ID of stack %s (%w): its role cannot name it", stack, err)
 	}
 	return s.ID, nil
 }

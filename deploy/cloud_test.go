@@ -219,6 +219,9 @@ func TestReviewStacks(t *testing.T) {
 	w.org.Stacks["nodeless-eks/pr-7"] = &fakeStack{ID: "stk-pr-7", Creator: admin, LastUpdate: now.Add(-2 * time.Hour).Unix(), Settings: copied("refs/pull/7/head")}
 	w.org.Stacks["nodeless-eks/pr-8"] = &fakeStack{ID: "stk-pr-8", Creator: admin, LastUpdate: now.Add(-30 * time.Hour).Unix(), Settings: copied("refs/pull/8/head")}
 	w.org.Stacks["nodeless-eks/pr-9"] = &fakeStack{ID: "stk-pr-9", Creator: admin, Settings: copied("refs/pull/9/head")}
+	// A review stack with no settings (404) runs no deployment: settings
+	// without its source would be wrong, so none are written.
+	w.org.Stacks["nodeless-eks/pr-10"] = &fakeStack{ID: "stk-pr-10", Creator: admin}
 	w.org.Metadata["stackCount"] = len(w.org.Stacks)
 
 	rec, res := w.run(t, false)
@@ -231,6 +234,7 @@ func TestReviewStacks(t *testing.T) {
 	template := w.settingsOf(t, "pr")
 	assert.Equal(t, template["operationContext"], pr7.Settings["operationContext"], "the template's identity, commands and variables")
 	assert.Nil(t, pr7.Settings["agentPoolID"], "the template's pool: the hosted one")
+	assert.Empty(t, w.org.Stacks["nodeless-eks/pr-10"].Writes, "no settings are made up for a review stack that has none")
 
 	ttl := func(stack string) string {
 		return rec.Get(t, "pulumiservice:index:TtlSchedule", "ttl-"+stack).Inputs["timestamp"].StringValue()

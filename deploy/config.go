@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -306,10 +307,10 @@ func (c *Config) reviewDefaults() {
 		return
 	}
 	r.Account = c.accountOf(r.Account)
-	r.Region = cmpOr(r.Region, c.Region)
-	r.Template = cmpOr(r.Template, "pr")
-	r.Prefix = cmpOr(r.Prefix, "pr-")
-	r.ClusterPrefix = cmpOr(r.ClusterPrefix, c.Project+"-"+r.Prefix)
+	r.Region = cmp.Or(r.Region, c.Region)
+	r.Template = cmp.Or(r.Template, "pr")
+	r.Prefix = cmp.Or(r.Prefix, "pr-")
+	r.ClusterPrefix = cmp.Or(r.ClusterPrefix, c.Project+"-"+r.Prefix)
 	if r.TTLHours == 0 {
 		r.TTLHours = 8
 	}
@@ -396,13 +397,6 @@ func (c *Config) checkIsolation() (errs []error) {
 			"one role per team is supported\"), give each its own team", c.OperatorsTeam))
 	}
 	return errs
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 func sortedKeys[V any](m map[string]V) []string {

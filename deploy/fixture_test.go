@@ -107,7 +107,7 @@ func newWorld(t *testing.T, file string, set map[string]string, existing ...stri
 	t.Helper()
 	c := configOf(t, file, set)
 	w := &world{file: file, set: set, c: c, org: cleanOrg(c, existing...), aws: fleetAWS(c)}
-	w.api = fakecloud.New(cloudToken, "none/none/none")
+	w.api = fakecloud.New(cloudToken)
 	t.Cleanup(w.api.Close)
 	w.api.Serve(w.org)
 	return w

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,7 +19,7 @@ import (
 // anything is registered, and refuses unless it proves the grant reaches
 // no stack of the fleet. Each path and field is Pulumi Cloud's REST API as
 // its generated client has it (pulumi-cloud-sdk/go v1.20261118.1124,
-// apiclient and apitype): GetCurrentUser, GetOrganizationMetadata,
+// apiclient and apitype): GetOrganizationMetadata,
 // ListRolesByOrgIDAndUXPurpose, ListUserStacks, ListStackPermissions,
 // ListStackTeams, ListTeams, GetTeam, ListOrganizationMembers (frontend,
 // backend and service-principal), ListOrgTokens, the OIDC issuers and
@@ -68,7 +69,14 @@ func checkOrganization(ctx context.Context, c *Config, api *pulumicloud.Client, 
 	}
 	// pages reads every page of a listing that answers continuationToken.
 	pages := func(path string, q url.Values, page func(raw json.RawMessage) (string, error)) {
+		seen := map[string]bool{}
 		for token, n := "", 0; n == 0 || token != ""; n++ {
+			if seen[token] {
+				// A token answered twice would loop for ever.
+				refuse("reading %s: the continuation token %q came back twice; its listing cannot be read whole", path, token)
+				return
+			}
+			seen[token] = true
 			if token != "" {
 				q.Set("continuationToken", token)
 			}
@@ -134,7 +142,7 @@ func checkOrganization(ctx context.Context, c *Config, api *pulumicloud.Client, 
 	// permission modes page).
 	if meta.PermissionMode != "restricted" {
 		why := fmt.Sprintf("organization %s is in the %q permission mode, where a stack whose settings lose their service principal "+
-			"runs as whoever starts it", c.Organization, cmpOr(meta.PermissionMode, "permissive"))
+			"runs as whoever starts it", c.Organization, cmp.Or(meta.PermissionMode, "permissive"))
 		if c.hasAnyProduction() || c.Review != nil {
 			refuse("%s: production and review stacks need the restricted mode (deploy/README.md, step 2); an edition without the "+
 				"setting cannot hold them", why)
@@ -155,25 +163,24 @@ func checkOrganization(ctx context.Context, c *Config, api *pulumicloud.Client, 
 			state.Roles[r.ID] = r
 		}
 	}
-	// holder is the team that may hold one of deploy/'s roles: its run
-	// identity's own team, or the operators' team.
-	holder := func(roleID string) (string, bool) {
-		name := state.Roles[roleID].Name
-		switch {
-		case name == OperatorsRoleName(c, true):
-			return c.ProductionTeam, true
-		case name == OperatorsRoleName(c, false):
-			return c.OperatorsTeam, true
-		case strings.HasPrefix(name, deployRoleName+c.Project+"-"):
-			return name, true
-		}
-		return "", false
+	// ours are deploy/'s roles, by their exact names, each with the one team
+	// that may hold it: a run identity's own team (named as its role), or
+	// the operators'. No member, token or OIDC policy may hold one.
+	ours := map[string]string{OperatorsRoleName(c, true): c.ProductionTeam}
+	if c.OperatorsTeam != "" {
+		ours[OperatorsRoleName(c, false)] = c.OperatorsTeam
 	}
-	// known is a role that grants nothing on the fleet, or one of deploy/'s.
-	known := func(roleID string) bool {
+	for _, r := range Roles(c) {
+		ours[IdentityName(c, r.Key)] = IdentityName(c, r.Key)
+	}
+	holder := func(roleID string) (string, bool) {
+		team, ok := ours[state.Roles[roleID].Name]
+		return team, ok
+	}
+	// grantsNone is a role that grants nothing on the fleet.
+	grantsNone := func(roleID string) bool {
 		r, ok := state.Roles[roleID]
-		_, ours := holder(roleID)
-		return ok && (slices.Contains(grantsNothing, r.DefaultIdentifier) || ours)
+		return ok && slices.Contains(grantsNothing, r.DefaultIdentifier)
 	}
 	isAdmin := func(roleID string) bool { return state.Roles[roleID].DefaultIdentifier == "admin" }
 
@@ -194,8 +201,9 @@ func checkOrganization(ctx context.Context, c *Config, api *pulumicloud.Client, 
 				switch id := m.FgaRole.ID; {
 				case isAdmin(id):
 					admins[m.User.GithubLogin] = true
-				case !known(id):
-					refuse("member %s (%s): holds role %q (%s), which deploy/ does not know to grant nothing on the fleet; give them Member",
+				case !grantsNone(id):
+					refuse("member %s (%s): holds role %q (%s), which deploy/ does not know to grant nothing on the fleet (deploy/'s own "+
+						"roles are its teams' only); give them Member",
 						m.User.GithubLogin, kind, id, state.Roles[id].Name)
 				}
 			}
@@ -337,7 +345,7 @@ func checkOrganization(ctx context.Context, c *Config, api *pulumicloud.Client, 
 				}
 			}
 			for _, id := range team.RoleIDs {
-				if want, ours := holder(id); !known(id) || (ours && want != t.Name) {
+				if want, ours := holder(id); !(grantsNone(id) || (ours && want == t.Name)) {
 					refuse("team %s: holds role %q (%s), which deploy/ neither gives that team nor knows to grant nothing on the fleet; remove it",
 						t.Name, id, state.Roles[id].Name)
 				}
@@ -359,8 +367,9 @@ func checkOrganization(ctx context.Context, c *Config, api *pulumicloud.Client, 
 			switch {
 			case t.Admin && !slices.Contains(c.AdminTokens, t.Name):
 				refuse("organization access token %q is admin, and not one of adminTokens; delete it or narrow it", t.Name)
-			case !t.Admin && t.Role != nil && !known(t.Role.ID) && !isAdmin(t.Role.ID):
-				refuse("organization access token %q holds role %q (%s), which deploy/ does not know to grant nothing on the fleet",
+			case !t.Admin && t.Role != nil && !grantsNone(t.Role.ID) && !isAdmin(t.Role.ID):
+				refuse("organization access token %q holds role %q (%s), which deploy/ does not know to grant nothing on the fleet "+
+					"(deploy/'s own roles are its teams' only)",
 					t.Name, t.Role.ID, state.Roles[t.Role.ID].Name)
 			case !t.Admin && t.Role != nil && isAdmin(t.Role.ID) && !slices.Contains(c.AdminTokens, t.Name):
 				refuse("organization access token %q holds the Admin role, and is not one of adminTokens; delete it or narrow it", t.Name)
@@ -399,7 +408,7 @@ func checkOrganization(ctx context.Context, c *Config, api *pulumicloud.Client, 
 					(p.TeamName == c.ProductionTeam || p.TeamName == c.OperatorsTeam)) {
 					refuse("OIDC issuer %s (%s): a policy gives a token of team %s, which holds a role on the fleet", i.Name, i.URL, p.TeamName)
 				}
-				if p.RoleID != "" && (isAdmin(p.RoleID) || !known(p.RoleID)) {
+				if p.RoleID != "" && !grantsNone(p.RoleID) {
 					refuse("OIDC issuer %s (%s): a policy gives a token with role %q (%s), which may reach the fleet", i.Name, i.URL,
 						p.RoleID, state.Roles[p.RoleID].Name)
 				}

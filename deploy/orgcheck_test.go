@@ -125,6 +125,18 @@ func TestGrantsOutsideDeployAreRefused(t *testing.T) {
 			o.Roles = append(o.Roles, fakecloud.Role{ID: "role-deploy-nodeless-eks-prod", Name: "deploy-nodeless-eks-prod"})
 			o.Teams["developers"].RoleIDs = []string{"role-deploy-nodeless-eks-prod"}
 		}, `team developers: holds role "role-deploy-nodeless-eks-prod"`},
+		{"deploy/'s role held by a person", func(o *fakecloud.Organization) {
+			o.Roles = append(o.Roles, fakecloud.Role{ID: "role-deploy-nodeless-eks-prod", Name: "deploy-nodeless-eks-prod"})
+			o.Members[2].RoleID = "role-deploy-nodeless-eks-prod"
+		}, `member bob (frontend): holds role "role-deploy-nodeless-eks-prod"`},
+		{"the operators' role held by a token", func(o *fakecloud.Organization) {
+			o.Roles = append(o.Roles, fakecloud.Role{ID: "role-ops", Name: "operate-nodeless-eks-production"})
+			o.Tokens = []fakecloud.Token{{Name: "ci", RoleID: "role-ops"}}
+		}, `organization access token "ci" holds role "role-ops"`},
+		{"a role named like deploy/'s that it does not declare", func(o *fakecloud.Organization) {
+			o.Roles = append(o.Roles, fakecloud.Role{ID: "role-deploy-x", Name: "deploy-nodeless-eks-x"})
+			o.Teams["deploy-nodeless-eks-x"] = &fakecloud.Team{RoleIDs: []string{"role-deploy-x"}}
+		}, `holds role "role-deploy-x"`},
 		{"an admin token not named", func(o *fakecloud.Organization) { o.Tokens = []fakecloud.Token{{Name: "ci", Admin: true}} },
 			`organization access token "ci" is admin`},
 		{"an admin token on the second page", func(o *fakecloud.Organization) {

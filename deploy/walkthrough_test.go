@@ -31,8 +31,8 @@ type walkthroughStack struct {
 }
 
 // TestWalkthrough follows deploy/README.md's checklist under mocks, for
-// the example's two accounts (production's, and a development account with
-// staging and the review stacks) and deploy/ run as a role of a tooling
+// the example's accounts (production's, development's with staging, and
+// the review stacks') and deploy/ run as a role of a tooling
 // account: the organization's settings (step 2: cleanOrg), each account's
 // role and OIDC provider (step 3: fleetAWS), deploy/'s own stack and
 // settings (step 4), then its `pulumi up` (step 5), which hands over

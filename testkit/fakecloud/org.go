@@ -79,8 +79,7 @@ type Stack struct {
 	Creator    string
 	Teams      []string
 	Settings   map[string]any
-	// Writes are the settings bodies PUT (replace) and POST (patch) took,
-	// "PUT <json>" in order.
+	// Writes are the settings bodies PUT took, "PUT <json>" in order.
 	Writes []string
 }
 
@@ -300,10 +299,8 @@ func (o *Organization) handleStack(w http.ResponseWriter, r *http.Request, rest 
 }
 
 // handleSettings answers GetDeploymentSettings (404 when the stack has
-// none), ReplaceDeploymentSettings (PUT: the body becomes the settings)
-// and PatchDeploymentSettings (POST: the body's fields are merged in; the
-// client marks a request field absent, null or set, jsonvalue.Value, and
-// the fake keeps what the body leaves absent). A body is refused with 400
+// none) and ReplaceDeploymentSettings (PUT: the body becomes the
+// settings; deploy/ writes no other way). A body is refused with 400
 // when it is not a DeploymentSettingsRequest (decoding it with the SDK's
 // type fails), when it carries a field that type does not have, when it
 // selects both a service principal and a role, or a service principal
@@ -320,7 +317,7 @@ func (o *Organization) handleSettings(w http.ResponseWriter, r *http.Request, s 
 			return
 		}
 		reply(asResponse(s.Settings, len(s.Writes)))
-	case http.MethodPut, http.MethodPost:
+	case http.MethodPut:
 		var body bytes.Buffer
 		_, _ = body.ReadFrom(r.Body)
 		settings, err := o.validSettings(body.Bytes())
@@ -329,9 +326,6 @@ func (o *Organization) handleSettings(w http.ResponseWriter, r *http.Request, s 
 			return
 		}
 		s.Writes = append(s.Writes, r.Method+" "+body.String())
-		if r.Method == http.MethodPost && s.Settings != nil {
-			settings = merge(s.Settings, settings)
-		}
 		s.Settings = settings
 		reply(asResponse(s.Settings, len(s.Writes)))
 	default:
@@ -411,21 +405,6 @@ func zero(v any) bool {
 		return len(x) == 0
 	}
 	return false
-}
-
-// merge is base with patch's fields laid over it, objects field by field.
-func merge(base, patch map[string]any) map[string]any {
-	out := maps.Clone(base)
-	for k, v := range patch {
-		if bm, ok := out[k].(map[string]any); ok {
-			if pm, ok := v.(map[string]any); ok {
-				out[k] = merge(bm, pm)
-				continue
-			}
-		}
-		out[k] = v
-	}
-	return out
 }
 
 // asResponse is stored settings in GetDeploymentSettings' shape.

@@ -177,6 +177,9 @@ func Sweep(ctx context.Context, aws networkAWS, n Network) error {
 	for {
 		left, gone, err := n.sweepOnce(ctx, aws)
 		switch {
+		case err != nil && refusedByIAM(err):
+			return fmt.Errorf("sweeping VPC %s: %w; the credentials that run the destroy may not do this, and no wait changes that: "+
+				"give them the permission (deploy/'s roles have it) or do it by hand, then run `pulumi destroy` again", n.VpcID, err)
 		case err != nil && ctx.Err() == nil && now().Sub(start) < n.Timeout:
 			fmt.Fprintf(n.Log, "network sweep: %v; trying again\n", err)
 		case err != nil:
@@ -189,7 +192,7 @@ func Sweep(ctx context.Context, aws networkAWS, n Network) error {
 			return nil
 		case now().Sub(start) >= n.Timeout:
 			return fmt.Errorf("VPC %s still holds, after %s, what blocks its subnets' and its deletion and is not this stack's to "+
-				"delete, or did not go:\n  %s\nremove each (or what owns it), then run `pulumi destroy` again", n.VpcID, n.Timeout,
+				"delete, or whose delete failed (said with each):\n  %s\nremove each (or what owns it), then run `pulumi destroy` again", n.VpcID, n.Timeout,
 				strings.Join(left, "\n  "))
 		case now().Sub(reported) >= n.ReportEvery:
 			reported = now()
@@ -246,14 +249,19 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 			continue
 		}
 		cmd := fmt.Sprintf("aws ec2 delete-network-interface --region %s --network-interface-id %s", n.Region, e.NetworkInterfaceId)
+		what := fmt.Sprintf("network interface %s (%s, %s", e.NetworkInterfaceId, cmp.Or(e.Description, "no description"), e.Status)
 		if e.Status == "available" && strings.HasPrefix(e.Description, "aws-K8S-") {
 			// The VPC CNI's, left by a node that is gone.
-			if _, err := aws(ctx, "ec2", "delete-network-interface", "--network-interface-id", e.NetworkInterfaceId); err == nil {
+			_, err := aws(ctx, "ec2", "delete-network-interface", "--network-interface-id", e.NetworkInterfaceId)
+			switch {
+			case err == nil:
 				fmt.Fprintf(n.Log, "network sweep: deleted network interface %s (%s), which the VPC CNI left\n", e.NetworkInterfaceId, e.Description)
 				continue
+			case refusedByIAM(err):
+				return nil, false, err
 			}
+			what += ", its delete failed: " + firstLine(err)
 		}
-		what := fmt.Sprintf("network interface %s (%s, %s", e.NetworkInterfaceId, cmp.Or(e.Description, "no description"), e.Status)
 		switch {
 		case e.InterfaceType != "" && e.InterfaceType != "interface":
 			what += ", " + e.InterfaceType
@@ -273,14 +281,20 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 			continue
 		}
 		cmd := fmt.Sprintf("aws ec2 delete-security-group --region %s --group-id %s", n.Region, g.GroupId)
+		what := g.GroupName
 		if tagOf(g.Tags, "elbv2.k8s.aws/cluster") == n.ClusterName || tagOf(g.Tags, "aws:eks:cluster-name") == n.ClusterName {
-			if err := n.deleteGroup(ctx, aws, g, groups.SecurityGroups); err == nil {
+			err := n.deleteGroup(ctx, aws, g, groups.SecurityGroups)
+			switch {
+			case err == nil:
 				fmt.Fprintf(n.Log, "network sweep: deleted security group %s (%s), which cluster %s's controllers or EKS left\n",
 					g.GroupId, g.GroupName, n.ClusterName)
 				continue
+			case refusedByIAM(err):
+				return nil, false, err
 			}
+			what += ", its delete failed: " + firstLine(err)
 		}
-		left = append(left, fmt.Sprintf("security group %s (%s): %s", g.GroupId, g.GroupName, cmd))
+		left = append(left, fmt.Sprintf("security group %s (%s): %s", g.GroupId, what, cmd))
 	}
 	return left, false, nil
 }
@@ -317,6 +331,28 @@ func (n Network) deleteGroup(ctx context.Context, aws networkAWS, g securityGrou
 	}
 	_, err := aws(ctx, "ec2", "delete-security-group", "--group-id", g.GroupId)
 	return err
+}
+
+// refusedByIAM is an AWS answer that no wait changes: the credentials may
+// not make the call (EC2's UnauthorizedOperation and AuthFailure, the
+// JSON protocols' AccessDenied/AccessDeniedException).
+func refusedByIAM(err error) bool {
+	var ae *awsError
+	if !asAWSError(err, &ae) {
+		return false
+	}
+	for _, code := range []string{"UnauthorizedOperation", "AuthFailure", "AccessDenied"} {
+		if strings.Contains(ae.stderr, "("+code) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstLine is an error's first line, what AWS said of a failed call.
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }
 
 // call runs an AWS CLI call and decodes its JSON into v.

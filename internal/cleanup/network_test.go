@@ -29,8 +29,10 @@ type fakeVPC struct {
 	rules  []securityGroupRule
 	// goAfter removes an interface by ID once that many rounds passed.
 	goAfter map[string]int
-	rounds  int
-	calls   []string
+	// refuse answers every delete with this AWS error code.
+	refuse string
+	rounds int
+	calls  []string
 }
 
 func (f *fakeVPC) aws(_ context.Context, args ...string) ([]byte, error) {
@@ -58,6 +60,9 @@ func (f *fakeVPC) aws(_ context.Context, args ...string) ([]byte, error) {
 		f.enis = kept
 		return json.Marshal(map[string]any{"NetworkInterfaces": f.enis})
 	case "delete-network-interface":
+		if f.refuse != "" {
+			return nil, &awsError{args: args, stderr: "An error occurred (" + f.refuse + ") when calling the DeleteNetworkInterface operation"}
+		}
 		f.enis = slices.DeleteFunc(f.enis, func(e eni) bool { return e.NetworkInterfaceId == arg("--network-interface-id") })
 		return nil, nil
 	case "describe-security-groups":
@@ -162,6 +167,26 @@ func TestSweepFailsAtItsBoundNamingWhatIsNotTheStacks(t *testing.T) {
 	}
 	assert.Len(t, f.enis, 3, "another's interface is never deleted")
 	assert.Len(t, f.groups, 2, "another cluster's group is never deleted")
+}
+
+// TestSweepSaysWhyADeleteFailed: a delete AWS refuses for a reason a wait
+// may change is retried and, at the bound, named with what AWS said; one
+// the credentials may not make fails the sweep at once.
+func TestSweepSaysWhyADeleteFailed(t *testing.T) {
+	cni := func() []eni {
+		return []eni{{NetworkInterfaceId: "eni-cni", Status: "available", Description: "aws-K8S-i-0abc", InterfaceType: "interface"}}
+	}
+	_, took, err := sweepWith(&fakeVPC{enis: cni(), refuse: "InvalidNetworkInterface.InUse"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "network interface eni-cni (aws-K8S-i-0abc, available, its delete failed: aws ec2 delete-network-interface")
+	assert.Contains(t, err.Error(), "(InvalidNetworkInterface.InUse)")
+	assert.GreaterOrEqual(t, took, 2*time.Minute, "retried until the bound")
+
+	_, took, err = sweepWith(&fakeVPC{enis: cni(), refuse: "UnauthorizedOperation"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(UnauthorizedOperation)")
+	assert.Contains(t, err.Error(), "the credentials that run the destroy may not do this")
+	assert.Zero(t, took, "at once: no wait changes a permission")
 }
 
 func TestSweepOfAVpcThatIsGone(t *testing.T) {

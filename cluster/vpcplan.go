@@ -51,7 +51,7 @@ func Plan(prefix string, primary, pods netip.Prefix, azs []string) ([]Subnet, er
 	case primary.Bits() > 20 || primary.Bits() < 16:
 		return nil, fmt.Errorf("primary CIDR %s: want /16 to /20: AWS refuses a VPC block larger than /16, and each public subnet keeps at least 64 addresses", primary)
 	case pods.Bits() > 20 || pods.Bits() < 16:
-		return nil, fmt.Errorf("pod CIDR %s: want /16 to /20: AWS refuses a VPC block larger than /16, and each pod subnet holds 256 /28 prefixes at least", pods)
+		return nil, fmt.Errorf("pod CIDR %s: want /16 to /20: AWS refuses a VPC block larger than /16, and each pod subnet, an eighth of it, holds at least 32 /28 prefixes (a /23 of a /20)", pods)
 	case primary.Overlaps(pods):
 		return nil, fmt.Errorf("pod CIDR %s overlaps primary CIDR %s", pods, primary)
 	}

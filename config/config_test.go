@@ -131,7 +131,7 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"empty pod subnet pattern", "podSubnetNamePattern", map[string]string{"podSubnetNamePattern": ""}, "podSubnetNamePattern: required with vpcName"},
 		{"a pattern without a vpc name", "privateSubnetNamePattern", map[string]string{"vpcName": "", "podSubnetNamePattern": ""}, `privateSubnetNamePattern "eks-demo-vpc-private-*": set only with vpcName; without vpcName the stack makes its VPC`},
 		{"a NAT layout for a VPC the stack does not make", "natGateways", map[string]string{"natGateways": "perAz"}, `natGateways "perAz": shapes only a VPC the stack makes, and vpcName names an existing one`},
-		{"a NAT layout that does not exist", "natGateways", ownVpc(map[string]string{"natGateways": "perZone"}), `natGateways "perZone": want "single" (one NAT gateway for every zone, $35 a month) or "perAz"`},
+		{"a NAT layout that does not exist", "natGateways", ownVpc(map[string]string{"natGateways": "perZone"}), `natGateways "perZone": want "single" (one NAT gateway for every zone, about $36.50 a month with its address) or "perAz"`},
 		{"a CIDR for a VPC the stack does not make", "vpcCidrBlock", map[string]string{"vpcCidrBlock": "10.1.0.0/16"}, `vpcCidrBlock "10.1.0.0/16": shapes only a VPC the stack makes`},
 		{"a VPC CIDR larger than AWS allows", "vpcCidrBlock", ownVpc(map[string]string{"vpcCidrBlock": "10.0.0.0/8"}), `vpcCidrBlock "10.0.0.0/8": want /16 to /20: AWS refuses a VPC block larger than /16`},
 		{"a VPC CIDR with host bits", "vpcCidrBlock", ownVpc(map[string]string{"vpcCidrBlock": "10.0.0.1/16"}), `vpcCidrBlock "10.0.0.1/16": want an IPv4 network in CIDR form`},

@@ -56,7 +56,7 @@ func (c *Config) checkOwnVpc(p *problems) {
 	switch c.NatGateways {
 	case "", cluster.NatSingle, cluster.NatPerAz:
 	default:
-		p.add("natGateways %q: want %q (one NAT gateway for every zone, $35 a month) or %q (one per zone, so that a zone's outage "+
+		p.add("natGateways %q: want %q (one NAT gateway for every zone, about $36.50 a month with its address) or %q (one per zone, so that a zone's outage "+
 			"cuts only its own egress)", c.NatGateways, cluster.NatSingle, cluster.NatPerAz)
 	}
 	if c.VpcCidrBlock == "" {

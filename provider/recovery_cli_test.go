@@ -27,7 +27,7 @@ const slowFile = "slowfile:index:File"
 
 // TestARealUpKilledMidCreateIsRecovered runs the recovery's core with the
 // real Pulumi CLI on a file:// backend: a real `pulumi up` is killed
-// (SIGKILL to its process group, as a runner that dies) while the engine
+// (SIGKILL to the CLI and its plugins, as a runner that dies) while the engine
 // creates a resource whose object already exists; the recovery stops at
 // the dead run's lock, which `pulumi cancel` removes; it reads the
 // update's start from `pulumi stack history` and adopts no object made

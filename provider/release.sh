@@ -3,7 +3,8 @@
 # named and laid out as Pulumi's plugin installer downloads them from a
 # release ("pulumi-resource-<name>-v<version>-<os>-<arch>.tar.gz", holding
 # pulumi-resource-<name>[.exe] at its root: sdk/go/common/workspace/plugins.go
-# standardAssetName and installPlugin, at v3.276.0), into $OUT (dist/).
+# standardAssetName, and pkg/workspace/plugin.go InstallPluginContent, which
+# unpacks it, at v3.276.0), into $OUT (dist/).
 #
 #   release.sh <version> [<os>/<arch> ...]
 #

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Builds the Pulumi CLI that the real Pulumi CLI tier runs (the tests of
-# provider/ and test/realapi that install the package's plugin, run an
-# engine `up` and `destroy`, and edit a state), once, into the user's cache
+# Builds the Pulumi CLI that the real Pulumi CLI tier runs (provider/'s
+# tests that install the package's plugin, run an engine `up` and
+# `destroy`, and recover a killed `up`), once, into the user's cache
 # directory, where later runs find it and skip the build: v3.276.0, the
 # version of Pulumi's Go SDK and pkg every module here uses, from the Go
-# module proxy (no prebuilt binary can be downloaded here). .ci/run runs it
-# and points NODELESS_EKS_PULUMI_CLI at the binary.
+# module proxy (no prebuilt binary can be downloaded here). .ci/run runs
+# it; the tests find it in the cache (or at $NODELESS_EKS_PULUMI_CLI).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 version="$(sed -n 's|^require github.com/pulumi/pulumi/pkg/v3 \(v[0-9.]*\)$|\1|p' "${here}/go.mod")"

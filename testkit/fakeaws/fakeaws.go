@@ -81,7 +81,7 @@ type Vpc struct {
 // each, and a public subnet that no pattern may pick up.
 func DevVpc() Vpc { return VpcNamed("eks-demo-vpc") }
 
-// VpcNamed is DevVpc's shape under another name, as examples/vpc creates
+// VpcNamed is DevVpc's shape under another name, as a VPC made by hand is named
 // it: subnets "<name>-private-<az>", "<name>-podsubnet-<az>" and
 // "<name>-public-<az>".
 func VpcNamed(name string) Vpc {
@@ -100,7 +100,7 @@ func VpcNamed(name string) Vpc {
 type Account struct {
 	Vpc Vpc
 	// OtherVpcs are more VPCs of the region, seen by getVpcs and getVpc by
-	// ID (examples/vpc looks for names taken).
+	// ID (a VPC of the name is looked for).
 	OtherVpcs []Vpc
 	// ClusterName is the name AWS gives the cluster.
 	ClusterName string

@@ -244,8 +244,10 @@ func TestDeployerPolicyCoversTheRecovery(t *testing.T) {
 	var registered struct{ Resources []string }
 	require.NoError(t, json.Unmarshal(raw, &registered))
 	const cluster, region, account = "nodeless-eks-prod", "eu-west-1", prodAccount
-	policy := DeployerPolicy(scope{partition: "aws", region: region, account: account, cluster: cluster,
-		boundaryArn: "arn:aws:iam::" + account + ":policy/deploy-nodeless-eks-prod-boundary"})
+	// What deploy/ registers for production's deploy role, as IAM gets it.
+	rec, res := newWorld(t, "Pulumi.example.yaml", nil).run(t, false)
+	require.NoError(t, res.Err)
+	policy := policyOf(t, rec, "prod")
 	arn := func(service, resource string) string {
 		return "arn:aws:" + service + ":" + region + ":" + account + ":" + resource
 	}

@@ -34,6 +34,15 @@ const (
 	cliVersion     = "v3.276.0"
 )
 
+// TestCLIVersionIsTheBuiltOne: the tier looks for the CLI at the version
+// test/pulumicli builds (its go.mod), or it would keep asking for an
+// install.sh that builds another.
+func TestCLIVersionIsTheBuiltOne(t *testing.T) {
+	raw, err := os.ReadFile("../test/pulumicli/go.mod")
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), "github.com/pulumi/pulumi/pkg/v3 "+cliVersion+"\n")
+}
+
 // realCLI is the CLI's path.
 func realCLI(t *testing.T) string {
 	t.Helper()

@@ -144,18 +144,8 @@ func TestARealUpKilledMidCreateIsRecovered(t *testing.T) {
 	assert.Contains(t, log.String(), "recover-pending: before the edit: creating "+urn)
 	assert.Empty(t, pendingCreates(t, ctx, stack))
 
-	exported, err := stack.Export(ctx)
-	require.NoError(t, err)
-	var deployment struct {
-		Resources []struct {
-			URN, ID    string
-			InitErrors []string       `json:"initErrors"`
-			Outputs    map[string]any `json:"outputs"`
-		}
-	}
-	require.NoError(t, json.Unmarshal(exported.Deployment, &deployment))
 	found := false
-	for _, r := range deployment.Resources {
+	for _, r := range exportOf(t, ctx, stack).Resources {
 		if r.URN == urn {
 			found = true
 			assert.Equal(t, slow, r.ID)
@@ -222,21 +212,24 @@ func killPulumi(t *testing.T) {
 	}
 }
 
-// pendingCreates are the URNs of the stack's pending creates.
-func pendingCreates(t *testing.T, ctx context.Context, stack auto.Stack) []string {
+// exportOf is the stack's state, read as the recovery reads it.
+func exportOf(t *testing.T, ctx context.Context, stack auto.Stack) *recovery.Deployment {
 	t.Helper()
 	exported, err := stack.Export(ctx)
 	require.NoError(t, err)
-	var deployment struct {
-		Pending []struct {
-			Type     string
-			Resource struct{ URN string }
-		} `json:"pending_operations"`
-	}
-	require.NoError(t, json.Unmarshal(exported.Deployment, &deployment))
+	raw, err := json.Marshal(exported)
+	require.NoError(t, err)
+	d, err := recovery.ParseExport(raw)
+	require.NoError(t, err)
+	return d
+}
+
+// pendingCreates are the URNs of the stack's pending creates.
+func pendingCreates(t *testing.T, ctx context.Context, stack auto.Stack) []string {
+	t.Helper()
 	var out []string
-	for _, op := range deployment.Pending {
-		if op.Type == "creating" {
+	for _, op := range exportOf(t, ctx, stack).PendingOperations {
+		if op.Type == recovery.Creating {
 			out = append(out, op.Resource.URN)
 		}
 	}

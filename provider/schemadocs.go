@@ -113,9 +113,8 @@ func truthful(raw string) (string, error) {
 	if cluster == nil {
 		return "", fmt.Errorf("the schema has no %s:index:Cluster", Name)
 	}
-	for name, prop := range cluster["inputProperties"].(map[string]any) {
+	for _, prop := range cluster["inputProperties"].(map[string]any) {
 		makePlain(prop)
-		_ = name
 	}
 	for name, prop := range cluster["properties"].(map[string]any) {
 		doc, ok := outputDocs[name]

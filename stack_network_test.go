@@ -177,6 +177,44 @@ func TestAStackThatNamesNoVpc(t *testing.T) {
 	})
 }
 
+// TestAWSAccessTheSweepCannotReproduce: a stack that makes its VPC, whose
+// aws provider assumes a chain of roles or passes an externalId, is
+// refused before anything is registered: its destroy's network sweep
+// would run as another identity, or none.
+func TestAWSAccessTheSweepCannotReproduce(t *testing.T) {
+	ownVpc := func(key, value string) map[string]string {
+		cfg := stackConfig(t, "Pulumi.dev.yaml")
+		for _, k := range []string{"vpcName", "privateSubnetNamePattern", "podSubnetNamePattern"} {
+			delete(cfg, testProject+":"+k)
+		}
+		cfg[key] = value
+		return cfg
+	}
+	for name, tc := range map[string]struct{ key, value, want string }{
+		"a chain of roles": {"aws:assumeRoles", `[{"roleArn":"arn:aws:iam::123456789012:role/a"},{"roleArn":"arn:aws:iam::123456789012:role/b"}]`,
+			"aws:assumeRoles: a chain of 2 roles"},
+		"an external ID": {"aws:assumeRole", `{"roleArn":"arn:aws:iam::123456789012:role/a","externalId":"x"}`, "aws:assumeRole sets externalId"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			run := runProgram(t, ownVpc(tc.key, tc.value), fakeaws.Vpc{})
+			require.Error(t, run.err)
+			assert.Contains(t, run.err.Error(), tc.want)
+			assert.Empty(t, programRegistrations(run.rec), "nothing registered")
+		})
+	}
+	run := runProgram(t, ownVpc("aws:assumeRoles", `[{"roleArn":"arn:aws:iam::123456789012:role/a"}]`), fakeaws.Vpc{})
+	require.NoError(t, run.err)
+	var roles []string
+	for _, reg := range run.rec.OfType("command:local:Command") {
+		if env, ok := reg.Inputs["environment"]; ok && env.IsObject() {
+			if v, ok := env.ObjectValue()["NODELESS_EKS_AWS_ROLE_ARN"]; ok {
+				roles = append(roles, v.StringValue())
+			}
+		}
+	}
+	assert.Contains(t, roles, "arn:aws:iam::123456789012:role/a", "one role: the sweep assumes it")
+}
+
 // TestAProductionStackThatNamesNoVpc: a NAT gateway per zone, and every
 // resource of the VPC protected, so that a destroy of a production stack
 // deletes no route or gateway while it stops at the protected cluster.

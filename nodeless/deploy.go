@@ -9,6 +9,7 @@ package nodeless
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -113,13 +114,21 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 			Zones: cfg.Zones, NatGateways: cfg.NatGateways, Tags: cfg.Tags, Protect: cfg.Production,
 		}
 	}
+	// The sweep runs the AWS CLI as the provider does; what it cannot
+	// reproduce is refused before anything is registered.
+	var profile, roleArn string
+	if vpcArgs.Own != nil {
+		var err error
+		if profile, roleArn, err = awsAccess(ctx); err != nil {
+			return nil, err
+		}
+	}
 	vpc, err := cluster.NewVpc(ctx, cfg.ClusterName, vpcArgs, layer...)
 	if err != nil {
 		return nil, err
 	}
 	var sweep func(pulumi.StringOutput) (pulumi.Resource, error)
 	if vpc.Made {
-		profile, roleArn := awsAccess(ctx)
 		sweep = func(nodeSG pulumi.StringOutput) (pulumi.Resource, error) {
 			return addons.NewNetworkSweep(ctx, cfg.ClusterName, addons.NetworkSweepArgs{
 				VpcArn: vpc.Arn, NodeSecurityGroupID: nodeSG, ClusterName: cfg.ClusterName,
@@ -284,17 +293,32 @@ func podSubnetIDs(vpc *cluster.Vpc) pulumi.StringMap {
 }
 
 // awsAccess is the profile and role the stack's aws provider uses (its
-// aws:profile, and aws:assumeRole's or the first of aws:assumeRoles'
-// roleArn), for what runs the AWS CLI on the stack's behalf.
-func awsAccess(ctx *pulumi.Context) (profile, roleArn string) {
+// aws:profile, and aws:assumeRole's or aws:assumeRoles' one roleArn), for
+// the destroy's network sweep, which runs `aws sts assume-role --role-arn`
+// with nothing else. A chain of roles (assumeRoles with more than one:
+// each assumed from the last, terraform-provider-aws's assume_role, which
+// pulumi-aws v6 bridges) or an externalId would make the sweep another
+// identity than the provider's, or none: refused, saying what to change.
+func awsAccess(ctx *pulumi.Context) (profile, roleArn string, err error) {
 	profile = pulumiconfig.Get(ctx, "aws:profile")
-	var one struct{ RoleArn string }
-	if json.Unmarshal([]byte(pulumiconfig.Get(ctx, "aws:assumeRole")), &one) == nil && one.RoleArn != "" {
-		return profile, one.RoleArn
+	type role struct{ RoleArn, ExternalID string }
+	var roles []role
+	var one role
+	if raw := pulumiconfig.Get(ctx, "aws:assumeRole"); raw != "" && json.Unmarshal([]byte(raw), &one) == nil && one.RoleArn != "" {
+		roles = append(roles, one)
+	} else if raw := pulumiconfig.Get(ctx, "aws:assumeRoles"); raw != "" {
+		_ = json.Unmarshal([]byte(raw), &roles)
 	}
-	var many []struct{ RoleArn string }
-	if json.Unmarshal([]byte(pulumiconfig.Get(ctx, "aws:assumeRoles")), &many) == nil && len(many) > 0 {
-		return profile, many[0].RoleArn
+	switch {
+	case len(roles) == 0:
+		return profile, "", nil
+	case len(roles) > 1:
+		return "", "", fmt.Errorf("aws:assumeRoles: a chain of %d roles, which the destroy's network sweep of the VPC this stack "+
+			"makes cannot follow (it assumes one role); assume the last one directly (aws:assumeRole), or name an existing "+
+			"VPC (vpcName), which needs no sweep", len(roles))
+	case roles[0].ExternalID != "":
+		return "", "", fmt.Errorf("aws:assumeRole sets externalId, which the destroy's network sweep of the VPC this stack makes " +
+			"cannot pass; use a role that needs none, or name an existing VPC (vpcName), which needs no sweep")
 	}
-	return profile, ""
+	return profile, roles[0].RoleArn, nil
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"nodeless-eks/internal/names"
 	"nodeless-eks/testkit/fakeaws"
@@ -246,4 +247,24 @@ func stringsOf(t *testing.T, v resource.PropertyValue) []string {
 		out = append(out, e.StringValue())
 	}
 	return out
+}
+
+// TestTheFargateSettleWaitsOnlyForANewCluster: a new cluster's Fargate
+// profile is registered only after the settle (eksctl's wait), an
+// existing cluster's and a preview's at once.
+func TestTheFargateSettleWaitsOnlyForANewCluster(t *testing.T) {
+	defer func(d time.Duration) { fargateSettle = d }(fargateSettle)
+	fargateSettle = 3 * time.Second
+	cfg := stackConfig(t, "Pulumi.dev.yaml")
+	took := func(run func() stackRun) time.Duration {
+		start := time.Now()
+		require.NoError(t, run().err)
+		return time.Since(start)
+	}
+	assert.GreaterOrEqual(t, took(func() stackRun { return runProgram(t, cfg, fakeaws.DevVpc()) }), 3*time.Second, "a new cluster's profile waits")
+	assert.Less(t, took(func() stackRun { return runProgramOn(t, cfg, fakeaws.DevVpc(), "1.36") }), 3*time.Second, "an existing cluster's does not")
+	assert.Less(t, took(func() stackRun {
+		acct := &fakeaws.Account{Vpc: fakeaws.DevVpc(), ClusterName: cfg[testProject+":clusterName"]}
+		return runStack(t, cfg, newRecorder(acct), true)
+	}), 3*time.Second, "a preview never waits")
 }

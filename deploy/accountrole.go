@@ -32,12 +32,13 @@ func AccountRoleTrust(principalArn string) iampolicy.Document {
 
 // AccountRolePolicy is what deploy/ does in one account through the
 // account role: the deploy roles and their policies (every name starts
-// with deployRoleName), and the reads of its preview (its own trust, the
-// account's roles that trust Pulumi Cloud, Pulumi Cloud's OIDC provider). Plainly: it is administrator-equivalent in its account,
+// with deployRoleName), and the read of Pulumi Cloud's OIDC provider.
+// Plainly: it is administrator-equivalent in its account,
 // since it may create a role named deploy-<anything> with any trust and
 // attach to it a policy deploy-<anything> with any content; that is why
 // it trusts the one principal that runs deploy/ and nothing else
-// (AccountRoleTrust, read back at every preview). It cannot change
+// (AccountRoleTrust, which the account's administrator writes and
+// deploy/ does not read back: THREATS.md). It cannot change
 // itself, nor attach a policy that is not deploy/'s (AdministratorAccess
 // included). accountRoleActions, per type deploy/ registers there, is
 // held to it by TestAccountRoleCoversWhatDeployCreates.
@@ -52,18 +53,12 @@ func AccountRolePolicy(partition, account string) iampolicy.Document {
 			Action: []string{"iam:CreatePolicy", "iam:DeletePolicy", "iam:GetPolicy", "iam:GetPolicyVersion", "iam:ListPolicyVersions",
 				"iam:CreatePolicyVersion", "iam:DeletePolicyVersion", "iam:TagPolicy", "iam:UntagPolicy", "iam:ListPolicyTags"}},
 		iampolicy.Statement{Sid: "DeployRoles", Effect: "Allow", Resource: arn("role/" + deployRoleName + "*"),
-			Action: []string{"iam:CreateRole", "iam:DeleteRole", "iam:UpdateRole", "iam:UpdateRoleDescription",
+			Action: []string{"iam:CreateRole", "iam:DeleteRole", "iam:GetRole", "iam:UpdateRole", "iam:UpdateRoleDescription",
 				"iam:UpdateAssumeRolePolicy", "iam:TagRole", "iam:UntagRole", "iam:ListRoleTags", "iam:ListAttachedRolePolicies",
 				"iam:ListRolePolicies", "iam:ListInstanceProfilesForRole"}},
 		iampolicy.Statement{Sid: "AttachOnlyDeploysPolicies", Effect: "Allow", Resource: arn("role/" + deployRoleName + "*"),
 			Action:    []string{"iam:AttachRolePolicy", "iam:DetachRolePolicy"},
 			Condition: map[string]any{"ArnLike": map[string]any{"iam:PolicyARN": arn("policy/" + deployRoleName + "*")}}},
-		// Preview reads its own trust and, in a production account, every
-		// role's, to refuse another way in for Pulumi Cloud's tokens.
-		// ListRoles takes no resource-level
-		// scope (IAM's service authorization reference).
-		iampolicy.Statement{Sid: "ReadTrusts", Effect: "Allow", Resource: arn("role/*"), Action: "iam:GetRole"},
-		iampolicy.Statement{Sid: "ListRoles", Effect: "Allow", Resource: "*", Action: "iam:ListRoles"},
 		iampolicy.Statement{Sid: "NotItself", Effect: "Deny", Resource: arn("role/" + AccountRoleName), NotAction: []string{"iam:Get*", "iam:List*"}},
 	)
 }

@@ -73,8 +73,6 @@ var accountRoleActions = map[string][]string{
 		"iam:TagRole", "iam:ListAttachedRolePolicies", "iam:ListRolePolicies", "iam:ListInstanceProfilesForRole"},
 	"aws:iam/rolePolicyAttachment:RolePolicyAttachment": {"iam:AttachRolePolicy", "iam:DetachRolePolicy", "iam:ListAttachedRolePolicies"},
 	// Lookups.
-	"aws:iam/getRole:getRole":                                   {"iam:GetRole"},
-	"aws:iam/getRoles:getRoles":                                 {"iam:ListRoles"},
 	"aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": {"iam:GetOpenIDConnectProvider"}, // by its ARN
 }
 

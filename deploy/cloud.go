@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"path"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"nodeless-eks/internal/pulumicloud"
 
+	"github.com/pulumi/pulumi-cloud-sdk/go/apitype"
 	"github.com/pulumi/pulumi-pulumiservice/sdk/go/pulumiservice"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
@@ -21,8 +23,8 @@ import (
 // newCloud declares the fleet in Pulumi Cloud: its stacks, a role per
 // stack and for the review stacks and the teams, each stack's deployment
 // settings (naming its role), drift and TTL schedules, and deploy/'s own
-// schedule, on which it restores all of it.
-func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *orgState, roleArns map[string]pulumi.StringOutput, partition string) error {
+// settings and schedule, on which it restores all of it.
+func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *census, roleArns map[string]pulumi.StringOutput, partition string) error {
 	named := sortedKeys(c.Stacks)
 	fleet := slices.Clone(named)
 	if c.Review != nil {
@@ -81,7 +83,12 @@ func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *orgS
 		return nil
 	}
 	// identity is a run identity: a team without members that holds one
-	// role; the stack's settings select it. Settings wait for it.
+	// role; the stack's settings select it. Settings wait for it. Pulumi
+	// Cloud adds a new team's creator as a member (pulumiservice v1.3.0
+	// CHANGELOG, "whom Pulumi Cloud auto-adds"); the next update's refresh
+	// (Pulumi.yaml: refresh: always) reads them into the team's inputs, and
+	// the update to members [] removes them (provider/pkg/resources/team.go
+	// Read and Update).
 	identities := map[string]pulumi.StringOutput{}
 	identity := func(key, what string, permissions pulumi.MapOutput) error {
 		name := IdentityName(c, key)
@@ -120,7 +127,7 @@ func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *orgS
 	}
 	for _, production := range []bool{true, false} {
 		team := map[bool]string{true: c.ProductionTeam, false: c.OperatorsTeam}[production]
-		if team == "" {
+		if team == "" || org.Excluded[team] {
 			continue
 		}
 		var theirs []string
@@ -132,7 +139,7 @@ func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *orgS
 		permissions := pulumi.All(pulumi.ToStringArrayOutput(outputs(ids, theirs)), namedIDs).ApplyT(func(v []any) map[string]any {
 			grants := onStacks(v[0].([]string), OperatorScopes)
 			if !production && c.Review != nil {
-				grants["entries"] = append(grants["entries"].([]any), onReviewStacks(c.Project, v[1].([]string), OperatorScopes))
+				grants["entries"] = append(grants["entries"].([]any), onReviewStacks(c.Project, v[1].([]string), ReviewWatchScopes))
 			}
 			return grants
 		}).(pulumi.MapOutput)
@@ -157,7 +164,7 @@ func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *orgS
 		docs[name] = doc
 		restored[name] = pulumi.All(ids[name], doc).ApplyT(func(v []any) (string, error) {
 			want := v[1].(map[string]any)
-			return restoreSettings(ctx, api, c, name, func(map[string]any) (map[string]any, error) { return want, nil })
+			return restoreSettings(ctx, api, c, c.Project, name, func(map[string]any) map[string]any { return want })
 		}).(pulumi.StringOutput)
 		// The stack's name once its settings are what deploy/ declares.
 		settled := restored[name].ApplyT(func(string) string { return name }).(pulumi.StringOutput)
@@ -170,6 +177,12 @@ func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *orgS
 			}
 		}
 	}
+	// deploy/'s own settings, declared like the fleet's.
+	self, err := restoreSettings(ctx, api, c, ctx.Project(), ctx.Stack(), func(map[string]any) map[string]any { return OwnSettings(c) })
+	if err != nil {
+		return err
+	}
+	restored[ctx.Project()+"/"+ctx.Stack()] = pulumi.String(self).ToStringOutput()
 	if c.Review != nil {
 		for _, name := range sortedKeys(org.ReviewStacks) {
 			var err error
@@ -200,12 +213,12 @@ func newReviewStack(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, nam
 	restored := template.ApplyT(func(template map[string]any) (string, error) {
 		// Only an admin or Deployments makes a stack in the project
 		// (membersCanCreateStacks and membersCanTransferStacks are off).
-		return restoreSettings(ctx, api, c, name, func(live map[string]any) (map[string]any, error) {
+		return restoreSettings(ctx, api, c, c.Project, name, func(live map[string]any) map[string]any {
 			if live == nil {
 				// No settings (or the stack went since it was listed): it
 				// runs no deployment, and settings without its source
 				// would be wrong; it is left alone.
-				return nil, nil
+				return nil
 			}
 			want := asRequest(live)
 			for _, k := range []string{"operationContext", "executorContext", "agentPoolID", "cacheOptions"} {
@@ -215,7 +228,7 @@ func newReviewStack(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, nam
 					delete(want, k)
 				}
 			}
-			return want, nil
+			return want
 		})
 	}).(pulumi.StringOutput)
 	if lastUpdate == 0 {
@@ -236,8 +249,8 @@ func newReviewStack(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, nam
 
 // settingsPath is a stack's deployment settings (GetDeploymentSettings,
 // ReplaceDeploymentSettings).
-func settingsPath(c *Config, stack string) string {
-	return "/api/stacks/" + url.PathEscape(c.Organization) + "/" + url.PathEscape(c.Project) + "/" + url.PathEscape(stack) + "/deployments/settings"
+func settingsPath(c *Config, project, stack string) string {
+	return "/api/stacks/" + url.PathEscape(c.Organization) + "/" + url.PathEscape(project) + "/" + url.PathEscape(stack) + "/deployments/settings"
 }
 
 // restoreSettings compares a stack's settings with what want makes of
@@ -245,18 +258,22 @@ func settingsPath(c *Config, stack string) string {
 // writes want back whole (PUT, ReplaceDeploymentSettings), and never
 // writes when nothing differs. Pulumi's provider (pulumiservice v1.3.0)
 // models no service principal and writes its settings whole, so it would
-// drop one: the settings are the REST API's, here.
-func restoreSettings(ctx *pulumi.Context, api *pulumicloud.Client, c *Config, stack string,
-	want func(live map[string]any) (map[string]any, error)) (string, error) {
+// drop one: the settings are the REST API's, here. The answer decodes as
+// apitype.DeploymentSettings, whose fields deploy/ does not know it
+// tolerates and compares.
+func restoreSettings(ctx *pulumi.Context, api *pulumicloud.Client, c *Config, project, stack string,
+	want func(live map[string]any) map[string]any) (string, error) {
 	var live map[string]any
-	err := api.Call(context.Background(), http.MethodGet, settingsPath(c, stack), nil, &live)
-	if err != nil && pulumicloud.StatusOf(err) != http.StatusNotFound { // 404: none yet
-		return "", fmt.Errorf("reading the deployment settings of %s: %w", stack, err)
+	var raw json.RawMessage
+	err := api.Call(context.Background(), http.MethodGet, settingsPath(c, project, stack), nil, &raw)
+	switch {
+	case pulumicloud.StatusOf(err) == http.StatusNotFound: // none yet
+	case err != nil:
+		return "", fmt.Errorf("reading the deployment settings of %s/%s: %w", project, stack, err)
+	case json.Unmarshal(raw, new(apitype.DeploymentSettings)) != nil || json.Unmarshal(raw, &live) != nil:
+		return "", fmt.Errorf("reading the deployment settings of %s/%s: not a DeploymentSettings: %s", project, stack, short(string(raw)))
 	}
-	doc, err := want(live)
-	if err != nil {
-		return "", err
-	}
+	doc := want(live)
 	if doc == nil {
 		return "none, left alone", nil
 	}
@@ -265,12 +282,12 @@ func restoreSettings(ctx *pulumi.Context, api *pulumicloud.Client, c *Config, st
 	case len(diffs) == 0:
 		return "as declared", nil
 	case ctx.DryRun():
-		msg := fmt.Sprintf("the deployment settings of %s differ from what deploy/ declares, and `pulumi up` writes them back: %s",
-			stack, strings.Join(diffs, "; "))
+		msg := fmt.Sprintf("the deployment settings of %s/%s differ from what deploy/ declares, and `pulumi up` writes them back: %s",
+			project, stack, strings.Join(diffs, "; "))
 		return "differ: " + strings.Join(diffs, "; "), logWarning(ctx, msg)
 	}
-	if err := api.Call(context.Background(), http.MethodPut, settingsPath(c, stack), doc, nil); err != nil {
-		return "", fmt.Errorf("writing the deployment settings of %s: %w", stack, err)
+	if err := api.Call(context.Background(), http.MethodPut, settingsPath(c, project, stack), doc, nil); err != nil {
+		return "", fmt.Errorf("writing the deployment settings of %s/%s: %w", project, stack, err)
 	}
 	return "restored: " + strings.Join(diffs, "; "), nil
 }
@@ -480,4 +497,27 @@ func SettingsDocument(c *Config, stack, partition, roleArn, team string) map[str
 		doc["vcs"].(map[string]any)["reviewStackLabels"] = toAny(*c.Review.Labels)
 	}
 	return doc
+}
+
+// OwnSettings are deploy/'s own deployment settings, written whole on
+// every update like the fleet's (knowingly against Pulumi's advice to keep
+// a stack's settings out of its own program: no program is more trusted):
+// the branch and the deploy/ directory, no push, pull-request or tag
+// deployments (it runs by hand and on its schedule), the deployer role
+// through Pulumi Cloud's OIDC, the Admin service principal, Pulumi's
+// hosted pool (no agentPoolID), no dependency cache, GitHub's token
+// withheld.
+func OwnSettings(c *Config) map[string]any {
+	return map[string]any{
+		"sourceContext": map[string]any{"git": map[string]any{"branch": "refs/heads/" + c.Branch, "repoDir": path.Join(c.RepoDir, "deploy")}},
+		"vcs": map[string]any{"provider": "github", "repository": c.Repository, "deployCommits": false, "deployTags": false,
+			"previewPullRequests": false, "pullRequestTemplate": false},
+		"operationContext": map[string]any{
+			"oidc":                 map[string]any{"aws": map[string]any{"roleArn": c.Deployer, "sessionName": "nodeless-eks-deploy"}},
+			"environmentVariables": EnvironmentVariables(),
+			"preRunCommands":       []any{GitHubTokenCheckCommand()},
+			"servicePrincipal":     map[string]any{"userId": c.ServicePrincipal},
+		},
+		"cacheOptions": map[string]any{"enable": false},
+	}
 }

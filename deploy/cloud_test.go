@@ -114,14 +114,23 @@ func TestEveryRunHasItsOwnIdentity(t *testing.T) {
 		}
 	}
 	// The teams of people start and follow deployments, which run as the
-	// stacks' identities, and write no settings either.
+	// stacks' identities, and write no settings either; on review stacks
+	// the operators start none (a request may name its runner pool).
 	for _, production := range []bool{true, false} {
 		role := rec.Get(t, "pulumiservice:index:OrganizationRole", "role-"+OperatorsRoleName(c, production))
-		scopes, _ := scopesAndStacks(descriptor(t, role))
+		tree := descriptor(t, role)
+		scopes, _ := scopesAndStacks(tree)
 		assert.Contains(t, scopes, "stack_deployment:create")
 		for _, s := range scopes {
 			assert.False(t, writesHowItDeploys(s), s)
 		}
+		entries := tree["entries"].([]any)
+		if production {
+			continue
+		}
+		review, _ := scopesAndStacks(entries[len(entries)-1])
+		assert.NotContains(t, review, "stack_deployment:create", "operators start no review deployment")
+		assert.Contains(t, review, "stack_deployment:read")
 	}
 	assert.Equal(t, "platform", rec.Get(t, "pulumiservice:index:TeamRoleAssignment", "team-role-"+OperatorsRoleName(c, true)).Inputs["teamName"].StringValue())
 }
@@ -177,7 +186,7 @@ func TestPreviewNeverWrites(t *testing.T) {
 		"operationContext.environmentVariables.PULUMI_ACCESS_TOKEN is \"pul-x\", not null", "executorContext is", "operationContext.servicePrincipal is null"} {
 		assert.Contains(t, staging, diff)
 	}
-	assert.Contains(t, strings.Join(*warnings, "\n"), "the deployment settings of staging differ from what deploy/ declares, and `pulumi up` writes them back")
+	assert.Contains(t, strings.Join(*warnings, "\n"), "the deployment settings of nodeless-eks/staging differ from what deploy/ declares, and `pulumi up` writes them back")
 
 	_, res = w.run(t, false)
 	require.NoError(t, res.Err)

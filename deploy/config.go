@@ -44,8 +44,9 @@ type Stack struct {
 	// Import adopts the stack, which exists already (a quick start's),
 	// instead of creating it.
 	Import bool `json:"import,omitempty"`
-	// AgentPoolID runs the stack's deployments on a customer-managed
-	// runner pool, which no run of another trust level may share.
+	// AgentPoolID runs a stack that is not production on a
+	// customer-managed runner pool; production runs on Pulumi's hosted
+	// pool, which isolates each run.
 	AgentPoolID string `json:"agentPoolId,omitempty"`
 	// DriftSchedule detects drift on a cron schedule (Pro edition and up);
 	// "" detects none.
@@ -104,9 +105,9 @@ type Config struct {
 	// and of the others; nobody but organization admins and deploy/
 	// writes their settings.
 	ProductionTeam, OperatorsTeam string
-	// AdminTokens are the organization access tokens that may be admin:
-	// deploy/'s own.
-	AdminTokens []string
+	// ServicePrincipal is the user ID of the service principal, holding
+	// the Admin role, that deploy/'s own runs run as.
+	ServicePrincipal string
 	// SessionHours is the deploy roles' longest session.
 	SessionHours int
 	// Schedule is the cron on which deploy/ runs itself, restoring the
@@ -126,7 +127,7 @@ var (
 	regionRe  = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
 	teamRe    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 	clusterRe = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`) // what EKS accepts for a cluster name
-	arnRe     = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov):(iam|sts)::\d{12}:(role|assumed-role|user)/.+$`)
+	roleArnRe = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov):iam::\d{12}:role/.+$`)
 )
 
 // loadConfig reads and checks the configuration; every problem is
@@ -154,6 +155,7 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		Organization: str("organization", ""), Project: str("project", "nodeless-eks"), Repository: str("repository", ""),
 		Branch: str("branch", "main"), RepoDir: str("repoDir", "."), Region: config.Get(ctx, "aws:region"),
 		Deployer: str("deployer", ""), ProductionTeam: str("productionTeam", ""), OperatorsTeam: str("operatorsTeam", ""),
+		ServicePrincipal: str("servicePrincipal", ""),
 		Schedule: str("schedule", "0 * * * *"), SessionHours: 6,
 	}
 	if raw := cfg.Get("sessionHours"); raw != "" {
@@ -166,7 +168,6 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 	object("accounts", &c.Accounts, "an object of AWS accounts by a short name, each {id}")
 	object("stacks", &c.Stacks, "an object of stacks by name, each {account, region, production, clusterName, import, agentPoolId, driftSchedule}")
 	object("reviewStacks", &c.Review, "{account, region, template, prefix, clusterPrefix, labels, ttlHours, agentPoolId, import}")
-	object("adminTokens", &c.AdminTokens, "a list of the names of organization access tokens that may be admin")
 	c.reviewDefaults()
 	for _, check := range []func() []error{c.checkProject, c.checkAccounts, c.checkStacks, c.checkReview, c.checkIsolation} {
 		errs = append(errs, check()...)
@@ -198,9 +199,12 @@ func (c *Config) checkProject() (errs []error) {
 	if strings.HasPrefix(c.RepoDir, "/") || strings.Contains(c.RepoDir, "..") {
 		bad("repoDir %q: want a directory inside the repository, such as \".\"", c.RepoDir)
 	}
-	if !arnRe.MatchString(c.Deployer) {
-		bad("deployer %q: required, the ARN of the role or user that runs deploy/ (the one principal each account's %s trusts)",
-			c.Deployer, AccountRoleName)
+	if !roleArnRe.MatchString(c.Deployer) {
+		bad("deployer %q: required, the ARN of the role that runs deploy/ (the one principal each account's %s trusts, which "+
+			"deploy/'s own runs assume through Pulumi Cloud's OIDC)", c.Deployer, AccountRoleName)
+	}
+	if !teamRe.MatchString(c.ServicePrincipal) {
+		bad("servicePrincipal %q: required, the user ID of the service principal with the Admin role that deploy/'s runs run as", c.ServicePrincipal)
 	}
 	for key, team := range map[string]string{"productionTeam": c.ProductionTeam, "operatorsTeam": c.OperatorsTeam} {
 		if team != "" && !teamRe.MatchString(team) {
@@ -333,6 +337,8 @@ func (c *Config) checkReview() (errs []error) {
 		bad("reviewStacks.region %q: want the review stacks' aws:region, such as \"eu-west-1\"", r.Region)
 	case !stackRe.MatchString(r.Template) || !stackRe.MatchString(r.Prefix):
 		bad("reviewStacks.template %q and prefix %q: want stack names", r.Template, r.Prefix)
+	case strings.HasPrefix(r.Template, r.Prefix):
+		bad("reviewStacks.template %q: starts with the review prefix %q, so it would be a review stack, which copies it", r.Template, r.Prefix)
 	case !clusterRe.MatchString(r.ClusterPrefix) || len(r.ClusterPrefix) < 3 || strings.HasPrefix(r.ClusterPrefix, deployRoleName):
 		bad("reviewStacks.clusterPrefix %q: want 3 or more letters, digits, '-' or '_', not starting with %q; the review role "+
 			"reaches only names that start with it", r.ClusterPrefix, deployRoleName)
@@ -342,16 +348,19 @@ func (c *Config) checkReview() (errs []error) {
 	return errs
 }
 
-// checkIsolation keeps production alone in its accounts and its runner
-// pools: an account with a production stack holds no other stack and no
-// review stacks, and a pool a production stack names is named by no other.
+// checkIsolation keeps production alone in its accounts and on Pulumi's
+// hosted pool: an account with a production stack holds no other stack
+// and no review stacks, and production names no runner pool (no Pulumi
+// Cloud control limits which stacks or deployment requests may use a
+// customer-managed pool; the hosted pool isolates each run).
 func (c *Config) checkIsolation() (errs []error) {
-	prodAccount, prodPool := map[string]string{}, map[string]string{}
+	prodAccount := map[string]string{}
 	for _, name := range sortedKeys(c.Stacks) {
 		if s := c.Stacks[name]; s.Production {
 			prodAccount[s.Account] = name
 			if s.AgentPoolID != "" {
-				prodPool[s.AgentPoolID] = name
+				errs = append(errs, fmt.Errorf("stacks.%s.agentPoolId %q: production runs on Pulumi's hosted pool, which isolates each run; a "+
+					"customer-managed pool is a host its jobs share, and whoever may start a deployment may name any pool: remove it", name, s.AgentPoolID))
 			}
 		}
 	}
@@ -360,10 +369,6 @@ func (c *Config) checkIsolation() (errs []error) {
 		if p, ok := prodAccount[s.Account]; ok && !s.Production {
 			errs = append(errs, fmt.Errorf("stacks.%s.account %q: holds production stack %s, and the program's roles reach every volume, "+
 				"instance and security group of their account; give production an account of its own", name, s.Account, p))
-		}
-		if p, ok := prodPool[s.AgentPoolID]; ok && !s.Production {
-			errs = append(errs, fmt.Errorf("stacks.%s.agentPoolId %q: production stack %s runs on that pool, and a pool's jobs share its "+
-				"host (Docker mode gives each the host's Docker socket); give production a pool of its own", name, s.AgentPoolID, p))
 		}
 	}
 	if r := c.Review; r != nil {
@@ -379,24 +384,19 @@ func (c *Config) checkIsolation() (errs []error) {
 					"account of their own", r.Account, name))
 			}
 		}
-		if p, ok := prodPool[r.AgentPoolID]; ok {
-			errs = append(errs, fmt.Errorf("reviewStacks.agentPoolId %q: production stack %s runs on that pool; review stacks run a pull "+
-				"request's code", r.AgentPoolID, p))
-		}
-	}
-	// Starting a deployment may override its settings, its runner pool
-	// included (CreateDeploymentRequest embeds DeploymentSettingsRequest,
-	// pulumi-cloud-sdk/go apitype): the operators could run a stack on a
-	// pool production names.
-	if c.OperatorsTeam != "" && len(prodPool) > 0 {
-		errs = append(errs, fmt.Errorf("operatorsTeam %q: a production stack runs on a pool of its own, and whoever starts a "+
-			"deployment may choose its pool; leave operatorsTeam empty, or production on the hosted pool", c.OperatorsTeam))
 	}
 	if c.OperatorsTeam != "" && c.OperatorsTeam == c.ProductionTeam {
 		errs = append(errs, fmt.Errorf("operatorsTeam %q: the production team too; a team holds one role (GetTeam's roleIds: \"only "+
 			"one role per team is supported\"), give each its own team", c.OperatorsTeam))
 	}
 	return errs
+}
+
+// isFleet reports whether a stack of the project is one deploy/ names:
+// a named stack or the review template.
+func (c *Config) isFleet(name string) bool {
+	_, named := c.Stacks[name]
+	return named || (c.Review != nil && name == c.Review.Template)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

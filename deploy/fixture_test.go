@@ -66,7 +66,8 @@ func cleanOrg(c *Config, existing ...string) *fakecloud.Organization {
 		Stacks: map[string]*fakecloud.Stack{project + "/admin": {ID: "stk-deploy", Creator: admin,
 			Settings: map[string]any{"vcs": map[string]any{"provider": "github", "repository": c.Repository}}}},
 		Issuers: []fakecloud.Issuer{{ID: "gha", Name: "github-actions", URL: "https://token.actions.githubusercontent.com",
-			Policies: []map[string]any{{"decision": "allow", "tokenType": "organization", "rules": map[string]any{"sub": "repo:" + c.Repository + ":ref:refs/heads/main"}}}}},
+			Policies: []map[string]any{{"decision": "allow", "tokenType": "organization", "authorizedPermissions": []any{},
+				"rules": map[string]any{"sub": "repo:" + c.Repository + ":ref:refs/heads/main"}}}}},
 	}
 	for _, name := range existing {
 		o.Stacks[c.Project+"/"+name] = &fakecloud.Stack{ID: "stk-" + name, Creator: admin, LastUpdate: 1796000000}
@@ -138,7 +139,14 @@ func (w *world) run(t *testing.T, preview bool) (*mock.Recorder, mock.Result) {
 
 // created makes a registered Pulumi Cloud resource exist in the fake
 // organization (the stack with an ID, the team, the role and its
-// assignment), as pulumiservice v1.3.0 creates them.
+// assignment), as pulumiservice v1.3.0 creates and updates them. A new
+// team gets its creator, the token's user, as a member: "Pulumi Cloud
+// auto-adds the team creator on team creation" (pulumiservice v1.3.0
+// examples/py-rbac; CHANGELOG, getCurrentUser). A team that exists is
+// refreshed first (deploy/Pulumi.yaml: refresh: always), which reads its
+// live members into its inputs (provider/pkg/resources/team.go Read), and
+// updated to the declared members, removing each member not declared
+// (team.go Update, DeleteMemberFromTeam: PATCH memberAction remove).
 func (w *world) created(reg *mock.Registration, state resource.PropertyMap) {
 	str := func(k string) string { return reg.Inputs[resource.PropertyKey(k)].StringValue() }
 	switch reg.Type {
@@ -148,7 +156,15 @@ func (w *world) created(reg *mock.Registration, state resource.PropertyMap) {
 			w.org.Stacks[key] = &fakecloud.Stack{ID: "stk-" + str("stackName"), Creator: admin}
 		}
 	case "pulumiservice:index:Team":
-		w.org.Teams[str("name")] = &fakecloud.Team{}
+		declared := []string{}
+		for _, m := range reg.Inputs["members"].ArrayValue() {
+			declared = append(declared, m.StringValue())
+		}
+		if t := w.org.Teams[str("name")]; t != nil {
+			t.Members = declared
+		} else {
+			w.org.Teams[str("name")] = &fakecloud.Team{Members: append(declared, w.org.Login)}
+		}
 	case "pulumiservice:index:OrganizationRole":
 		w.org.Roles = append(w.org.Roles, fakecloud.Role{ID: "role-" + str("name"), Name: str("name")})
 	case "pulumiservice:index:TeamRoleAssignment":
@@ -253,4 +269,12 @@ func putRaw(t *testing.T, url, body string) int {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	return resp.StatusCode
+}
+
+func mustJSON(d iampolicy.Document) string {
+	s, err := d.JSON()
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

@@ -4,22 +4,24 @@
 // Cloud role it declares, which reaches its own stack alone and writes no
 // settings, schedules or webhooks (roles.go); no named stack runs a pull
 // request's code, only review stacks, one per pull request, in an account
-// and runner pool production does not share (config.go); in each account,
-// Pulumi Cloud is an OIDC identity provider and each stack's deploy role,
-// named deploy-<stack>, is trusted by its stack's runs alone and capped by
-// a permissions boundary every role its runs create must carry
-// (policy.go). What it cannot declare it reads and refuses (orgcheck.go).
-// An organization admin runs it, by hand and on its own schedule, which
-// restores the fleet's settings.
+// production does not share, and production and deploy/ itself run on
+// Pulumi's hosted pool (config.go); in each account, Pulumi Cloud is an
+// OIDC identity provider and each stack's deploy role, named
+// deploy-<stack>, is trusted by its stack's runs alone and capped by a
+// permissions boundary every role its runs create must carry (policy.go).
+// What it rests on and cannot declare it reads (organization.go); a
+// failed precondition fails the run after the restore, never before. An
+// organization admin runs it, by hand and on its own schedule, which
+// restores the fleet's settings, deploy/'s own included.
 package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
+	"nodeless-eks/internal/deployerpolicy"
 	"nodeless-eks/internal/iampolicy"
 	"nodeless-eks/internal/pulumicloud"
 
@@ -49,15 +51,7 @@ func program(ctx *pulumi.Context) error {
 		return fmt.Errorf("no Pulumi Cloud token (%s): deploy/ reads and writes the organization with an admin's, PULUMI_ACCESS_TOKEN "+
 			"or `pulumi login`", source)
 	}
-	org, warnings, err := checkOrganization(context.Background(), c, api, self{Project: ctx.Project(), Stack: ctx.Stack()})
-	if err != nil {
-		return err
-	}
-	for _, w := range warnings {
-		if err := logWarning(ctx, w); err != nil {
-			return err
-		}
-	}
+	org, findings := readOrganization(context.Background(), c, api)
 	partition, err := aws.GetPartition(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("reading the partition: %w", err)
@@ -90,6 +84,12 @@ func program(ctx *pulumi.Context) error {
 		files[stack] = pulumi.String(StackFile(c, stack, partition.Partition))
 	}
 	ctx.Export("stackFiles", files)
+	// Everything above is registered and awaited whatever the findings
+	// (RunWithContext waits for every registration and output before it
+	// returns the program's error: pulumi sdk v3.276.0 go/pulumi/run.go).
+	if err := errors.Join(findings...); err != nil {
+		return fmt.Errorf("deploy/ restored what it declares, but what it rests on does not hold:\n%w", err)
+	}
 	return nil
 }
 
@@ -100,10 +100,8 @@ type account struct {
 	oidcArn string
 }
 
-// newAccount reaches an account through AccountRoleName, whose trust it
-// reads back first (it must trust the deployer alone), refuses in a
-// production account any other role that Pulumi Cloud's tokens may assume,
-// and reads the account's Pulumi Cloud OIDC provider.
+// newAccount reaches an account through AccountRoleName and reads the
+// account's Pulumi Cloud OIDC provider.
 func newAccount(ctx *pulumi.Context, c *Config, name, partition string) (*account, error) {
 	id := c.Accounts[name].ID
 	p, err := aws.NewProvider(ctx, "aws-"+name, &aws.ProviderArgs{
@@ -118,19 +116,6 @@ func newAccount(ctx *pulumi.Context, c *Config, name, partition string) (*accoun
 		return nil, fmt.Errorf("creating the provider of account %s: %w", name, err)
 	}
 	a := &account{opts: []pulumi.ResourceOption{pulumi.Provider(p)}}
-	self, err := iam.LookupRole(ctx, &iam.LookupRoleArgs{Name: AccountRoleName}, pulumi.Provider(p))
-	if err != nil {
-		return nil, fmt.Errorf("accounts.%s: reading %s's trust in account %s: %w", name, AccountRoleName, id, err)
-	}
-	if !sameJSON(self.AssumeRolePolicy, mustJSON(AccountRoleTrust(c.Deployer))) {
-		return nil, fmt.Errorf("accounts.%s: %s in account %s trusts %s, not the deployer %s alone (account-role/trust-policy.json); "+
-			"set its trust to that document", name, AccountRoleName, id, self.AssumeRolePolicy, c.Deployer)
-	}
-	if c.hasProduction(name) {
-		if err := checkPulumiTrusts(ctx, c, name, pulumi.Provider(p)); err != nil {
-			return nil, err
-		}
-	}
 	// Pulumi Cloud's OIDC provider: IAM holds one per URL, which ESC or a
 	// quick start may use too, so the account's administrator creates it
 	// and deploy/ reads it, by its fixed ARN.
@@ -149,52 +134,12 @@ func newAccount(ctx *pulumi.Context, c *Config, name, partition string) (*accoun
 	return a, nil
 }
 
-// hasProduction reports whether an account holds a production stack.
-func (c *Config) hasProduction(account string) bool {
-	for _, name := range sortedKeys(c.Stacks) {
-		if s := c.Stacks[name]; s.Account == account && s.Production {
-			return true
-		}
-	}
-	return false
-}
-
-// checkPulumiTrusts refuses, in a production account, a role other than
-// the deploy roles that trusts Pulumi Cloud's OIDC provider: whatever its
-// subject condition, it is a way in that deploy/ did not scope.
-func checkPulumiTrusts(ctx *pulumi.Context, c *Config, name string, provider pulumi.InvokeOption) error {
-	roles, err := iam.GetRoles(ctx, &iam.GetRolesArgs{}, provider)
-	if err != nil {
-		return fmt.Errorf("accounts.%s: listing its roles, to find others that Pulumi Cloud's tokens may assume: %w", name, err)
-	}
-	for _, roleName := range roles.Names {
-		if stack, ok := strings.CutPrefix(roleName, deployRoleName); ok && c.Stacks[stack].Account == name && c.Stacks[stack].Production {
-			continue // a production stack's deploy role
-		}
-		role, err := iam.LookupRole(ctx, &iam.LookupRoleArgs{Name: roleName}, provider)
-		if err != nil {
-			return fmt.Errorf("accounts.%s: reading role %s's trust: %w", name, roleName, err)
-		}
-		var trust struct{ Statement []struct{ Principal any } }
-		if err := json.Unmarshal([]byte(role.AssumeRolePolicy), &trust); err != nil {
-			return fmt.Errorf("accounts.%s: role %s's trust is not a policy document: %w", name, roleName, err)
-		}
-		for _, st := range trust.Statement {
-			if b, _ := json.Marshal(st.Principal); strings.Contains(string(b), ":oidc-provider/"+oidcIssuerKey) {
-				return fmt.Errorf("accounts.%s: role %s trusts Pulumi Cloud's OIDC provider, in an account that holds production; only "+
-					"the deploy roles may: remove the statement or the role", name, roleName)
-			}
-		}
-	}
-	return nil
-}
-
 // newDeployRole creates, in the role's account, the permissions boundary
 // that every role its runs create must carry, the role deploy-<key>
 // trusted by its stack's runs alone, and its deployer policy in parts of
 // at most a managed policy's size.
-func newDeployRole(ctx *pulumi.Context, c *Config, r deployRole, sc scope, a *account) (pulumi.StringOutput, error) {
-	doc, err := WorkloadBoundary(sc).JSON()
+func newDeployRole(ctx *pulumi.Context, c *Config, r deployRole, sc deployerpolicy.Scope, a *account) (pulumi.StringOutput, error) {
+	doc, err := deployerpolicy.WorkloadBoundary(sc).JSON()
 	if err != nil {
 		return pulumi.StringOutput{}, err
 	}
@@ -221,7 +166,7 @@ func newDeployRole(ctx *pulumi.Context, c *Config, r deployRole, sc scope, a *ac
 	if err != nil {
 		return pulumi.StringOutput{}, fmt.Errorf("creating the deploy role %s: %w", r.Key, err)
 	}
-	parts, err := iampolicy.Split(DeployerPolicy(sc), iampolicy.MaxManagedPolicySize)
+	parts, err := iampolicy.Split(deployerpolicy.DeployerPolicy(sc), iampolicy.MaxManagedPolicySize)
 	if err != nil {
 		return pulumi.StringOutput{}, fmt.Errorf("the deployer policy of %s: %w", r.Key, err)
 	}
@@ -252,23 +197,4 @@ func describe(r deployRole) string {
 		return "the review stacks " + r.ReviewStackPrefix + "*"
 	}
 	return "stack " + r.Stack
-}
-
-// sameJSON compares two JSON documents by value.
-func sameJSON(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	ja, _ := json.Marshal(x)
-	jb, _ := json.Marshal(y)
-	return string(ja) == string(jb)
-}
-
-func mustJSON(d iampolicy.Document) string {
-	s, err := d.JSON()
-	if err != nil {
-		panic(err)
-	}
-	return s
 }

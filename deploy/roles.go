@@ -34,6 +34,14 @@ var ReviewScopes = append(append([]string(nil), RunScopes...), "stack:delete")
 var OperatorScopes = []string{"stack:read", "stack_deployment:read", "stack_deployment:create", "stack:cancel_update",
 	"stack_deployment_settings:read", "stack_schedule:read", "stack_webhook:read"}
 
+// ReviewWatchScopes are what the operators hold on review stacks: they
+// follow them, and start none. Review stacks deploy on push and end by
+// their time to live; a deployment request may name its runner pool
+// (CreateDeploymentRequest's agentPoolID, pulumi-cloud-sdk/go apitype), so
+// starting one is no operator's.
+var ReviewWatchScopes = []string{"stack:read", "stack_deployment:read", "stack_deployment_settings:read", "stack_schedule:read",
+	"stack_webhook:read"}
+
 // allow grants scopes on whatever the descriptor around it admits; a
 // bare allow would grant them on every stack of the organization.
 func allow(scopes []string) map[string]any {

@@ -59,10 +59,12 @@ type Role struct{ ID, Name, DefaultIdentifier string }
 type Member struct{ Login, Kind, RoleID string }
 
 // Team is a Team: its members' logins, its grants on stacks and
-// environments ("project/name"), its roleIds and the names of its access
-// tokens (ListTeamTokens).
+// environments ("project/name"), its roleIds, the names of its access
+// tokens (ListTeamTokens), and whether it is the organization's Everyone
+// team ("every admin and member of the organization is in it", apitype).
 type Team struct {
 	Members, Stacks, Environments, RoleIDs, Tokens []string
+	Everyone                                       bool
 }
 
 // Stack is a stack: its ID (AppStack.id), last update (Unix seconds, 0
@@ -197,7 +199,7 @@ func (o *Organization) handle(w http.ResponseWriter, r *http.Request) bool {
 			fail(http.StatusNotFound, "Team not found")
 			break
 		}
-		team := map[string]any{"name": strings.TrimPrefix(rest, "teams/"), "kind": "pulumi", "roleIds": t.RoleIDs}
+		team := map[string]any{"name": strings.TrimPrefix(rest, "teams/"), "kind": "pulumi", "roleIds": t.RoleIDs, "everyone": t.Everyone}
 		var members, stacks, envs []any
 		for _, m := range t.Members {
 			members = append(members, map[string]any{"githubLogin": m, "name": m, "role": "member"})

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"nodeless-eks/internal/pulumicloud"
+
+	"github.com/pulumi/pulumi-cloud-sdk/go/apitype"
+)
+
+// What deploy/ declares (the run identities, their roles and empty
+// membership, every stack's settings, its own included) it writes on every
+// update; what it rests on and cannot declare it reads here, before it
+// declares. A failed precondition is a finding: it never stops the restore
+// of what deploy/ declares, which only narrows access; the run fails after
+// it, naming each. Grants only an organization admin can make (members,
+// roles, collaborators, tokens, other teams and projects) are not read:
+// THREATS.md trusts admins. Every answer decodes into pulumi-cloud-sdk/go's
+// apitype (v1.20261118.1124); a field a decision rests on that the answer
+// lacks is a finding naming it, and fields it does not know are tolerated.
+
+// census is what deploy/ learned of the organization's stacks.
+type census struct {
+	// StackIDs are the Pulumi Cloud IDs of the fleet's stacks that exist,
+	// by name (the named stacks and the review template).
+	StackIDs map[string]string
+	// ReviewStacks are the review stacks that exist, by name, with their
+	// last update (Unix seconds; 0 before the first). Nil when the
+	// listing could not be read: their settings and TTLs wait a run.
+	ReviewStacks map[string]int64
+	// Excluded are the teams deploy/ must give no role: the organization's
+	// Everyone team, or one it could not read.
+	Excluded map[string]bool
+}
+
+// get reads path into out, an apitype answer; each of need, a top-level
+// field, must be in the answer.
+func get(ctx context.Context, api *pulumicloud.Client, path string, out any, need ...string) error {
+	var raw json.RawMessage
+	if err := api.Call(ctx, http.MethodGet, path, nil, &raw); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	for _, f := range need {
+		if _, ok := fields[f]; !ok {
+			return fmt.Errorf("reading %s: the answer has no %s, which deploy/ decides on; it refuses what it cannot read", path, f)
+		}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	return nil
+}
+
+// readOrganization reads what the declared state rests on: the
+// organization's settings, the project's stacks, the runner pools, the
+// OIDC token exchange and the teams config names. It returns the census
+// and the findings.
+func readOrganization(ctx context.Context, c *Config, api *pulumicloud.Client) (*census, []error) {
+	var findings []error
+	find := func(format string, a ...any) { findings = append(findings, fmt.Errorf(format, a...)) }
+	org := url.PathEscape(c.Organization)
+	state := &census{StackIDs: map[string]string{}, Excluded: map[string]bool{}}
+
+	var meta apitype.OrganizationMetadata
+	err := get(ctx, api, "/api/orgs/"+org+"/metadata", &meta, "defaultStackPermission", "defaultEnvironmentPermission",
+		"membersCanCreateStacks", "membersCanTransferStacks", "stackCount", "features")
+	if err != nil {
+		find("%w", err)
+	} else {
+		// In the restricted mode a deployment of a stack whose settings
+		// select no identity is refused, schedules included; in the
+		// permissive mode it runs as whoever starts it (Pulumi's
+		// permission modes page). Absent: "not available to the
+		// organization and the organization is permissive" (apitype).
+		if meta.PermissionMode == nil || *meta.PermissionMode != apitype.OrganizationPermissionModeRestricted {
+			find("organization %s is not in the restricted permission mode, so a stack whose settings lose their identity runs as "+
+				"whoever starts it: set it (deploy/README.md, step 2)", c.Organization)
+		}
+		if meta.DefaultStackPermission != apitype.StackPermissionNone || meta.DefaultEnvironmentPermission != apitype.EnvironmentPermissionNone {
+			find("organization %s: the default stack and environment permissions must be none (they are %d and %q), or every member "+
+				"reads production's state and secrets (deploy/README.md, step 2)", c.Organization, meta.DefaultStackPermission,
+				meta.DefaultEnvironmentPermission)
+		}
+		// A stack made or moved into the project would be a review stack to
+		// the review identity.
+		if meta.MembersCanCreateStacks || meta.MembersCanTransferStacks {
+			find("organization %s: members can create or transfer stacks, and such a stack in project %s is reached by the review "+
+				"identity; turn both off (deploy/README.md, step 2)", c.Organization, c.Project)
+		}
+	}
+
+	// The census: every stack of the organization (an admin sees them all:
+	// stackCount "may be more than the requesting user has permission to
+	// see"), and in the project only the fleet's and review stacks.
+	reviews, seen := map[string]int64{}, 0
+	for token, n := "", 0; n == 0 || token != ""; n++ {
+		q := url.Values{"organization": {c.Organization}}
+		if token != "" {
+			q.Set("continuationToken", token)
+		}
+		var page apitype.AppListStacksResponse
+		if err = get(ctx, api, "/api/user/stacks?"+q.Encode(), &page, "stacks"); err != nil {
+			find("%w", err)
+			break
+		}
+		for _, s := range page.Stacks {
+			seen++
+			switch {
+			case s.ProjectName != c.Project:
+			case c.isFleet(s.StackName):
+				state.StackIDs[s.StackName] = s.ID
+			case c.Review != nil && strings.HasPrefix(s.StackName, c.Review.Prefix):
+				reviews[s.StackName] = *cmpOr(s.LastUpdate, new(int64))
+			default:
+				find("stack %s/%s is neither one of stacks nor a review stack (%s*), and the review identity reaches every stack of the "+
+					"project it does not name: add it to stacks, or move it out of project %s", c.Project, s.StackName, reviewPrefix(c), c.Project)
+			}
+		}
+		next := cmpOr(page.ContinuationToken, new(string))
+		if *next != "" && *next == token { // a token answered twice would loop for ever
+			find("reading the organization's stacks: the continuation token %q came back twice", token)
+			err = errors.New("unread")
+			break
+		}
+		token = *next
+	}
+	if err == nil {
+		state.ReviewStacks = reviews
+		if meta.StackCount > seen {
+			find("organization %s holds %d stacks, and deploy/ sees %d: run it as an organization admin", c.Organization, meta.StackCount, seen)
+		}
+	}
+
+	// The hosted pool isolates each run; a customer-managed pool is a host
+	// its jobs share, and no Pulumi Cloud control limits which stacks or
+	// requests may use one (a deployment request may name any pool:
+	// CreateDeploymentRequest's agentPoolID). Stacks that name no pool run
+	// on the organization's default pool when it has one, and no stack's
+	// settings can choose the hosted pool then (Pulumi's runner pools
+	// page), so production and deploy/ would share a host.
+	var pools apitype.ListAgentPoolsResponse
+	switch err := get(ctx, api, "/api/orgs/"+org+"/agent-pools", &pools); {
+	case err != nil && (meta.Features.SelfHostedDeploymentsEnabled || pulumicloud.StatusOf(err) != http.StatusForbidden):
+		find("%w", err) // 403 without customer-managed runners: no pool to read
+	case err == nil && pools.DefaultAgentPoolID != nil && *pools.DefaultAgentPoolID != "":
+		find("the organization's default runner pool %s would run deploy/ and the production stacks on a host that other runs share; "+
+			"make Pulumi's hosted pool the default (Settings, Deployments, Runner pools)", *pools.DefaultAgentPoolID)
+	}
+
+	// OIDC token exchange, as an allow-list: each policy that is not a deny
+	// may give only team or organization tokens without admin, and only to a
+	// branch's subject (AuthPolicyDefinition, apitype; its tokenType is
+	// "organization, team, personal, or runner", and authorizedPermissions
+	// holds "admin" for an admin organization token: the REST API's
+	// UpdateAuthPolicy).
+	var issuers apitype.ListOidcIssuersResponse
+	if err := get(ctx, api, "/api/orgs/"+org+"/oidc/issuers", &issuers, "oidcIssuers"); err != nil {
+		find("%w", err)
+	}
+	for _, i := range issuers.OidcIssuers {
+		var policy apitype.AuthPolicy
+		if err := get(ctx, api, "/api/orgs/"+org+"/auth/policies/oidcissuers/"+url.PathEscape(i.ID), &policy, "policies"); err != nil {
+			find("%w", err)
+			continue
+		}
+		for _, p := range policy.Definition {
+			if p != nil && p.Decision != "deny" {
+				if why := judgeExchange(*p); why != "" {
+					find("OIDC issuer %s (%s): a policy gives %s; remove or narrow it", i.Name, i.URL, why)
+				}
+			}
+		}
+	}
+
+	// The Everyone team holds every member: a role deploy/ gave it would
+	// be everyone's (apitype.Team.everyone).
+	for _, key := range []string{"productionTeam", "operatorsTeam"} {
+		name := map[string]string{"productionTeam": c.ProductionTeam, "operatorsTeam": c.OperatorsTeam}[key]
+		if name == "" {
+			continue
+		}
+		var team apitype.Team
+		switch err := get(ctx, api, "/api/orgs/"+org+"/teams/"+url.PathEscape(name), &team, "name"); {
+		case err != nil:
+			state.Excluded[name] = true
+			find("%s %q: %w; it gets no role until it can be read", key, name, err)
+		case team.Everyone:
+			state.Excluded[name] = true
+			find("%s %q is the organization's Everyone team, and its role would be every member's; name a team of its own", key, name)
+		}
+	}
+	return state, findings
+}
+
+// branchSubject is the only subject an OIDC policy may admit: one branch
+// of one GitHub repository, with no wildcard.
+var branchSubject = regexp.MustCompile(`^repo:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+:ref:refs/heads/[^*?]+$`)
+
+// judgeExchange says what is wrong with a policy that is not a deny, or "".
+func judgeExchange(p apitype.AuthPolicyDefinition) string {
+	sub, _ := p.Rules["sub"].(string)
+	switch {
+	case p.TokenType != "organization" && p.TokenType != "org" && p.TokenType != "team":
+		return fmt.Sprintf("a %q token, which acts as a person or a runner", p.TokenType)
+	case p.TokenType != "team" && (p.AuthorizedPermissions == nil || slices.Contains(p.AuthorizedPermissions, "admin")):
+		return fmt.Sprintf("an organization token with the permissions %q (none stated, or admin)", p.AuthorizedPermissions)
+	case !branchSubject.MatchString(sub):
+		return fmt.Sprintf("a %s token to the subject %s, which is not one branch's (repo:<owner>/<repo>:ref:refs/heads/<branch>)",
+			p.TokenType, mustMarshal(p.Rules["sub"]))
+	}
+	return ""
+}
+
+// cmpOr is *p, or def when p is nil.
+func cmpOr[T any](p, def *T) *T {
+	if p != nil {
+		return p
+	}
+	return def
+}
+
+func reviewPrefix(c *Config) string {
+	if c.Review == nil {
+		return "none"
+	}
+	return c.Review.Prefix
+}

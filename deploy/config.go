@@ -156,7 +156,7 @@ func loadConfig(ctx *pulumi.Context) (*Config, error) {
 		Branch: str("branch", "main"), RepoDir: str("repoDir", "."), Region: config.Get(ctx, "aws:region"),
 		Deployer: str("deployer", ""), ProductionTeam: str("productionTeam", ""), OperatorsTeam: str("operatorsTeam", ""),
 		ServicePrincipal: str("servicePrincipal", ""),
-		Schedule: str("schedule", "0 * * * *"), SessionHours: 6,
+		Schedule:         str("schedule", "0 * * * *"), SessionHours: 6,
 	}
 	if raw := cfg.Get("sessionHours"); raw != "" {
 		n, err := strconv.Atoi(raw)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -178,11 +179,9 @@ func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *cens
 		}
 	}
 	// deploy/'s own settings, declared like the fleet's.
-	self, err := restoreSettings(ctx, api, c, ctx.Project(), ctx.Stack(), func(map[string]any) map[string]any { return OwnSettings(c) })
-	if err != nil {
-		return err
-	}
-	restored[ctx.Project()+"/"+ctx.Stack()] = pulumi.String(self).ToStringOutput()
+	restored[ctx.Project()+"/"+ctx.Stack()] = pulumi.String("").ToStringOutput().ApplyT(func(string) (string, error) {
+		return restoreSettings(ctx, api, c, ctx.Project(), ctx.Stack(), func(map[string]any) map[string]any { return OwnSettings(c) })
+	}).(pulumi.StringOutput)
 	if c.Review != nil {
 		for _, name := range sortedKeys(org.ReviewStacks) {
 			var err error
@@ -305,7 +304,7 @@ func asRequest(live map[string]any) map[string]any {
 	if live == nil {
 		return nil
 	}
-	out := normalize(live).(map[string]any) // a deep copy
+	out := roundTrip(live).(map[string]any)
 	delete(out, "version")
 	delete(out, "source")
 	vcs, _ := out["vcs"].(map[string]any)
@@ -351,72 +350,48 @@ func field(v any, keys string) any {
 	return v
 }
 
-// settingsDiff names each field where live differs from want. A field that is false, empty or
-// absent is one value: GET leaves such fields out (omitzero and omitempty
-// on DeploymentSettings' fields, pulumi-cloud-sdk/go apitype).
+// settingsDiff names each field where live differs from want. A field that
+// is false, empty or absent is one value: GET leaves such fields out
+// (omitzero and omitempty on DeploymentSettings, apitype).
 func settingsDiff(live, want map[string]any) []string {
 	if live == nil {
 		return []string{"the stack has none"}
 	}
+	l, w := leaves(live), leaves(want)
+	all := maps.Clone(l)
+	maps.Copy(all, w)
 	var diffs []string
-	var walk func(path string, l, w any)
-	walk = func(path string, l, w any) {
-		lm, lok := l.(map[string]any)
-		wm, wok := w.(map[string]any)
-		if lok && wok {
-			keys := maps.Clone(wm)
-			maps.Copy(keys, lm)
-			for _, k := range sortedKeys(keys) {
-				walk(strings.TrimPrefix(path+"."+k, "."), lm[k], wm[k])
-			}
-			return
-		}
-		if !reflect.DeepEqual(l, w) {
-			diffs = append(diffs, fmt.Sprintf("%s is %s, not %s", path, short(mustMarshal(l)), short(mustMarshal(w))))
+	for _, k := range sortedKeys(all) {
+		if l[k] != w[k] {
+			diffs = append(diffs, fmt.Sprintf("%s is %s, not %s", k, short(cmp.Or(l[k], "null")), short(cmp.Or(w[k], "null"))))
 		}
 	}
-	walk("", normalize(live), normalize(want))
 	return diffs
 }
 
-// normalize is v as JSON decoding gives it, without its zero fields.
-func normalize(v any) any {
-	b, _ := json.Marshal(v)
-	var out any
-	_ = json.Unmarshal(b, &out)
-	var strip func(any) any
-	strip = func(v any) any {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return v
-		}
-		for k, x := range m {
-			x = strip(x)
-			switch y := x.(type) {
-			case nil:
-				delete(m, k)
-				continue
-			case bool, string:
-				if y == false || y == "" {
-					delete(m, k)
-					continue
-				}
-			case []any:
-				if len(y) == 0 {
-					delete(m, k)
-					continue
-				}
-			case map[string]any:
-				if len(y) == 0 {
-					delete(m, k)
-					continue
-				}
+// leaves are a document's fields, "a.b" to their JSON, but for the false,
+// empty and null ones.
+func leaves(doc map[string]any) map[string]string {
+	out := map[string]string{}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		if m, ok := v.(map[string]any); ok {
+			for k, x := range m {
+				walk(strings.TrimPrefix(path+"."+k, "."), x)
 			}
-			m[k] = x
+		} else if b := mustMarshal(v); !slices.Contains([]string{"null", "false", `""`, "[]"}, b) {
+			out[path] = b
 		}
-		return m
 	}
-	return strip(out)
+	walk("", roundTrip(doc))
+	return out
+}
+
+// roundTrip is v as JSON decoding gives it: a deep copy.
+func roundTrip(v any) any {
+	var out any
+	_ = json.Unmarshal([]byte(mustMarshal(v)), &out)
+	return out
 }
 
 // short cuts a value to what a line of a preview can show.

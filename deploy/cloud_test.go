@@ -183,7 +183,7 @@ func TestPreviewNeverWrites(t *testing.T) {
 	}
 	staging := res.Exports["settings"].(map[string]string)["staging"]
 	for _, diff := range []string{"vcs.previewPullRequests is true, not null", "operationContext.preRunCommands is",
-		"operationContext.environmentVariables.PULUMI_ACCESS_TOKEN is \"pul-x\", not null", "executorContext is", "operationContext.servicePrincipal is null"} {
+		"operationContext.environmentVariables.PULUMI_ACCESS_TOKEN is \"pul-x\", not null", "executorContext.executorImage.reference is", "operationContext.servicePrincipal.teamName is null"} {
 		assert.Contains(t, staging, diff)
 	}
 	assert.Contains(t, strings.Join(*warnings, "\n"), "the deployment settings of nodeless-eks/staging differ from what deploy/ declares, and `pulumi up` writes them back")

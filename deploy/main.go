@@ -8,7 +8,8 @@
 // Pulumi's hosted pool (config.go); in each account, Pulumi Cloud is an
 // OIDC identity provider and each stack's deploy role, named
 // deploy-<stack>, is trusted by its stack's runs alone and capped by a
-// permissions boundary every role its runs create must carry (policy.go).
+// permissions boundary every role its runs create must carry (policy.go;
+// the documents themselves are the program's, internal/deployerpolicy).
 // What it rests on and cannot declare it reads (organization.go); a
 // failed precondition fails the run after the restore, never before. An
 // organization admin runs it, by hand and on its own schedule, which

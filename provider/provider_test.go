@@ -18,7 +18,6 @@ import (
 	"nodeless-eks/config"
 	"nodeless-eks/internal/bootwatch"
 	"nodeless-eks/internal/cleanup"
-	"nodeless-eks/internal/recovery"
 	"nodeless-eks/nodeless"
 	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/testkit/fakeaws"
@@ -648,18 +647,4 @@ func TestSourceBuildNamesNoDownloadURL(t *testing.T) {
 	for _, k := range []string{"pluginDownloadURL", "namespace", "repository"} {
 		assert.NotContains(t, spec, k)
 	}
-}
-
-// TestPackageTypesAreInTheRecoveryInventory: the recovery of an interrupted
-// run of a consumer's stack knows every type the Cluster registers.
-func TestPackageTypesAreInTheRecoveryInventory(t *testing.T) {
-	cfg, err := stackfile.Load(projectFile, "../Pulumi.dev.yaml")
-	require.NoError(t, err)
-	inputs, stackCfg := inputsOf(t, cfg)
-	rec, _, err := construct(t, cfg, inputs, stackCfg)
-	require.NoError(t, err)
-	for _, reg := range rec.All() {
-		assert.Contains(t, recovery.Inventory, reg.Type, "the Cluster registers %s: add it to internal/recovery's inventory", reg.Type)
-	}
-	assert.Contains(t, recovery.Inventory, "pulumi:providers:"+Name)
 }

@@ -3,9 +3,11 @@
 // exists is imported, each whose object provably does not is cleared,
 // and anything it cannot decide stops it, with a report of what to run,
 // before it changes anything. Interrupted updates and deletes are left to
-// the next run. It also removes a self-managed backend's lock held by a
-// pulumi process of this machine that is gone, and readies a Helm release
-// whose install or upgrade was cut off.
+// the next run. It never removes a lock: a file:// backend's lock stops
+// it, naming the holder, `pulumi cancel` and the -since to give; other
+// backends refuse its state write while a run holds the stack. Helm
+// releases are a person's to decide: their report gives the command that
+// deletes a record left pending-install.
 //
 //	go run ./cmd/recover-pending -stack dev            # at the terminal
 //	go run ./cmd/recover-pending -stack dev -dry-run   # decide and report only
@@ -32,7 +34,6 @@ import (
 	"time"
 
 	"nodeless-eks/internal/bounds"
-	"nodeless-eks/internal/pulumicloud"
 	"nodeless-eks/internal/recovery"
 )
 
@@ -72,12 +73,8 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	cloud, _ := pulumicloud.FromEnvironment()
-	if cloud.Token == "" {
-		cloud = nil
-	}
 	s := &recovery.Session{
-		Run: recovery.Exec, Dir: *dir, Stack: *stack, Out: os.Stdout, DryRun: *dryRun, Cloud: cloud,
+		Run: recovery.Exec, Dir: *dir, Stack: *stack, Out: os.Stdout, DryRun: *dryRun,
 		Options: recovery.Options{Settle: *settle, Decisions: decisions, Since: since},
 	}
 	if _, err := s.Recover(ctx); err != nil {

@@ -33,10 +33,7 @@ func TestRecoveryDocListsTheInventory(t *testing.T) {
 	for _, typ := range types {
 		k := Inventory[typ]
 		finds := "by itself: " + k.Finds
-		switch {
-		case k.Look != "":
-			finds = "a person, with `" + k.Look + "`"
-		case k.Find == nil:
+		if k.Find == nil {
 			finds = "nothing to find: the create is cleared"
 		}
 		id := cell(k.ID)

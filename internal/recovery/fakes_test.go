@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -14,8 +12,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"nodeless-eks/internal/kubeapi"
 )
 
 const (
@@ -156,87 +152,9 @@ func arg(args []string, flag string) string {
 	return ""
 }
 
-// fakeKube is a cluster's API in memory.
-type fakeKube struct {
-	mu      sync.Mutex
-	objects map[string]kubeapi.Object // by "<plural>|<namespace>|<name>"
-	err     error
-	deleted []string
-}
-
-func newFakeKube() *fakeKube { return &fakeKube{objects: map[string]kubeapi.Object{}} }
-
-func (k *fakeKube) put(r kubeapi.Resource, namespace, name string, labels map[string]any, extra map[string]any) {
-	meta := map[string]any{"name": name, "labels": labels}
-	if namespace != "" {
-		meta["namespace"] = namespace
-	}
-	for key, v := range extra {
-		meta[key] = v
-	}
-	k.objects[r.Plural+"|"+namespace+"|"+name] = kubeapi.Object{"kind": r.Kind, "metadata": meta}
-}
-
-func (k *fakeKube) Get(_ context.Context, r kubeapi.Resource, namespace, name string) (kubeapi.Object, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.err != nil {
-		return nil, k.err
-	}
-	o, ok := k.objects[r.Plural+"|"+namespace+"|"+name]
-	if !ok {
-		return nil, &kubeapi.StatusError{Code: http.StatusNotFound, Message: name + " not found"}
-	}
-	return o, nil
-}
-
-func (k *fakeKube) ListIn(_ context.Context, r kubeapi.Resource, namespace string, query url.Values) ([]kubeapi.Object, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.err != nil {
-		return nil, k.err
-	}
-	var out []kubeapi.Object
-	for key, o := range k.objects {
-		parts := strings.SplitN(key, "|", 3)
-		if parts[0] != r.Plural || parts[1] != namespace {
-			continue
-		}
-		match := true
-		for _, term := range strings.Split(query.Get("labelSelector"), ",") {
-			if lk, lv, ok := strings.Cut(term, "="); ok && o.Label(lk) != lv {
-				match = false
-			}
-		}
-		if match {
-			out = append(out, o)
-		}
-	}
-	return out, nil
-}
-
-func (k *fakeKube) Delete(_ context.Context, r kubeapi.Resource, namespace, name string) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.err != nil {
-		return k.err
-	}
-	delete(k.objects, r.Plural+"|"+namespace+"|"+name)
-	k.deleted = append(k.deleted, r.Plural+"/"+kubeapi.Qualified(namespace, name))
-	return nil
-}
-
-// helmRecord puts a Helm release record as Helm's Secrets driver writes it.
-func (k *fakeKube) helmRecord(namespace, release string, version int, status string) {
-	k.put(kubeapi.Secrets, namespace, fmt.Sprintf("sh.helm.release.v1.%s.v%d", release, version),
-		map[string]any{"owner": "helm", "name": release, "status": status, "version": fmt.Sprint(version)},
-		map[string]any{"creationTimestamp": testCreated})
-}
-
-// fixture is the three backends a finder may ask.
+// fixture is what a finder may ask.
 type fixture struct {
-	aws  *fakeAWS
-	kube *fakeKube
+	aws *fakeAWS
 }
 
 // testSince is when the interrupted update began at the earliest in the
@@ -247,12 +165,11 @@ var testSince = time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 const testCreated = "2026-12-01T09:00:00Z"
 
 func newFixture(t *testing.T) *fixture {
-	return &fixture{aws: newFakeAWS(), kube: newFakeKube()}
+	return &fixture{aws: newFakeAWS()}
 }
 
 func (f *fixture) lookups() *CLILookups {
-	return &CLILookups{Run: f.aws.run, ClusterName: "eks-demo", Cluster: AWSAccess{Region: testRegion},
-		Poll: time.Millisecond, kube: f.kube}
+	return &CLILookups{Run: f.aws.run, Poll: time.Millisecond}
 }
 
 // registered are the dev stack's registrations, by "<type>::<name>": the

@@ -47,13 +47,7 @@ func need(t Target, keys ...string) ([]string, error) {
 	return out, nil
 }
 
-func exists(id string) (Found, error) { return Found{Exists: true, ID: id}, nil }
-
 var absent = Found{}
-
-// ownerTagKey is deploy/'s OwnerTagKey: the deploy/ stack that made a
-// fixed-name singleton.
-const ownerTagKey = "nodeless-eks/deploy-stack"
 
 // queueGone are SQS's answers for a queue that does not exist: the query
 // protocol's code and the JSON protocol's, which newer CLIs speak.
@@ -86,67 +80,6 @@ func epoch(secs int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(secs, 0)
-}
-
-func findQueuePolicy(ctx context.Context, l Lookups, t Target) (Found, error) {
-	in, err := need(t, "queueUrl")
-	if err != nil {
-		return absent, err
-	}
-	var out struct{ Attributes map[string]string }
-	ok, err := awsJSON(ctx, l, t, &out, queueGone, "sqs", "get-queue-attributes", "--queue-url", in[0], "--attribute-names", "Policy")
-	if err != nil || !ok || out.Attributes["Policy"] == "" {
-		return absent, err
-	}
-	return exists(in[0])
-}
-
-// busArgs are the --event-bus-name arguments, none for the default bus.
-func busArgs(t Target) (bus string, args []string) {
-	bus = t.Input("eventBusName")
-	if bus == "" || bus == "default" {
-		return "", nil
-	}
-	return bus, []string{"--event-bus-name", bus}
-}
-
-func findEventRule(ctx context.Context, l Lookups, t Target) (Found, error) {
-	in, err := need(t, "name")
-	if err != nil {
-		return absent, err
-	}
-	bus, extra := busArgs(t)
-	ok, err := awsJSON(ctx, l, t, nil, []string{"ResourceNotFoundException"}, append([]string{"events", "describe-rule", "--name", in[0]}, extra...)...)
-	if err != nil || !ok {
-		return absent, err
-	}
-	if bus != "" {
-		return exists(bus + "/" + in[0])
-	}
-	return exists(in[0])
-}
-
-func findEventTarget(ctx context.Context, l Lookups, t Target) (Found, error) {
-	in, err := need(t, "rule", "targetId")
-	if err != nil {
-		return absent, err
-	}
-	bus, extra := busArgs(t)
-	var out struct{ Targets []struct{ Id string } }
-	ok, err := awsJSON(ctx, l, t, &out, []string{"ResourceNotFoundException"},
-		append([]string{"events", "list-targets-by-rule", "--rule", in[0]}, extra...)...)
-	if err != nil || !ok {
-		return absent, err
-	}
-	for _, target := range out.Targets {
-		if target.Id == in[1] {
-			if bus != "" {
-				return exists(bus + "/" + in[0] + "/" + in[1])
-			}
-			return exists(in[0] + "/" + in[1])
-		}
-	}
-	return absent, nil
 }
 
 // heldIDs are the IDs of the state's resources of the pending create's
@@ -245,21 +178,6 @@ func findTagged(ctx context.Context, l Lookups, t Target, what, listKey, idKey, 
 		}
 	}
 	return pick(t, what, ids, created)
-}
-
-func findVpc(ctx context.Context, l Lookups, t Target) (Found, error) {
-	in, err := need(t, "cidrBlock")
-	if err != nil {
-		return absent, err
-	}
-	return findTagged(ctx, l, t, "VPCs", "Vpcs", "VpcId", "", []string{"ec2", "describe-vpcs", "--filters"}, ec2Filter{"cidr-block", []string{in[0]}})
-}
-
-// findEip finds the Elastic IP of the create's tags; an address has no
-// creation time, so one found is never adopted (decide).
-func findEip(ctx context.Context, l Lookups, t Target) (Found, error) {
-	return findTagged(ctx, l, t, "Elastic IPs", "Addresses", "AllocationId", "", []string{"ec2", "describe-addresses", "--filters"},
-		ec2Filter{"domain", []string{"vpc"}})
 }
 
 func findNatGateway(ctx context.Context, l Lookups, t Target) (Found, error) {

@@ -9,17 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestAQueueWithoutAPolicyPrintsNothing: `aws sqs get-queue-attributes
-// --attribute-names Policy` of a queue without one prints nothing at all
-// (no JSON): that is a queue without a policy, not a failure.
-func TestAQueueWithoutAPolicyPrintsNothing(t *testing.T) {
-	f := newFixture(t)
-	f.aws.on("sqs get-queue-attributes", func([]string) awsAnswer { return awsAnswer{out: printsNothing{}} })
-	d, _ := scenarioOp(t, "aws:sqs/queuePolicy:QueuePolicy", scenarios["aws:sqs/queuePolicy:QueuePolicy"])
-	v := verdictOf(t, f, d)
-	assert.Equal(t, Clear, v.Outcome, v.Why)
-}
-
 // TestACutOffImportIsRecoveredAsACreate: `pulumi import` (and a refresh
 // with --import-pending-creates) leaves an operation of type importing;
 // nothing in the engine reads it back, so the recovery treats it as the

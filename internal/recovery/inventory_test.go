@@ -5,15 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"nodeless-eks/internal/kubeapi"
 )
 
 // scenario is one resource type's pending create, with the answers that
@@ -46,58 +43,7 @@ var scenarios = map[string]scenario{
 		},
 		absent: func(f *fixture) { f.aws.refuse("sqs get-queue-url", "AWS.SimpleQueueService.NonExistentQueue") },
 	},
-	"aws:sqs/queuePolicy:QueuePolicy": {
-		golden: "aws:sqs/queuePolicy:QueuePolicy::eks-demo-karpenter-interruption-queue",
-		id:     "https://sqs.eu-west-1.amazonaws.com/123456789012/eks-demo-karpenter-interruption-queue-7f3a",
-		exists: func(f *fixture) {
-			f.aws.answer("sqs get-queue-attributes", map[string]any{"Attributes": map[string]any{"Policy": `{"Statement":[]}`}})
-		},
-		undecided: "AWS gives it no creation time",
-		absent:    func(f *fixture) { f.aws.answer("sqs get-queue-attributes", map[string]any{}) },
-	},
-	"aws:cloudwatch/eventRule:EventRule": {
-		golden: "aws:cloudwatch/eventRule:EventRule::eks-demo-karpenter-spot", inputs: map[string]any{"name": "eks-demo-karpenter-spot-0a1b2c3"},
-		id: "eks-demo-karpenter-spot-0a1b2c3",
-		exists: func(f *fixture) {
-			f.aws.answer("events describe-rule", map[string]any{"Name": "eks-demo-karpenter-spot-0a1b2c3"})
-		},
-		undecided: "AWS gives it no creation time",
-		absent:    func(f *fixture) { f.aws.refuse("events describe-rule", "ResourceNotFoundException") },
-	},
-	"aws:cloudwatch/eventTarget:EventTarget": {
-		golden: "aws:cloudwatch/eventTarget:EventTarget::eks-demo-karpenter-spot",
-		id:     "eks-demo-karpenter-spot-7f3a/KarpenterInterruptionQueueTarget",
-		exists: func(f *fixture) {
-			f.aws.answer("events list-targets-by-rule", map[string]any{"Targets": []any{map[string]any{"Id": "KarpenterInterruptionQueueTarget"}}})
-		},
-		undecided: "AWS gives it no creation time",
-		absent:    func(f *fixture) { f.aws.answer("events list-targets-by-rule", map[string]any{"Targets": []any{}}) },
-	},
-	"aws:ec2/vpc:Vpc": {
-		inputs: map[string]any{"cidrBlock": "10.20.0.0/16", "tags": map[string]any{"Name": "eks-demo", "nodeless-eks-vpc/stack": "nodeless-eks-vpc/dev"}},
-		id:     "vpc-new",
-		exists: func(f *fixture) {
-			f.aws.on("ec2 describe-vpcs", func(a []string) awsAnswer {
-				if filterOf(a, "tag:nodeless-eks-vpc/stack") != "nodeless-eks-vpc/dev" || filterOf(a, "cidr-block") != "10.20.0.0/16" {
-					return awsAnswer{code: "FilterNotAsExpected"}
-				}
-				// The stack's earlier VPC matches too, and the state holds it.
-				return awsAnswer{out: map[string]any{"Vpcs": []any{map[string]any{"VpcId": "vpc-held"}, map[string]any{"VpcId": "vpc-new"}}}}
-			})
-		},
-		undecided: "vpc-new exists, but AWS gives it no creation time",
-		absent: func(f *fixture) {
-			f.aws.answer("ec2 describe-vpcs", map[string]any{"Vpcs": []any{map[string]any{"VpcId": "vpc-held"}}})
-		},
-	},
-	"aws:ec2/eip:Eip": {
-		inputs: map[string]any{"domain": "vpc", "tags": map[string]any{"Name": "eks-demo-nat-eu-west-1a"}}, id: "eipalloc-1",
-		exists: func(f *fixture) {
-			f.aws.answer("ec2 describe-addresses", map[string]any{"Addresses": []any{map[string]any{"AllocationId": "eipalloc-1"}}})
-		},
-		undecided: "eipalloc-1 exists, but AWS gives it no creation time",
-		absent:    func(f *fixture) { f.aws.answer("ec2 describe-addresses", map[string]any{"Addresses": []any{}}) },
-	},
+
 	"aws:ec2/natGateway:NatGateway": {
 		inputs: map[string]any{"subnetId": "subnet-1", "allocationId": "eipalloc-1", "tags": map[string]any{"Name": "eks-demo-eu-west-1a"}}, id: "nat-1",
 		exists: func(f *fixture) {
@@ -105,7 +51,8 @@ var scenarios = map[string]scenario{
 				if a[0] != "--filter" { // DescribeNatGateways takes --filter
 					return awsAnswer{code: "UnknownParameter"}
 				}
-				return awsAnswer{out: map[string]any{"NatGateways": []any{map[string]any{"NatGatewayId": "nat-1", "State": "pending", "CreateTime": testCreated}}}}
+				return awsAnswer{out: map[string]any{"NatGateways": []any{map[string]any{"NatGatewayId": "nat-held", "State": "available", "CreateTime": testCreated},
+					map[string]any{"NatGatewayId": "nat-1", "State": "pending", "CreateTime": testCreated}}}}
 			})
 		},
 		absent: func(f *fixture) { f.aws.answer("ec2 describe-nat-gateways", map[string]any{"NatGateways": []any{}}) },
@@ -132,47 +79,12 @@ var scenarios = map[string]scenario{
 		},
 		absent: func(f *fixture) { f.aws.refuse("eks describe-addon", "ResourceNotFoundException") },
 	},
-	helmRelease: {
-		golden: "kubernetes:helm.sh/v3:Release::eks-demo-karpenter-controller", id: "karpenter/karpenter",
-		exists: func(f *fixture) { f.kube.helmRecord("karpenter", "karpenter", 1, "deployed") },
-		absent: func(f *fixture) { f.kube.helmRecord("karpenter", "karpenter-crd", 1, "deployed") },
-	},
+
 	"command:local:Command": {
 		golden: "command:local:Command::eks-demo-addons-destroy-cleanup-of-workload-lbs-and-volumes",
 		absent: func(*fixture) {},
 	},
 }
-
-// kmsAccount is an account's keys: an AWS managed one, the one the state
-// holds, an unrelated one, and the one the cut-off create made, in state.
-func kmsAccount(f *fixture, newKeyState string) {
-	f.aws.answer("kms list-keys", map[string]any{"Keys": []any{map[string]any{"KeyId": "key-aws"}, map[string]any{"KeyId": "key-held"},
-		map[string]any{"KeyId": "key-other"}, map[string]any{"KeyId": "key-staging"}, map[string]any{"KeyId": "key-new"}}})
-	f.aws.answer("kms list-aliases", map[string]any{"Aliases": []any{map[string]any{"AliasName": "alias/aws/ebs", "TargetKeyId": "key-aws"}}})
-	// The dev stack's tags (environment, owner) and the cluster's; key-staging
-	// is another stack's key of the same cluster name.
-	tags := map[string][2]string{"key-held": {"eks-demo", "dev"}, "key-other": {"another-cluster", "dev"}, "key-staging": {"eks-demo", "staging"},
-		"key-new": {"eks-demo", "dev"}}
-	f.aws.on("kms list-resource-tags", func(a []string) awsAnswer {
-		tag, ok := tags[arg(a, "--key-id")]
-		if !ok {
-			return awsAnswer{code: "AccessDeniedException"}
-		}
-		return awsAnswer{out: map[string]any{"Tags": []any{map[string]any{"TagKey": "nodeless-eks/cluster", "TagValue": tag[0]},
-			map[string]any{"TagKey": "environment", "TagValue": tag[1]}, map[string]any{"TagKey": "owner", "TagValue": "platform-team"}}}}
-	})
-	f.aws.answer("kms describe-key", map[string]any{"KeyMetadata": map[string]any{"KeyState": newKeyState}})
-}
-
-func cidrAssociations(f *fixture, state string) {
-	f.aws.answer("ec2 describe-vpcs", map[string]any{"Vpcs": []any{map[string]any{"CidrBlockAssociationSet": []any{
-		map[string]any{"AssociationId": "vpc-cidr-assoc-1", "CidrBlock": "10.20.0.0/16", "CidrBlockState": map[string]any{"State": "associated"}},
-		map[string]any{"AssociationId": "vpc-cidr-assoc-2", "CidrBlock": "100.64.0.0/16", "CidrBlockState": map[string]any{"State": state}}}}}})
-}
-
-// heldObjects are the objects of the scenarios' types that the stack
-// already holds, which a search by tags also finds.
-var heldObjects = map[string]string{"aws:ec2/vpc:Vpc": "vpc-held", "aws:kms/key:Key": "key-held"}
 
 // scenarioOp is the pending create of a scenario, in a state that holds
 // the stack's earlier objects.
@@ -186,8 +98,8 @@ func scenarioOp(t *testing.T, typ string, sc scenario) (*Deployment, Operation) 
 	maps.Copy(inputs, sc.inputs)
 	op := pendingCreate(typ, "pending", inputs)
 	d := state(op)
-	if id, ok := heldObjects[typ]; ok {
-		d.Resources = append(d.Resources, Resource{URN: testStack + typ + "::earlier", Type: typ, Custom: true, ID: id})
+	if typ == "aws:ec2/natGateway:NatGateway" { // one the stack holds, which a search by tags also finds
+		d.Resources = append(d.Resources, Resource{URN: testStack + typ + "::earlier", Type: typ, Custom: true, ID: "nat-held"})
 	}
 	return d, op
 }
@@ -246,7 +158,6 @@ func TestEveryKindIsImportedClearedOrReported(t *testing.T) {
 					sc.exists(f)
 				}
 				f.aws.failAll = "AccessDenied"
-				f.kube.err = &kubeapi.StatusError{Code: http.StatusForbidden, Message: "forbidden"}
 				d, op := scenarioOp(t, typ, sc)
 				if typ == "command:local:Command" {
 					op.Resource.Inputs["create"] = "touch /tmp/x"
@@ -299,27 +210,35 @@ func TestInventoryEntriesSayWhatTheyAre(t *testing.T) {
 	}
 }
 
-// TestRootProgramTypesAreInTheInventory: every type the root program
-// registers (the golden its graph test writes over every stack
-// configuration), and the children of the remote components it uses.
-func TestRootProgramTypesAreInTheInventory(t *testing.T) {
+// TestEveryRegisteredTypeGetsAVerdict: a pending create of any type the
+// root program registers (the golden its graph test writes over every
+// stack configuration), with no inventory entry needed, is decided, or
+// reported for a person with what its create sent and the -import and
+// -clear lines; components and providers are cleared.
+func TestEveryRegisteredTypeGetsAVerdict(t *testing.T) {
 	raw, err := os.ReadFile("../../testdata/registered-types.golden.json")
 	require.NoError(t, err)
 	var golden struct{ Resources []string }
 	require.NoError(t, json.Unmarshal(raw, &golden))
-	types := golden.Resources
-	require.NotEmpty(t, types)
-	// pulumi-eks v3.9.1 creates, for the program's options
-	// (SkipDefaultSecurityGroups, no node group, CreateOidcProvider, its own
-	// service role only when the program gives none): nodejs/eks/cluster/cluster.ts
-	// and servicerole.ts. The LB controller's ConfigGroup holds CRDs only.
-	types = append(types, "aws:eks/cluster:Cluster", "aws:iam/openIdConnectProvider:OpenIdConnectProvider", "eks:index:ServiceRole",
-		"aws:iam/role:Role", "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "pulumi:providers:kubernetes",
-		"kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
-		// The default providers and the stack.
-		"pulumi:pulumi:Stack", "pulumi:providers:aws", "pulumi:providers:eks", "pulumi:providers:command")
-	for _, typ := range types {
-		assert.Contains(t, Inventory, typ, "the root program registers %s: add it to the recovery's inventory", typ)
+	require.NotEmpty(t, golden.Resources)
+	for _, typ := range append(golden.Resources, "pulumi:providers:aws", "nodeless-eks:index:Cluster", "a:new:Type") {
+		f := newFixture(t)
+		f.aws.failAll = "AccessDenied"
+		op := pendingCreate(typ, "pending", map[string]any{"name": "eks-demo-x-1a2b3c", "tags": map[string]any{"nodeless-eks/cluster": "eks-demo"}})
+		op.Resource.Custom = !strings.HasPrefix(typ, "nodeless-eks:") || typ == "nodeless-eks:index:DestroyCleanup"
+		v := verdictOf(t, f, state(op))
+		_, known := Inventory[typ]
+		switch {
+		case !op.Resource.Custom || strings.HasPrefix(typ, "pulumi:providers:"):
+			assert.Equal(t, Clear, v.Outcome, "%s makes nothing: %s", typ, v.Why)
+		case !known:
+			assert.Equal(t, Undecided, v.Outcome, typ)
+			assert.Contains(t, v.Next, `name eks-demo-x-1a2b3c, tags {"nodeless-eks/cluster":"eks-demo"}`, "%s: what the create sent", typ)
+			assert.Contains(t, v.Next, "-import '"+op.Resource.URN+"=<ID>'", typ)
+			assert.Contains(t, v.Next, "-clear '"+op.Resource.URN+"'", typ)
+		default:
+			assert.NotEmpty(t, v.Outcome, typ)
+		}
 	}
 }
 

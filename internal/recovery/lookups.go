@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"nodeless-eks/internal/awscli"
-	"nodeless-eks/internal/kubeapi"
 	"nodeless-eks/internal/poll"
 )
 
@@ -43,17 +41,8 @@ type Lookups interface {
 	// Account is the AWS account the access's credentials are for; an
 	// error when it is not one the provider allows.
 	Account(ctx context.Context, a AWSAccess) (string, error)
-	// Kube is the API of the stack's cluster.
-	Kube(ctx context.Context) (KubeAPI, error)
 	// Wait polls cond every poll interval, up to bound.
 	Wait(ctx context.Context, bound time.Duration, cond func(context.Context) (bool, string, error)) error
-}
-
-// KubeAPI is what the finders read and delete in a cluster.
-type KubeAPI interface {
-	Get(ctx context.Context, r kubeapi.Resource, namespace, name string) (kubeapi.Object, error)
-	ListIn(ctx context.Context, r kubeapi.Resource, namespace string, query url.Values) ([]kubeapi.Object, error)
-	Delete(ctx context.Context, r kubeapi.Resource, namespace, name string) error
 }
 
 // AWSError is a failure of the AWS CLI: its exit status and, when AWS
@@ -99,22 +88,15 @@ func Exec(ctx context.Context, env []string, name string, args ...string) ([]byt
 	return stdout.Bytes(), stderr.String(), err
 }
 
-// CLILookups answer through the AWS CLI, a client of the stack's cluster
-// made as pulumi-eks makes its kubeconfig, and Pulumi Cloud's API.
+// CLILookups answer through the AWS CLI.
 type CLILookups struct {
 	Run Runner
-	// Cluster is the stack's EKS cluster, with the access of its provider
-	// and the account its ARN names; ClusterName is "" when the state holds
-	// none.
-	ClusterName, ClusterAccount string
-	Cluster                     AWSAccess
 	// Poll is how often a wait asks again (30 s when zero).
 	Poll time.Duration
 
 	mu       sync.Mutex
 	creds    map[string][]string // by AWSAccess.key: the environment of its calls
 	accounts map[string]string   // by AWSAccess.key: the account
-	kube     KubeAPI
 }
 
 // env is the environment the access's calls run with: the ambient
@@ -209,68 +191,6 @@ func (l *CLILookups) Account(ctx context.Context, a AWSAccess) (string, error) {
 			"run the recovery with credentials for that account", account, strings.Join(a.Accounts, ", "))
 	}
 	return account, nil
-}
-
-// Kube builds, once, a client of the stack's cluster from what EKS says of
-// it and `aws eks get-token`, as pulumi-eks's kubeconfig does.
-func (l *CLILookups) Kube(ctx context.Context) (KubeAPI, error) {
-	l.mu.Lock()
-	kube := l.kube
-	l.mu.Unlock()
-	if kube != nil {
-		return kube, nil
-	}
-	if l.ClusterName == "" {
-		return nil, errors.New("the state holds no EKS cluster to read")
-	}
-	// A cluster of the same name in another account is not the stack's.
-	if l.ClusterAccount == "" {
-		return nil, errors.New("the state names no account of the cluster (its ARN), so the recovery cannot prove it reads the stack's cluster")
-	}
-	if _, err := l.Account(ctx, AWSAccess{Region: l.Cluster.Region, Profile: l.Cluster.Profile, RoleArn: l.Cluster.RoleArn,
-		Accounts: []string{l.ClusterAccount}}); err != nil {
-		return nil, err
-	}
-	out, err := l.AWS(ctx, l.Cluster, "eks", "describe-cluster", "--name", l.ClusterName)
-	if err != nil {
-		return nil, err
-	}
-	var desc struct {
-		Cluster struct {
-			Endpoint             string
-			CertificateAuthority struct{ Data string }
-		}
-	}
-	if err := json.Unmarshal(out, &desc); err != nil || desc.Cluster.Endpoint == "" {
-		return nil, fmt.Errorf("aws eks describe-cluster --name %s printed no endpoint", l.ClusterName)
-	}
-	env, err := l.env(ctx, l.Cluster)
-	if err != nil {
-		return nil, err
-	}
-	var execEnv []map[string]string
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		execEnv = append(execEnv, map[string]string{"name": k, "value": v})
-	}
-	kubeconfig, err := json.Marshal(map[string]any{
-		"clusters": []any{map[string]any{"cluster": map[string]any{
-			"server": desc.Cluster.Endpoint, "certificate-authority-data": desc.Cluster.CertificateAuthority.Data}}},
-		"users": []any{map[string]any{"user": map[string]any{"exec": map[string]any{
-			"command": "aws", "env": execEnv,
-			"args": []string{"--region", l.Cluster.Region, "eks", "get-token", "--cluster-name", l.ClusterName, "--output", "json"}}}}},
-	})
-	if err != nil {
-		return nil, err
-	}
-	client, err := kubeapi.New(string(kubeconfig))
-	if err != nil {
-		return nil, err
-	}
-	l.mu.Lock()
-	l.kube = client
-	l.mu.Unlock()
-	return client, nil
 }
 
 // Wait polls cond up to bound.

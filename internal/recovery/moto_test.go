@@ -3,7 +3,6 @@ package recovery
 import (
 	"context"
 	"maps"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,13 +26,9 @@ type motoCase struct {
 	undecided string
 }
 
-func motoVpc(t *testing.T, s *moto.Server, cidr string, tags ...string) string {
-	args := []string{"ec2", "create-vpc", "--cidr-block", cidr}
-	if len(tags) > 0 {
-		args = append(args, "--tag-specifications", "ResourceType=vpc,Tags=["+strings.Join(tags, ",")+"]")
-	}
+func motoVpc(t *testing.T, s *moto.Server, cidr string) string {
 	var out struct{ Vpc struct{ VpcId string } }
-	moto.Field(t, s.AWS(t, nil, args...), &out)
+	moto.Field(t, s.AWS(t, nil, "ec2", "create-vpc", "--cidr-block", cidr), &out)
 	return out.Vpc.VpcId
 }
 
@@ -63,35 +58,6 @@ var motoCases = []motoCase{
 		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
 			motoQueue(t, s, "eks-demo-karpenter-interruption-5d4c3b2-old") // a decoy whose name starts alike
 			return map[string]any{"name": "eks-demo-karpenter-interruption-5d4c3b2"}, motoQueue(t, s, "eks-demo-karpenter-interruption-5d4c3b2")
-		}},
-	// The queue exists in both: without a policy, the CLI prints nothing.
-	{typ: "aws:sqs/queuePolicy:QueuePolicy", undecided: "AWS gives it no creation time",
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			url := motoQueue(t, s, "q-with-policy")
-			s.AWS(t, nil, "sqs", "set-queue-attributes", "--queue-url", url, "--attributes",
-				`{"Policy":"{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":{\"Service\":\"events.amazonaws.com\"},\"Action\":\"sqs:SendMessage\",\"Resource\":\"*\"}]}"}`)
-			return map[string]any{"queueUrl": url}, url
-		}},
-	{typ: "aws:cloudwatch/eventRule:EventRule", noObject: map[string]any{"name": "eks-demo-spot-0a1b2c3"}, undecided: "AWS gives it no creation time",
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			s.AWS(t, nil, "events", "put-rule", "--name", "eks-demo-spot-0a1b2c3", "--event-pattern", `{"source":["aws.ec2"]}`)
-			return map[string]any{"name": "eks-demo-spot-0a1b2c3"}, "eks-demo-spot-0a1b2c3"
-		}},
-	{typ: "aws:ec2/vpc:Vpc", noObject: map[string]any{"cidrBlock": "10.20.0.0/16", "tags": map[string]any{"Name": "eks-demo"}},
-		undecided: "AWS gives it no creation time",
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			motoVpc(t, s, "10.20.0.0/16", "{Key=Name,Value=someone-else}")
-			return map[string]any{"cidrBlock": "10.20.0.0/16", "tags": map[string]any{"Name": "eks-demo"}},
-				motoVpc(t, s, "10.20.0.0/16", "{Key=Name,Value=eks-demo}")
-		}},
-	{typ: "aws:ec2/eip:Eip", noObject: map[string]any{"domain": "vpc", "tags": map[string]any{"Name": "eks-demo-nat-eu-west-1a"}},
-		undecided: "AWS gives it no creation time",
-		seed: func(t *testing.T, s *moto.Server) (map[string]any, string) {
-			s.AWS(t, nil, "ec2", "allocate-address", "--domain", "vpc", "--tag-specifications",
-				"ResourceType=elastic-ip,Tags=[{Key=Name,Value=someone-else}]")
-			s.AWS(t, nil, "ec2", "allocate-address", "--domain", "vpc", "--tag-specifications",
-				"ResourceType=elastic-ip,Tags=[{Key=Name,Value=eks-demo-nat-eu-west-1a}]")
-			return map[string]any{"domain": "vpc", "tags": map[string]any{"Name": "eks-demo-nat-eu-west-1a"}}, ""
 		}},
 	// moto ignores DescribeNatGateways' tag filters, so the decoy is one
 	// of the same tags in another subnet: the subnet filter must hold.
@@ -123,7 +89,7 @@ var motoCases = []motoCase{
 
 // motoLookups answer through the real AWS CLI (through moto's wrapper).
 func motoLookups() *CLILookups {
-	return &CLILookups{Run: Exec, ClusterName: "eks-demo", Cluster: AWSAccess{Region: moto.Region}, Poll: 10 * time.Millisecond}
+	return &CLILookups{Run: Exec, Poll: 10 * time.Millisecond}
 }
 
 // TestLookupsAgainstMoto runs every lookup of the types the recovery
@@ -168,8 +134,6 @@ func TestLookupsAgainstMoto(t *testing.T) {
 // gateway (beside a decoy of its tags in another).
 func (tc motoCase) absentInputs(t *testing.T, s *moto.Server) map[string]any {
 	switch tc.typ {
-	case "aws:sqs/queuePolicy:QueuePolicy":
-		return map[string]any{"queueUrl": motoQueue(t, s, "q-without-policy")}
 	case "aws:ec2/natGateway:NatGateway":
 		vpc := motoVpc(t, s, "10.20.0.0/16")
 		mine, other := motoSubnet(t, s, vpc, "10.20.0.0/24"), motoSubnet(t, s, vpc, "10.20.1.0/24")
@@ -178,109 +142,6 @@ func (tc motoCase) absentInputs(t *testing.T, s *moto.Server) map[string]any {
 	}
 	t.Fatalf("%s: no inputs for the absent case", tc.typ)
 	return nil
-}
-
-// TestLookCommandsAgainstMoto runs, for real, the command the report gives
-// a person for the types the recovery leaves to them, as rendered from
-// the create's inputs: it shows the object, and not the decoy beside it.
-func TestLookCommandsAgainstMoto(t *testing.T) {
-	type seeded struct {
-		inputs      map[string]any
-		want, decoy string
-	}
-	for typ, seed := range map[string]func(t *testing.T, s *moto.Server) seeded{
-		"aws:ec2/routeTable:RouteTable": func(t *testing.T, s *moto.Server) seeded {
-			vpc := motoVpc(t, s, "10.20.0.0/16")
-			table := func(name string) string {
-				var out struct{ RouteTable struct{ RouteTableId string } }
-				moto.Field(t, s.AWS(t, nil, "ec2", "create-route-table", "--vpc-id", vpc, "--tag-specifications",
-					"ResourceType=route-table,Tags=[{Key=Name,Value="+name+"}]"), &out)
-				return out.RouteTable.RouteTableId
-			}
-			decoy := table("eks-demo-public")
-			return seeded{map[string]any{"vpcId": vpc, "tags": map[string]any{"Name": "eks-demo-private-eu-west-1a"}}, table("eks-demo-private-eu-west-1a"), decoy}
-		},
-		"aws:ec2/routeTableAssociation:RouteTableAssociation": func(t *testing.T, s *moto.Server) seeded {
-			vpc := motoVpc(t, s, "10.20.0.0/16")
-			var rt struct{ RouteTable struct{ RouteTableId string } }
-			moto.Field(t, s.AWS(t, nil, "ec2", "create-route-table", "--vpc-id", vpc), &rt)
-			mine, other := motoSubnet(t, s, vpc, "10.20.0.0/24"), motoSubnet(t, s, vpc, "10.20.1.0/24")
-			associate := func(subnet string) string {
-				var out struct{ AssociationId string }
-				moto.Field(t, s.AWS(t, nil, "ec2", "associate-route-table", "--route-table-id", rt.RouteTable.RouteTableId, "--subnet-id", subnet), &out)
-				return out.AssociationId
-			}
-			decoy := associate(other)
-			return seeded{map[string]any{"routeTableId": rt.RouteTable.RouteTableId, "subnetId": mine}, associate(mine), decoy}
-		},
-		"aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation": func(t *testing.T, s *moto.Server) seeded {
-			vpc := motoVpc(t, s, "10.20.0.0/16")
-			associate := func(cidr string) string {
-				var out struct {
-					CidrBlockAssociation struct{ AssociationId string }
-				}
-				moto.Field(t, s.AWS(t, nil, "ec2", "associate-vpc-cidr-block", "--vpc-id", vpc, "--cidr-block", cidr), &out)
-				return out.CidrBlockAssociation.AssociationId
-			}
-			decoy := associate("100.65.0.0/16")
-			return seeded{map[string]any{"vpcId": vpc, "cidrBlock": "100.64.0.0/16"}, associate("100.64.0.0/16"), decoy}
-		},
-		"aws:ec2/securityGroupRule:SecurityGroupRule": func(t *testing.T, s *moto.Server) seeded {
-			vpc := motoVpc(t, s, "10.20.0.0/16")
-			group := func(name string) string {
-				var out struct{ GroupId string }
-				moto.Field(t, s.AWS(t, nil, "ec2", "create-security-group", "--group-name", name, "--description", name, "--vpc-id", vpc), &out)
-				s.AWS(t, nil, "ec2", "authorize-security-group-ingress", "--group-id", out.GroupId, "--protocol", "tcp", "--port", "443", "--cidr", "10.20.0.0/16")
-				return out.GroupId
-			}
-			decoy, mine := group("eks-demo-other"), group("eks-demo-node")
-			return seeded{map[string]any{"securityGroupId": mine, "type": "ingress", "protocol": "tcp"}, mine, decoy}
-		},
-	} {
-		t.Run(typ, func(t *testing.T) {
-			s := moto.Start(t)
-			got := seed(t, s)
-			op := pendingCreate(typ, "pending", got.inputs)
-			d := state(op)
-			v := verdictOf(t, newFixture(t), d)
-			require.Equal(t, Undecided, v.Outcome, v.Why)
-			cmd := render(Inventory[typ].Look, Target{Op: op, Access: AWSAccess{Region: moto.Region}})
-			require.Contains(t, v.Next, "look: `"+cmd+"`")
-			args := shellWords(t, cmd)
-			require.Equal(t, "aws", args[0])
-			out := string(s.AWS(t, nil, args[1:]...))
-			assert.Contains(t, out, got.want, "%s shows the object", cmd)
-			assert.NotContains(t, out, got.decoy, "%s does not show the decoy", cmd)
-		})
-	}
-}
-
-// shellWords splits a command as sh would, for the quoting Look uses:
-// words, and double-quoted words.
-func shellWords(t *testing.T, cmd string) []string {
-	var words []string
-	var cur strings.Builder
-	quoted, inWord := false, false
-	for _, r := range cmd {
-		switch {
-		case r == '"':
-			quoted, inWord = !quoted, true
-		case r == ' ' && !quoted:
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-			}
-			inWord = false
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	require.False(t, quoted, "unbalanced quotes in %s", cmd)
-	return words
 }
 
 // TestWhatMotoCannotAnswerStaysUndecided: moto 5.2.1 has no EKS add-ons,

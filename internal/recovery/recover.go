@@ -1,11 +1,13 @@
 package recovery
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,17 +41,6 @@ type Verdict struct {
 	// Why says how it was decided; Next what a person runs (Undecided) or
 	// what the next run does (Retry).
 	Why, Next string
-	// Fix is a change outside the state the verdict needs (a Helm release
-	// record left pending); nil when none.
-	Fix *Fix
-}
-
-// Fix is a change the recovery makes in the cluster before it changes the
-// state.
-type Fix struct {
-	// Does says what it does, for the report.
-	Does  string
-	Apply func(ctx context.Context) error
 }
 
 // Found is what a finder learned of a pending create's object.
@@ -63,7 +54,6 @@ type Found struct {
 	Created time.Time
 	// Note adds what a person should know (an add-on still CREATING).
 	Note string
-	Fix  *Fix
 }
 
 // Target is a pending operation as a finder sees it: the operation, how
@@ -175,6 +165,9 @@ func hasCreates(d *Deployment) bool {
 	return false
 }
 
+// helmRelease is the type of a Helm release.
+const helmRelease = "kubernetes:helm.sh/v3:Release"
+
 // operationNoun names the operations that are not creates.
 var operationNoun = map[string]string{Updating: "update", Deleting: "delete", Reading: "read", Importing: "import"}
 
@@ -182,49 +175,26 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation, since t
 	v := Verdict{Op: op}
 	urn, typ := op.Resource.URN, op.Resource.Type
 	t := Target{Op: op, Access: accessOf(d, op.Resource.Provider), State: d}
-	if !leavesAnObject(op.Type) {
-		v.Outcome = Retry
-		noun, ok := operationNoun[op.Type]
-		if !ok {
-			noun = op.Type
-		}
-		v.Why = "an interrupted " + noun
-		v.Next = "the next `pulumi up` performs it again (`pulumi stack import` and `pulumi refresh` drop the pending operation)"
-		if typ == helmRelease && op.Type == Updating {
-			fix, note, err := releaseUpdateFix(ctx, l, t)
-			switch {
-			case err != nil:
-				// Still a retry: the state holds the release, so nothing is
-				// made twice, and -import and -clear answer creates only. A
-				// stop here would stop every Deployments run at its pre-run
-				// with nothing a person could answer; the next upgrade
-				// instead fails with Helm's own message, if at all.
-				v.Why += "; the recovery could not ready the release for it: " + err.Error()
-				v.Next = releaseUpdateAdvice(t)
-			case fix != nil:
-				v.Fix = fix
-				v.Why += "; " + note
-			}
-		}
-		return v
-	}
-	kind, ok := Inventory[typ]
+	kind, known := Inventory[typ]
 	switch {
-	case !ok:
+	case !leavesAnObject(op.Type):
+		// A pending Helm upgrade too: Helm refuses the next one while its
+		// newest revision is pending, naming `helm rollback`
+		// (helm.sh/helm/v3 v3.20.2 pkg/action/upgrade.go, errPending).
+		v.Outcome = Retry
+		v.Why = "an interrupted " + cmp.Or(operationNoun[op.Type], op.Type)
+		v.Next = "the next `pulumi up` performs it again (`pulumi stack import` and `pulumi refresh` drop the pending operation)"
+		return v
+	case !op.Resource.Custom || strings.HasPrefix(typ, "pulumi:providers:") || (known && kind.Find == nil):
+		v.Outcome, v.Why = Clear, "a create cut off leaves nothing: "+cmp.Or(kind.Leaves, "a component or a provider, which makes nothing outside Pulumi's state")
+		return v
+	case !known:
 		v.Outcome = Undecided
-		v.Why = "the recovery's inventory does not know this type, so it cannot tell whether the create went through"
-		v.Next = importOrClear(urn)
+		v.Why = "the recovery decides this type by no lookup: whether the create went through, and whether what it finds is this run's, is a person's to tell"
+		v.Next = undecided(t, since)
 		return v
 	case d.byURN(urn) != nil:
 		return besideTheState(ctx, d, l, t, kind, v)
-	case !op.Resource.Custom || (kind.Find == nil && kind.Look == ""):
-		v.Outcome, v.Why = Clear, "a create cut off leaves nothing: "+kind.Leaves
-		return v
-	case kind.Find == nil:
-		v.Outcome = Undecided
-		v.Why = "the recovery leaves this type to a person: an object of these inputs may be this run's or an earlier stack's"
-		v.Next = lookThenDecide(t, kind, since)
-		return v
 	}
 	found, err := lookUp(ctx, l, t, kind)
 	switch {
@@ -246,11 +216,8 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation, since t
 	default:
 		v.Outcome, v.Why = Clear, "it does not exist"
 	}
-	if v.Outcome != Undecided {
-		if found.Note != "" {
-			v.Why += "; " + found.Note
-		}
-		v.Fix = found.Fix
+	if v.Outcome != Undecided && found.Note != "" {
+		v.Why += "; " + found.Note
 	}
 	return v
 }
@@ -277,18 +244,6 @@ func besideTheState(ctx context.Context, d *Deployment, l Lookups, t Target, kin
 	urn := v.Op.Resource.URN
 	held := d.byURN(urn)
 	clearIt := fmt.Sprintf("go run ./cmd/recover-pending -stack <stack> -clear '%s'", urn)
-	if !v.Op.Resource.Custom || kind.Find == nil {
-		if !v.Op.Resource.Custom {
-			v.Outcome, v.Why = Clear, "a create cut off leaves nothing: "+kind.Leaves
-			return v
-		}
-		v.Outcome = Undecided
-		v.Why = "the state holds a resource of this URN already (from a later create, or the one a replacement was to replace), " +
-			"and the recovery cannot look for what the cut-off create left"
-		v.Next = "find the object its inputs name; if it exists and is not " + held.ID + ", delete it or adopt it under another name " +
-			"(`pulumi import`); then `" + clearIt + "`"
-		return v
-	}
 	found, err := lookUp(ctx, l, t, kind)
 	switch {
 	case err != nil:
@@ -321,60 +276,33 @@ func age(created, since time.Time) string {
 		created.UTC().Format(time.RFC3339), since.UTC().Format(time.RFC3339))
 }
 
-// lookThenDecide is what a person runs for a type the recovery leaves to
-// them: the command that finds the object, and the import ID the recorded
-// inputs make.
-func lookThenDecide(t Target, kind Kind, since time.Time) string {
-	urn := t.Op.Resource.URN
-	id := "<ID: " + kind.ID + ">"
-	if kind.IDFrom != "" {
-		id = render(kind.IDFrom, t)
-		if ns := t.Input("metadata", "namespace"); ns != "" && kind.Look == kubeKind.Look {
-			id = ns + "/" + id
+// undecided is what a person runs for a pending create of a type the
+// recovery does not decide: what the create sent (name, namespace, tags),
+// then the -import or -clear line. A Helm release left pending-install
+// also needs its record deleted before a -clear, or the next install
+// refuses the name (helm.sh/helm/v3 v3.20.2 pkg/action/install.go).
+func undecided(t Target, since time.Time) string {
+	var sent []string
+	for _, key := range [][]string{{"name"}, {"metadata", "name"}, {"namespace"}, {"metadata", "namespace"}} {
+		if v := t.Input(key...); v != "" {
+			sent = append(sent, strings.Join(key, ".")+" "+v)
 		}
 	}
-	after := "made by the interrupted run"
+	if tags, ok := t.Op.Resource.Inputs["tags"].(map[string]any); ok && len(tags) > 0 {
+		b, _ := json.Marshal(tags)
+		sent = append(sent, "tags "+string(b))
+	}
+	after := "by the interrupted run"
 	if !since.IsZero() {
 		after += " (after " + since.UTC().Format(time.RFC3339) + ")"
 	}
-	return fmt.Sprintf("look: `%s`; if it shows an object %s, `go run ./cmd/recover-pending -stack <stack> -import '%s=%s'`; "+
-		"if it shows none, `go run ./cmd/recover-pending -stack <stack> -clear '%s'`; one of an earlier stack: delete it or "+
-		"adopt it under another name, then -clear", render(kind.Look, t), after, urn, id, urn)
-}
-
-var placeholder = regexp.MustCompile(`\{([^}]+)\}`)
-
-// render fills a template of Kind.Look or Kind.IDFrom from the pending
-// create: {region} is its provider's region, {kubeResource} the
-// Kubernetes resource of its type (kubectl's <plural>.<group>, its kind
-// lowercased being a name kubectl also takes), {tags:KEY} a tag it was
-// given, and {a.b} an input by its path. What the inputs lack shows as
-// <a.b>.
-func render(tpl string, t Target) string {
-	return placeholder.ReplaceAllStringFunc(tpl, func(m string) string {
-		key := m[1 : len(m)-1]
-		var v string
-		switch {
-		case key == "region":
-			v = t.Access.Region
-		case key == "kubeResource":
-			// kubernetes:<group>/<version>:<Kind>
-			parts := strings.Split(t.Op.Resource.Type, ":")
-			group, _, _ := strings.Cut(parts[1], "/")
-			v = strings.ToLower(parts[2]) + "." + group
-			if ns := t.Input("metadata", "namespace"); ns != "" {
-				v += " -n " + ns
-			}
-		case strings.HasPrefix(key, "tags:"):
-			v = t.Input("tags", strings.TrimPrefix(key, "tags:"))
-		default:
-			v = t.Input(strings.Split(key, ".")...)
-		}
-		if v == "" {
-			return "<" + key + ">"
-		}
-		return v
-	})
+	next := fmt.Sprintf("find the object the create sent (%s); if it exists and was made %s, %s", cmp.Or(strings.Join(sent, ", "), "see its inputs: `pulumi stack export`"),
+		after, importOrClear(t.Op.Resource.URN))
+	if t.Op.Resource.Type == helmRelease {
+		next += fmt.Sprintf("; a release left pending-install: `kubectl delete secret -n %s -l owner=helm,name=%s` first",
+			cmp.Or(t.Input("namespace"), "default"), t.Input("name"))
+	}
+	return next
 }
 
 // importOrClear is what a person runs once they know. Not Pulumi's own
@@ -389,18 +317,6 @@ func importOrClear(urn string) string {
 // thenClear ends a finder's advice on what must go before its pending
 // create is cleared: importOrClear's -clear, which Report prints below.
 const thenClear = "clear its pending create with the -clear command below"
-
-// releaseUpdateAdvice is what a person does if the next upgrade of a
-// release whose upgrade was cut off is refused: Helm refuses to upgrade a
-// release whose newest revision is pending (pkg/action/upgrade.go,
-// errPending), and `helm rollback` does not refuse it
-// (pkg/action/rollback.go, helm.sh/helm/v3 v3.20.2).
-func releaseUpdateAdvice(t Target) string {
-	name, namespace := t.Input("name"), namespaceOf(t)
-	return fmt.Sprintf("the next `pulumi up` upgrades it again; if Helm refuses (\"another operation (install/upgrade/rollback) is in progress\"), "+
-		"`helm history %s -n %s` shows the pending revision, and `helm rollback %s <last deployed revision> -n %s` ends it "+
-		"(or run this recovery where it reaches the cluster: it deletes that revision's record)", name, namespace, name, namespace)
-}
 
 // checkAccess proves, before a finder asks AWS, that the recovery's
 // credentials reach the account the resource's provider reaches: a "not
@@ -426,10 +342,8 @@ func checkAccess(ctx context.Context, l Lookups, t Target, kind Kind) error {
 	return err
 }
 
-// asksAWS reports a finder that reads AWS itself; one that reads a
-// cluster's objects goes through Lookups.Kube, which checks the cluster's
-// account.
-func (k Kind) asksAWS() bool { return len(k.Actions) > 0 && !k.viaCluster }
+// asksAWS reports a finder that reads AWS.
+func (k Kind) asksAWS() bool { return len(k.Actions) > 0 }
 
 var accountInARN = regexp.MustCompile(`^arn:[a-z-]+:[a-z0-9-]+:[a-z0-9-]*:(\d{12}):`)
 
@@ -466,19 +380,26 @@ func accessOf(d *Deployment, ref string) AWSAccess {
 			a.Unsupported = append(a.Unsupported, key)
 		}
 	}
+	// One role, assumed as `aws sts assume-role` does with nothing but its
+	// ARN: a chain, an externalId, a session policy or tags would make the
+	// recovery look as another identity than the provider's, so the
+	// recovery cannot tell then.
 	for _, key := range []string{"assumeRole", "assumeRoles"} {
-		switch v := decoded(p.Inputs[key]).(type) {
-		case map[string]any:
-			a.RoleArn = Str(v, "roleArn")
-		case []any:
-			if len(v) > 0 {
-				if m, ok := v[0].(map[string]any); ok {
-					a.RoleArn = Str(m, "roleArn")
+		roles, _ := decoded(p.Inputs[key]).([]any)
+		if m, ok := decoded(p.Inputs[key]).(map[string]any); ok {
+			roles = []any{m}
+		}
+		if len(roles) > 1 {
+			a.Unsupported = append(a.Unsupported, key+" (a chain of roles)")
+		}
+		for _, r := range roles[:min(1, len(roles))] {
+			m, _ := r.(map[string]any)
+			a.RoleArn = Str(m, "roleArn")
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				if v := m[k]; k != "roleArn" && k != "sessionName" && k != "duration" && v != nil && v != "" {
+					a.Unsupported = append(a.Unsupported, key+"."+k)
 				}
 			}
-		}
-		if a.RoleArn != "" {
-			break
 		}
 	}
 	return a
@@ -537,9 +458,6 @@ func Report(w io.Writer, stack string, verdicts []Verdict) {
 		line := fmt.Sprintf("%-9s %s (%s, %s): %s", v.Outcome, Name(v.Op.Resource.URN), v.Op.Resource.Type, v.Op.Type, v.Why)
 		if v.Outcome == Import {
 			line += "; import ID " + v.ID
-		}
-		if v.Fix != nil {
-			line += "\n          first: " + v.Fix.Does
 		}
 		if v.Next != "" {
 			line += "\n          next: " + strings.ReplaceAll(v.Next, "<stack>", stack)

@@ -3,7 +3,6 @@ package recovery
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"nodeless-eks/internal/bounds"
-	"nodeless-eks/internal/kubeapi"
 	"nodeless-eks/internal/poll"
 )
 
@@ -79,43 +77,20 @@ func releaseOp(typ string) Operation {
 	return op
 }
 
-func TestReleaseLeftPendingInstall(t *testing.T) {
+// TestAHelmReleaseIsAPersonsToDecide: a cut-off install is reported with
+// the command that deletes its record and the -import and -clear lines,
+// and nothing in the cluster is read; a cut-off upgrade is the next run's,
+// whose Helm names `helm rollback` if it refuses.
+func TestAHelmReleaseIsAPersonsToDecide(t *testing.T) {
 	f := newFixture(t)
-	f.kube.helmRecord("karpenter", "karpenter", 1, "pending-install")
-	f.kube.helmRecord("karpenter", "karpenter-crd", 1, "deployed")
 	v := verdictOf(t, f, state(releaseOp(Creating)))
-	assert.Equal(t, Clear, v.Outcome, v.Why)
-	require.NotNil(t, v.Fix, "the record that blocks the next install goes first")
-	assert.Contains(t, v.Fix.Does, "sh.helm.release.v1.karpenter.v1")
-	assert.Empty(t, f.kube.deleted, "deciding changes nothing")
-	require.NoError(t, v.Fix.Apply(context.Background()))
-	assert.Equal(t, []string{"secrets/karpenter/sh.helm.release.v1.karpenter.v1"}, f.kube.deleted, "only that release's record")
-
-	f = newFixture(t)
-	f.kube.helmRecord("karpenter", "karpenter", 1, "deployed")
-	f.kube.helmRecord("karpenter", "karpenter", 2, "pending-install")
-	v = verdictOf(t, f, state(releaseOp(Creating)))
-	assert.Equal(t, Undecided, v.Outcome, "an install over a release with history is not what a cut-off create leaves")
-	assert.Contains(t, v.Why, "helm history karpenter -n karpenter")
-}
-
-func TestReleaseLeftPendingUpgrade(t *testing.T) {
-	f := newFixture(t)
-	f.kube.helmRecord("karpenter", "karpenter", 1, "superseded")
-	f.kube.helmRecord("karpenter", "karpenter", 2, "deployed")
-	f.kube.helmRecord("karpenter", "karpenter", 3, "pending-upgrade")
-	v := verdictOf(t, f, state(releaseOp(Updating)))
-	assert.Equal(t, Retry, v.Outcome)
-	require.NotNil(t, v.Fix)
-	assert.Contains(t, v.Why, "revision 3 (pending-upgrade), and revision 2 is deployed")
-	require.NoError(t, v.Fix.Apply(context.Background()))
-	assert.Equal(t, []string{"secrets/karpenter/sh.helm.release.v1.karpenter.v3"}, f.kube.deleted)
-
-	f = newFixture(t)
-	f.kube.helmRecord("karpenter", "karpenter", 2, "deployed")
+	assert.Equal(t, Undecided, v.Outcome, v.Why)
+	assert.Contains(t, v.Next, "`kubectl delete secret -n karpenter -l owner=helm,name=karpenter` first")
+	assert.Contains(t, v.Next, "-import '"+releaseOp(Creating).Resource.URN+"=<ID>'")
+	assert.Contains(t, v.Next, "name karpenter, namespace karpenter")
 	v = verdictOf(t, f, state(releaseOp(Updating)))
-	assert.Equal(t, Retry, v.Outcome)
-	assert.Nil(t, v.Fix, "an upgrade that never wrote its record needs nothing")
+	assert.Equal(t, Retry, v.Outcome, v.Why)
+	assert.Empty(t, f.aws.calls, "nothing is asked")
 }
 
 func TestWhatIsNotACreate(t *testing.T) {
@@ -145,7 +120,7 @@ func TestWhatTheRecoveryDoesNotGuess(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, verdicts, 1)
 	assert.Equal(t, Undecided, verdicts[0].Outcome)
-	assert.Contains(t, verdicts[0].Why, "does not know this type")
+	assert.Contains(t, verdicts[0].Why, "the recovery decides this type by no lookup")
 	assert.Len(t, f.aws.calls, calls)
 	assert.False(t, Decided(verdicts))
 }
@@ -323,18 +298,28 @@ func TestNoProofOfTheAccount(t *testing.T) {
 	}
 }
 
-func TestClusterOfAnotherAccountIsNotRead(t *testing.T) {
-	f := newFixture(t)
-	l := f.lookups()
-	l.kube, l.ClusterAccount = nil, "444455556666"
-	_, err := l.Kube(context.Background())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "the AWS credentials are for account 123456789012, and the resource's provider reaches 444455556666")
-	assert.NotContains(t, f.aws.calls, "eks describe-cluster --name eks-demo")
-
-	l.ClusterAccount = ""
-	_, err = l.Kube(context.Background())
-	assert.ErrorContains(t, err, "names no account of the cluster")
+// TestAProviderWhoseIdentityTheRecoveryCannotReproduce: a chain of roles,
+// or a role with an externalId or a session policy, would have the
+// recovery look as another identity than the provider's (it once took the
+// chain's first role): it cannot tell, and asks AWS nothing.
+func TestAProviderWhoseIdentityTheRecoveryCannotReproduce(t *testing.T) {
+	for inputs, want := range map[string]string{
+		`[{"roleArn":"arn:aws:iam::123456789012:role/a"},{"roleArn":"arn:aws:iam::123456789012:role/b"}]`: "assumeRoles (a chain of roles)",
+		`[{"roleArn":"arn:aws:iam::123456789012:role/a","externalId":"x"}]`:                               "assumeRoles.externalId",
+		`{"roleArn":"arn:aws:iam::123456789012:role/a","policy":"{}"}`:                                    "assumeRole.policy",
+	} {
+		key := "assumeRoles"
+		if strings.HasPrefix(inputs, "{") {
+			key = "assumeRole"
+		}
+		f := newFixture(t)
+		d := state(pendingCreate("aws:sqs/queue:Queue", "r", map[string]any{"name": "r-1"}))
+		d.Resources[0].Inputs[key] = inputs
+		v := verdictOf(t, f, d)
+		assert.Equal(t, Undecided, v.Outcome, inputs)
+		assert.Contains(t, v.Why, "its provider sets "+want+", credentials the recovery does not use")
+		assert.Empty(t, f.aws.calls, "nothing is asked as another identity")
+	}
 }
 
 // TestNoReportAdvisesClearingEveryPendingCreate: what a finder says to do
@@ -414,63 +399,6 @@ func TestClusterWaitSaysWhyItStopped(t *testing.T) {
 	v = plan(ctx, f)
 	assert.Contains(t, v.Why, "the recovery stopped (context canceled) while the cluster was CREATING")
 	assert.NotContains(t, v.Why, "still CREATING")
-}
-
-// TestReleaseUpdateTheRecoveryCannotReady: a cut-off upgrade whose records
-// cannot be read is no decision to make: it is left to the next run, with
-// what to do if Helm refuses it, and does not stop the recovery (nor every
-// Deployments run's pre-run after it).
-func TestReleaseUpdateTheRecoveryCannotReady(t *testing.T) {
-	f := newFixture(t)
-	f.kube.err = &kubeapi.StatusError{Code: http.StatusForbidden, Message: "forbidden"}
-	v := verdictOf(t, f, state(releaseOp(Updating)))
-	assert.Equal(t, Retry, v.Outcome, v.Why)
-	assert.Nil(t, v.Fix)
-	assert.Contains(t, v.Why, "the recovery could not ready the release for it")
-	assert.Contains(t, v.Next, "`helm rollback karpenter <last deployed revision> -n karpenter`")
-	assert.NotContains(t, v.Next, "run `pulumi up` again")
-	assert.True(t, Decided([]Verdict{v}))
-
-	f = newFixture(t)
-	f.kube.helmRecord("karpenter", "karpenter", 1, "pending-upgrade")
-	v = verdictOf(t, f, state(releaseOp(Updating)))
-	assert.Equal(t, Retry, v.Outcome, "no deployed revision to return to: still the next run's")
-	assert.Contains(t, v.Why, "no deployed revision before it")
-}
-
-// TestReleaseRecordsElsewhereThanSecrets: with another Helm storage driver
-// no Secret is no proof that Helm wrote no record.
-func TestReleaseRecordsElsewhereThanSecrets(t *testing.T) {
-	withSettings := func(settings any) *Deployment {
-		d := state(releaseOp(Creating))
-		d.Resources[0].Inputs["helmReleaseSettings"] = settings
-		return d
-	}
-	for name, d := range map[string]*Deployment{
-		"the provider's driver":             withSettings(`{"driver":"configmap"}`),
-		"the provider's driver, as objects": withSettings(map[string]any{"driver": "memory"}),
-		"a secret setting":                  withSettings(map[string]any{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "ciphertext": "x"}),
-	} {
-		t.Run(name, func(t *testing.T) {
-			f := newFixture(t)
-			v := verdictOf(t, f, d)
-			assert.Equal(t, Undecided, v.Outcome, v.Why)
-			assert.Contains(t, v.Why, "Helm keeps the release's records")
-		})
-	}
-	t.Run("the environment's driver", func(t *testing.T) {
-		t.Setenv("PULUMI_K8S_HELM_DRIVER", "configmap")
-		f := newFixture(t)
-		v := verdictOf(t, f, state(releaseOp(Creating)))
-		assert.Equal(t, Undecided, v.Outcome, v.Why)
-		assert.Contains(t, v.Why, `with the "configmap" driver`)
-	})
-	t.Run("the provider's secret driver", func(t *testing.T) {
-		t.Setenv("PULUMI_K8S_HELM_DRIVER", "configmap") // the provider's setting comes first
-		f := newFixture(t)
-		v := verdictOf(t, f, withSettings(`{"driver":"secret"}`))
-		assert.Equal(t, Clear, v.Outcome, v.Why)
-	})
 }
 
 // TestNothingOlderThanTheUpdateIsAdopted: an object of the create's name or

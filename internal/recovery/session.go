@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"nodeless-eks/internal/pulumicloud"
 )
 
 // Session recovers one stack through the Pulumi CLI.
@@ -29,8 +27,6 @@ type Session struct {
 	DryRun bool
 	// Lookups answer the finders; nil builds CLILookups from the state.
 	Lookups Lookups
-	// Cloud is Pulumi Cloud's API (nil when no token was found).
-	Cloud   *pulumicloud.Client
 	Options Options
 }
 
@@ -60,9 +56,9 @@ func (s *Session) pulumi(ctx context.Context, args ...string) ([]byte, error) {
 func (s *Session) printf(format string, args ...any) { fmt.Fprintf(s.Out, format, args...) }
 
 // Recover finds the stack's pending operations and resolves them. It
-// changes nothing before every pending create is decided; then it writes the state (through the backend, which
-// refuses while another run holds the stack), refreshes what it imported,
-// and last fixes what the decisions need in the cluster.
+// changes nothing before every pending create is decided; then it writes
+// the state through the backend, which refuses while another run holds
+// the stack, and refreshes what it imported.
 func (s *Session) Recover(ctx context.Context) (Result, error) {
 	var res Result
 	raw, err := s.pulumi(ctx, "stack", "export")
@@ -91,13 +87,12 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 	if len(unread) > 0 {
 		s.printf("recover-pending: %d resource(s) an earlier recovery imported were not read by a refresh; reading them now\n", len(unread))
 	}
-	noRunAlive, err := s.checkBackend(ctx)
-	if err != nil {
+	if err := s.checkLock(ctx, d); err != nil {
 		return res, err
 	}
 	l := s.Lookups
 	if l == nil {
-		l = s.lookupsFor(d)
+		l = &CLILookups{Run: s.Run}
 	}
 	o := s.Options
 	given := o.Since // a person's word (-since), for a history that says nothing
@@ -121,11 +116,7 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 		return res, ErrUndecided
 	}
 	imports, clears := map[string]string{}, map[string]bool{}
-	var fixes []Verdict
 	for _, v := range verdicts {
-		if v.Fix != nil {
-			fixes = append(fixes, v)
-		}
 		switch {
 		case !leavesAnObject(v.Op.Type):
 		case v.Outcome == Import:
@@ -140,35 +131,11 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 		s.printf("recover-pending: dry run: nothing changed\n")
 		return res, nil
 	}
-	if len(imports) == 0 && len(clears) == 0 && len(fixes) == 0 && len(unread) == 0 {
+	if len(imports) == 0 && len(clears) == 0 && len(unread) == 0 {
 		s.printf("recover-pending: no pending create; the next run performs the rest again\n")
 		return res, nil
 	}
-	applyFixes := func(then string) error {
-		for _, v := range fixes {
-			if err := v.Fix.Apply(ctx); err != nil {
-				return fmt.Errorf("%s (%s) failed: %w; %s", Name(v.Op.Resource.URN), v.Fix.Does, err, then)
-			}
-			s.printf("recover-pending: done: %s\n", v.Fix.Does)
-		}
-		return nil
-	}
-	// Where no run can be alive (no lock, no operation in progress), the
-	// fixes come first: killed after them, the next recovery still finds
-	// the pending operations and decides them again from what the fixes
-	// left. Elsewhere the state is written first, since its write takes the
-	// backend's lock and so refuses while another run holds the stack.
-	if noRunAlive && len(fixes) > 0 {
-		// A run that began since the backend was checked would own what
-		// the fixes delete: the state must still be what was read.
-		if err := s.unmoved(ctx, raw); err != nil {
-			return res, err
-		}
-		if err := applyFixes("the state is unchanged: run the recovery again"); err != nil {
-			return res, err
-		}
-	}
-	if len(imports) > 0 || len(clears) > 0 || (len(fixes) > 0 && !noRunAlive) {
+	if len(imports) > 0 || len(clears) > 0 {
 		if err := s.editState(ctx, raw, verdicts, imports, clears); err != nil {
 			return res, err
 		}
@@ -177,11 +144,6 @@ func (s *Session) Recover(ctx context.Context) (Result, error) {
 		gone, err := s.refresh(ctx, toRead)
 		res.Gone = gone
 		if err != nil {
-			return res, err
-		}
-	}
-	if !noRunAlive {
-		if err := applyFixes("the state is recovered, and the next `pulumi up` needs it: do it by hand (docs/recovery.md)"); err != nil {
 			return res, err
 		}
 	}
@@ -228,7 +190,9 @@ func (s *Session) since(ctx context.Context) (time.Time, error) {
 }
 
 // unmoved refuses when the stack's state is no longer raw, byte for byte:
-// another run wrote it since the recovery read it.
+// another run wrote it since the recovery read it. It narrows, and does not
+// close, the window before `pulumi stack import`, whose own lock is the
+// guard.
 func (s *Session) unmoved(ctx context.Context, raw []byte) error {
 	again, err := s.pulumi(ctx, "stack", "export")
 	if err != nil {
@@ -322,27 +286,7 @@ func (s *Session) refresh(ctx context.Context, urns []string) (gone []string, er
 	return gone, nil
 }
 
-// lookupsFor answers through the CLIs, reaching the cluster the state
-// holds.
-func (s *Session) lookupsFor(d *Deployment) Lookups {
-	l := &CLILookups{Run: s.Run}
-	for _, r := range d.ofType("aws:eks/cluster:Cluster") {
-		if r.Delete {
-			continue
-		}
-		l.ClusterName = Str(r.Outputs, "name")
-		if l.ClusterName == "" {
-			l.ClusterName = Str(r.Inputs, "name")
-		}
-		l.Cluster = accessOf(d, r.Provider)
-		if m := accountInARN.FindStringSubmatch(Str(r.Outputs, "arn")); m != nil {
-			l.ClusterAccount = m[1]
-		}
-	}
-	return l
-}
-
-// whoami is what `pulumi whoami --json` prints of the backend.
+// backendURL is the backend `pulumi whoami --json` names.
 func (s *Session) backendURL(ctx context.Context) (string, error) {
 	out, stderr, err := s.Run(ctx, nil, "pulumi", "whoami", "--json", "--cwd", s.Dir, "--non-interactive")
 	if err != nil {

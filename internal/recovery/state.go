@@ -152,6 +152,24 @@ func Name(urn string) string {
 	return urn[strings.LastIndex(urn, "::")+2:]
 }
 
+// project is the project the state's URNs name
+// (urn:pulumi:<stack>::<project>::...).
+func (d *Deployment) project() string {
+	urns := []string{}
+	for _, r := range d.Resources {
+		urns = append(urns, r.URN)
+	}
+	for _, op := range d.PendingOperations {
+		urns = append(urns, op.Resource.URN)
+	}
+	for _, u := range urns {
+		if parts := strings.Split(u, "::"); len(parts) > 2 {
+			return parts[1]
+		}
+	}
+	return ""
+}
+
 // byURN is the state's live resource with urn, nil when there is none.
 func (d *Deployment) byURN(urn string) *Resource {
 	for i := range d.Resources {

@@ -108,18 +108,7 @@ func (c eksCluster) session(ctx context.Context) ([]string, error) {
 	if c.RoleArn == "" {
 		return nil, nil
 	}
-	out, err := c.aws(ctx, nil, "sts", "assume-role", "--role-arn", c.RoleArn, "--role-session-name", "nodeless-eks-destroy-cleanup")
-	if err != nil {
-		return nil, err
-	}
-	var s struct {
-		Credentials struct{ AccessKeyId, SecretAccessKey, SessionToken string }
-	}
-	if err := json.Unmarshal(out, &s); err != nil || s.Credentials.AccessKeyId == "" {
-		return nil, fmt.Errorf("aws sts assume-role --role-arn %s printed no credentials", c.RoleArn)
-	}
-	return []string{"AWS_ACCESS_KEY_ID=" + s.Credentials.AccessKeyId, "AWS_SECRET_ACCESS_KEY=" + s.Credentials.SecretAccessKey,
-		"AWS_SESSION_TOKEN=" + s.Credentials.SessionToken, "AWS_PROFILE="}, nil
+	return awscli.AssumeRole(ctx, c.aws, nil, c.RoleArn, "nodeless-eks-destroy-cleanup")
 }
 
 // exists asks EKS, through the AWS CLI the kubeconfig already needs,
@@ -149,20 +138,16 @@ func (c eksCluster) exists(ctx context.Context) (bool, string, error) {
 	if err != nil {
 		return false, "", err
 	}
-	out, err := c.aws(ctx, creds, "sts", "get-caller-identity")
+	callerAccount, callerArn, err := awscli.CallerIdentity(ctx, c.aws, creds)
 	if err != nil {
 		return false, "", err
 	}
-	var id struct{ Account, Arn string }
-	if err := json.Unmarshal(out, &id); err != nil || id.Account == "" {
-		return false, "", fmt.Errorf("aws sts get-caller-identity printed no account")
-	}
-	if id.Account != account {
+	if callerAccount != account {
 		return false, "", fmt.Errorf("the credentials the kubeconfig uses are for account %s (%s), and cluster %s is in account %s: "+
 			"EKS's answer from there says nothing of it. Run `pulumi destroy` with the stack's own credentials (its aws:profile or "+
-			"aws:assumeRole)", id.Account, id.Arn, c.Name, account)
+			"aws:assumeRole)", callerAccount, callerArn, c.Name, account)
 	}
-	out, err = c.aws(ctx, creds, "eks", "describe-cluster", "--name", c.Name)
+	out, err := c.aws(ctx, creds, "eks", "describe-cluster", "--name", c.Name)
 	if err != nil {
 		var ae *awsError
 		if asAWSError(err, &ae) && strings.Contains(ae.stderr, "ResourceNotFoundException") {

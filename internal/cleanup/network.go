@@ -4,12 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"time"
+
+	"nodeless-eks/internal/awscli"
 )
 
 // The network sweep is the cleanup's second phase, for a VPC the stack
@@ -81,18 +82,14 @@ func runNetwork(ctx context.Context, getenv func(string) string, log io.Writer) 
 		return err
 	}
 	aws := func(ctx context.Context, args ...string) ([]byte, error) { return c.aws(ctx, creds, args...) }
-	out, err := aws(ctx, "sts", "get-caller-identity")
+	callerAccount, callerArn, err := awscli.CallerIdentity(ctx, c.aws, creds)
 	if err != nil {
 		return err
 	}
-	var id struct{ Account, Arn string }
-	if err := json.Unmarshal(out, &id); err != nil || id.Account == "" {
-		return errors.New("aws sts get-caller-identity printed no account")
-	}
-	if id.Account != account {
+	if callerAccount != account {
 		// From another account every VPC is "not found" and nothing is ours.
 		return fmt.Errorf("the credentials are for account %s (%s), and VPC %s is in account %s: run `pulumi destroy` with the "+
-			"stack's own credentials (its aws:profile or aws:assumeRole)", id.Account, id.Arn, vpcID, account)
+			"stack's own credentials (its aws:profile or aws:assumeRole)", callerAccount, callerArn, vpcID, account)
 	}
 	return Sweep(ctx, aws, Network{VpcID: vpcID, Region: region, ClusterName: cluster, Keep: []string{getenv(EnvNodeSecurityGroup)},
 		Timeout: timeout, Interval: interval, ReportEvery: reportEvery, Log: log})

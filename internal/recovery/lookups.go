@@ -3,7 +3,6 @@ package recovery
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -100,8 +99,8 @@ type CLILookups struct {
 }
 
 // env is the environment the access's calls run with: the ambient
-// credentials, its profile's, or a session of its role (`aws sts
-// assume-role`, one per role and run).
+// credentials, its profile's, or a session of its role (one per role and
+// run).
 func (l *CLILookups) env(ctx context.Context, a AWSAccess) ([]string, error) {
 	var profile []string
 	if a.Profile != "" {
@@ -115,23 +114,11 @@ func (l *CLILookups) env(ctx context.Context, a AWSAccess) ([]string, error) {
 	if env, ok := l.creds[a.key()]; ok {
 		return env, nil
 	}
-	args := []string{"sts", "assume-role", "--role-arn", a.RoleArn, "--role-session-name", "nodeless-eks-recover-pending", "--output", "json"}
-	if a.Region != "" {
-		// STS's regional endpoint, as the provider's own calls use it.
-		args = append(args, "--region", a.Region)
-	}
-	out, stderr, err := l.Run(ctx, profile, "aws", args...)
+	// STS's regional endpoint, as the provider's own calls use it.
+	env, err := awscli.AssumeRole(ctx, l.call(a.Region), profile, a.RoleArn, "nodeless-eks-recover-pending")
 	if err != nil {
-		return nil, awsError(args, stderr, err)
+		return nil, err
 	}
-	var session struct {
-		Credentials struct{ AccessKeyId, SecretAccessKey, SessionToken string }
-	}
-	if err := json.Unmarshal(out, &session); err != nil || session.Credentials.AccessKeyId == "" {
-		return nil, fmt.Errorf("aws sts assume-role --role-arn %s printed no credentials", a.RoleArn)
-	}
-	env := []string{"AWS_ACCESS_KEY_ID=" + session.Credentials.AccessKeyId, "AWS_SECRET_ACCESS_KEY=" + session.Credentials.SecretAccessKey,
-		"AWS_SESSION_TOKEN=" + session.Credentials.SessionToken, "AWS_PROFILE="}
 	if l.creds == nil {
 		l.creds = map[string][]string{}
 	}
@@ -139,12 +126,23 @@ func (l *CLILookups) env(ctx context.Context, a AWSAccess) ([]string, error) {
 	return env, nil
 }
 
-func awsError(args []string, stderr string, err error) *AWSError {
-	e := &AWSError{Args: args, Stderr: stderr, Err: err}
-	if m := awsErrorCode.FindStringSubmatch(stderr); m != nil {
-		e.Code = m[1]
+// call runs the AWS CLI in region.
+func (l *CLILookups) call(region string) awscli.Call {
+	return func(ctx context.Context, env []string, args ...string) ([]byte, error) {
+		full := append(slices.Clone(args), "--output", "json")
+		if region != "" {
+			full = append(full, "--region", region)
+		}
+		out, stderr, err := l.Run(ctx, env, "aws", full...)
+		if err != nil {
+			e := &AWSError{Args: full, Stderr: stderr, Err: err}
+			if m := awsErrorCode.FindStringSubmatch(stderr); m != nil {
+				e.Code = m[1]
+			}
+			return nil, e
+		}
+		return out, nil
 	}
-	return e
 }
 
 // AWS runs the AWS CLI.
@@ -153,15 +151,7 @@ func (l *CLILookups) AWS(ctx context.Context, a AWSAccess, args ...string) ([]by
 	if err != nil {
 		return nil, err
 	}
-	full := append(slices.Clone(args), "--output", "json")
-	if a.Region != "" {
-		full = append(full, "--region", a.Region)
-	}
-	out, stderr, err := l.Run(ctx, env, "aws", full...)
-	if err != nil {
-		return nil, awsError(full, stderr, err)
-	}
-	return out, nil
+	return l.call(a.Region)(ctx, env, args...)
 }
 
 // Account asks STS, once per credentials.
@@ -170,15 +160,13 @@ func (l *CLILookups) Account(ctx context.Context, a AWSAccess) (string, error) {
 	account, ok := l.accounts[a.key()]
 	l.mu.Unlock()
 	if !ok {
-		out, err := l.AWS(ctx, AWSAccess{Region: a.Region, Profile: a.Profile, RoleArn: a.RoleArn}, "sts", "get-caller-identity")
+		env, err := l.env(ctx, a)
 		if err != nil {
 			return "", err
 		}
-		var id struct{ Account string }
-		if err := json.Unmarshal(out, &id); err != nil || id.Account == "" {
-			return "", errors.New("aws sts get-caller-identity printed no account")
+		if account, _, err = awscli.CallerIdentity(ctx, l.call(a.Region), env); err != nil {
+			return "", err
 		}
-		account = id.Account
 		l.mu.Lock()
 		if l.accounts == nil {
 			l.accounts = map[string]string{}

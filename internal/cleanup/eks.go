@@ -1,12 +1,9 @@
 package cleanup
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -80,26 +77,11 @@ func (c eksCluster) aws(ctx context.Context, creds []string, args ...string) ([]
 	if c.Profile != "" && creds == nil {
 		full = append(full, "--profile", c.Profile)
 	}
-	cmd := exec.CommandContext(ctx, "aws", full...)
-	cmd.WaitDelay = 5 * time.Second                                                  // a child holding the output open is cut off (os/exec, Cmd.WaitDelay)
-	cmd.Env = awscli.Environ(os.Environ(), append(slices.Clone(c.Env), creds...)...) // "AWS_PROFILE=" unsets it
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, &awsError{args: full, stderr: strings.TrimSpace(stderr.String()), err: err}
+	out, stderr, err := awscli.Exec(ctx, append(slices.Clone(c.Env), creds...), "aws", full...) // "AWS_PROFILE=" unsets it
+	if err != nil {
+		return nil, awscli.NewError(full, stderr, err)
 	}
-	return stdout.Bytes(), nil
-}
-
-// awsError is a failed AWS CLI call.
-type awsError struct {
-	args   []string
-	stderr string
-	err    error
-}
-
-func (e *awsError) Error() string {
-	return fmt.Sprintf("aws %s: %v: %s", strings.Join(e.args, " "), e.err, e.stderr)
+	return out, nil
 }
 
 // session is the environment of the kubeconfig's role, as `aws eks
@@ -149,8 +131,7 @@ func (c eksCluster) exists(ctx context.Context) (bool, string, error) {
 	}
 	out, err := c.aws(ctx, creds, "eks", "describe-cluster", "--name", c.Name)
 	if err != nil {
-		var ae *awsError
-		if asAWSError(err, &ae) && strings.Contains(ae.stderr, "ResourceNotFoundException") {
+		if awscli.IsCode(err, "ResourceNotFoundException") {
 			return false, "", nil
 		}
 		return false, "", err
@@ -220,15 +201,6 @@ func (c eksCluster) leftovers(ctx context.Context) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
-}
-
-// asAWSError finds an *awsError in err.
-func asAWSError(err error, target **awsError) bool {
-	e, ok := err.(*awsError)
-	if ok {
-		*target = e
-	}
-	return ok
 }
 
 // sameTime compares pulumi-aws's createdAt (RFC 3339) with EKS's as the

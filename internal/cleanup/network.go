@@ -207,8 +207,7 @@ func Sweep(ctx context.Context, aws networkAWS, n Network) error {
 func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, gone bool, err error) {
 	vpcFilter := "Name=vpc-id,Values=" + n.VpcID
 	if _, err := aws(ctx, "ec2", "describe-vpcs", "--vpc-ids", n.VpcID); err != nil {
-		var ae *awsError
-		if asAWSError(err, &ae) && strings.Contains(ae.stderr, "InvalidVpcID.NotFound") {
+		if awscli.IsCode(err, "InvalidVpcID.NotFound") {
 			return nil, true, nil
 		}
 		return nil, false, err
@@ -334,16 +333,8 @@ func (n Network) deleteGroup(ctx context.Context, aws networkAWS, g securityGrou
 // not make the call (EC2's UnauthorizedOperation and AuthFailure, the
 // JSON protocols' AccessDenied/AccessDeniedException).
 func refusedByIAM(err error) bool {
-	var ae *awsError
-	if !asAWSError(err, &ae) {
-		return false
-	}
-	for _, code := range []string{"UnauthorizedOperation", "AuthFailure", "AccessDenied"} {
-		if strings.Contains(ae.stderr, "("+code) {
-			return true
-		}
-	}
-	return false
+	// AccessDenied, and the JSON protocols' AccessDeniedException.
+	return awscli.IsCode(err, "UnauthorizedOperation", "AuthFailure", "AccessDenied", "AccessDeniedException")
 }
 
 // firstLine is an error's first line, what AWS said of a failed call.

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"nodeless-eks/internal/awscli"
 	tags "nodeless-eks/internal/names"
 	"nodeless-eks/testkit/moto"
 
@@ -44,7 +46,7 @@ func (f *fakeVPC) aws(_ context.Context, args ...string) ([]byte, error) {
 	switch args[1] {
 	case "describe-vpcs":
 		if f.gone {
-			return nil, &awsError{args: args, stderr: "An error occurred (InvalidVpcID.NotFound) when calling the DescribeVpcs operation"}
+			return nil, awscli.NewError(args, "An error occurred (InvalidVpcID.NotFound) when calling the DescribeVpcs operation", errors.New("exit status 254"))
 		}
 		return []byte(`{"Vpcs":[{}]}`), nil
 	case "describe-nat-gateways":
@@ -61,7 +63,7 @@ func (f *fakeVPC) aws(_ context.Context, args ...string) ([]byte, error) {
 		return json.Marshal(map[string]any{"NetworkInterfaces": f.enis})
 	case "delete-network-interface":
 		if f.refuse != "" {
-			return nil, &awsError{args: args, stderr: "An error occurred (" + f.refuse + ") when calling the DeleteNetworkInterface operation"}
+			return nil, awscli.NewError(args, "An error occurred ("+f.refuse+") when calling the DeleteNetworkInterface operation", errors.New("exit status 254"))
 		}
 		f.enis = slices.DeleteFunc(f.enis, func(e eni) bool { return e.NetworkInterfaceId == arg("--network-interface-id") })
 		return nil, nil
@@ -83,7 +85,7 @@ func (f *fakeVPC) aws(_ context.Context, args ...string) ([]byte, error) {
 		id := arg("--group-id")
 		for _, r := range f.rules {
 			if r.ReferencedGroupInfo.GroupId == id {
-				return nil, &awsError{args: args, stderr: "An error occurred (DependencyViolation): resource " + id + " has a dependent object"}
+				return nil, awscli.NewError(args, "An error occurred (DependencyViolation): resource "+id+" has a dependent object", errors.New("exit status 254"))
 			}
 		}
 		f.groups = slices.DeleteFunc(f.groups, func(g securityGroup) bool { return g.GroupId == id })

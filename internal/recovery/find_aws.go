@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"nodeless-eks/internal/awscli"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +21,7 @@ func awsJSON(ctx context.Context, l Lookups, t Target, out any, notFound []strin
 	}
 	raw, err := l.AWS(ctx, t.Access, args...)
 	if err != nil {
-		if len(notFound) > 0 && IsAWSCode(err, notFound...) {
+		if len(notFound) > 0 && awscli.IsCode(err, notFound...) {
 			return false, nil
 		}
 		return false, err
@@ -82,113 +82,55 @@ func epoch(secs int64) time.Time {
 	return time.Unix(secs, 0)
 }
 
-// heldIDs are the IDs of the state's resources of the pending create's
-// type: objects found by tags that the stack already holds are not the
-// one its create made.
-func heldIDs(t Target) map[string]bool {
-	held := map[string]bool{}
-	for _, r := range t.State.ofType(t.Op.Resource.Type) {
-		held[r.ID] = true
-	}
-	return held
-}
-
-// pick is the one candidate the state does not hold: none is absent, more
-// than one is for a person.
-func pick(t Target, what string, candidates []string, created map[string]time.Time) (Found, error) {
-	held := heldIDs(t)
-	var left []string
-	for _, c := range candidates {
-		if !held[c] && !slices.Contains(left, c) {
-			left = append(left, c)
-		}
-	}
-	switch len(left) {
-	case 0:
-		return absent, nil
-	case 1:
-		return Found{Exists: true, ID: left[0], Created: created[left[0]]}, nil
-	}
-	sort.Strings(left)
-	return absent, cannotTell("%d %s match what its create sent (%s): the recovery does not pick one", len(left), what, strings.Join(left, ", "))
-}
-
-// ec2Filter is one filter of an EC2 describe call.
-type ec2Filter struct {
-	Name   string   `json:"Name"`
-	Values []string `json:"Values"`
-}
-
-// tagFilters are EC2 filters on every tag the create sent (EC2 tags these
-// objects in the create call itself, TagSpecifications).
-func tagFilters(t Target) ([]ec2Filter, error) {
-	tags, _ := decoded(t.Op.Resource.Inputs["tags"]).(map[string]any)
-	if len(tags) == 0 {
-		return nil, cannotTell("its recorded inputs have no tags to find it by")
-	}
-	keys := make([]string, 0, len(tags))
-	for k := range tags {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var filters []ec2Filter
-	for _, k := range keys {
-		v, ok := tags[k].(string)
-		if !ok {
-			return nil, cannotTell("its tag %s is not known in the recorded inputs", k)
-		}
-		filters = append(filters, ec2Filter{Name: "tag:" + k, Values: []string{v}})
-	}
-	return filters, nil
-}
-
-// filterArg is filters as the CLI's JSON form, which takes any character
-// in a value (the shorthand splits values at commas).
-func filterArg(filters []ec2Filter) string {
-	raw, _ := json.Marshal(filters)
-	return string(raw)
-}
-
-// findTagged lists EC2 objects by filters and every tag the create sent,
-// with the describe call of cmd (its filter flag last), and picks the one
-// the state does not hold: the ID field idKey of each entry of the
-// output's list listKey.
-// findTagged picks the one object of the create's tags that the state
-// does not hold; createdKey names its creation time in the answer ("" for
-// a kind that has none).
-func findTagged(ctx context.Context, l Lookups, t Target, what, listKey, idKey, createdKey string, cmd []string, filters ...ec2Filter) (Found, error) {
-	tags, err := tagFilters(t)
-	if err != nil {
-		return absent, err
-	}
-	var out map[string][]map[string]any
-	if _, err := awsJSON(ctx, l, t, &out, nil, append(cmd, filterArg(append(filters, tags...)))...); err != nil {
-		return absent, err
-	}
-	var ids []string
-	created := map[string]time.Time{}
-	for _, o := range out[listKey] {
-		if id, ok := o[idKey].(string); ok {
-			ids = append(ids, id)
-			raw, _ := json.Marshal(o[createdKey])
-			var at awscli.Time
-			if createdKey != "" && json.Unmarshal(raw, &at) == nil {
-				created[id] = at.Time
-			}
-		}
-	}
-	return pick(t, what, ids, created)
-}
-
+// findNatGateway lists the gateways of the create's subnet and of every
+// tag it sent (EC2 tags them in the create call, TagSpecifications), not
+// failed or deleted, less those the state holds: one is the create's,
+// more than one is for a person. DescribeNatGateways takes --filter,
+// singular (the EC2 API reference), in the CLI's JSON form, which takes
+// any character in a value.
 func findNatGateway(ctx context.Context, l Lookups, t Target) (Found, error) {
 	in, err := need(t, "subnetId")
 	if err != nil {
 		return absent, err
 	}
-	// DescribeNatGateways takes --filter, singular (the EC2 API reference);
-	// a failed or deleted gateway is no object to import.
-	return findTagged(ctx, l, t, "NAT gateways", "NatGateways", "NatGatewayId", "CreateTime", []string{"ec2", "describe-nat-gateways", "--filter"},
-		ec2Filter{"subnet-id", []string{in[0]}}, ec2Filter{"state", []string{"pending", "available"}})
+	tags, _ := decoded(t.Op.Resource.Inputs["tags"]).(map[string]any)
+	if len(tags) == 0 {
+		return absent, cannotTell("its recorded inputs have no tags to find it by")
+	}
+	filters := []any{map[string]any{"Name": "subnet-id", "Values": []string{in[0]}}, map[string]any{"Name": "state", "Values": []string{"pending", "available"}}}
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		v, ok := tags[k].(string)
+		if !ok {
+			return absent, cannotTell("its tag %s is not known in the recorded inputs", k)
+		}
+		filters = append(filters, map[string]any{"Name": "tag:" + k, "Values": []string{v}})
+	}
+	filter, _ := json.Marshal(filters)
+	var out struct {
+		NatGateways []struct {
+			NatGatewayId string
+			CreateTime   awscli.Time
+		}
+	}
+	if _, err := awsJSON(ctx, l, t, &out, nil, "ec2", "describe-nat-gateways", "--filter", string(filter)); err != nil {
+		return absent, err
+	}
+	held := map[string]bool{}
+	for _, r := range t.State.ofType(t.Op.Resource.Type) {
+		held[r.ID] = true
+	}
+	var left []string
+	found := absent
+	for _, g := range out.NatGateways {
+		if !held[g.NatGatewayId] {
+			left = append(left, g.NatGatewayId)
+			found = Found{Exists: true, ID: g.NatGatewayId, Created: g.CreateTime.Time}
+		}
+	}
+	if len(left) > 1 {
+		return absent, cannotTell("%d NAT gateways match what its create sent (%s): the recovery does not pick one", len(left), strings.Join(left, ", "))
+	}
+	return found, nil
 }
 
 func findCommand(_ context.Context, _ Lookups, t Target) (Found, error) {

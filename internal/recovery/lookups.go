@@ -1,13 +1,8 @@
 package recovery
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -35,7 +30,7 @@ func (a AWSAccess) key() string { return a.Profile + "|" + a.RoleArn }
 type Lookups interface {
 	// AWS runs the AWS CLI (`aws <args> --output json --region <region>`)
 	// with the access's credentials and returns its output, or an
-	// *AWSError.
+	// *awscli.Error.
 	AWS(ctx context.Context, a AWSAccess, args ...string) ([]byte, error)
 	// Account is the AWS account the access's credentials are for; an
 	// error when it is not one the provider allows.
@@ -44,48 +39,11 @@ type Lookups interface {
 	Wait(ctx context.Context, bound time.Duration, cond func(context.Context) (bool, string, error)) error
 }
 
-// AWSError is a failure of the AWS CLI: its exit status and, when AWS
-// answered, the error code the CLI printed ("An error occurred
-// (NoSuchEntity) when calling the GetRole operation: ...").
-type AWSError struct {
-	Args   []string
-	Code   string
-	Stderr string
-	Err    error
-}
+// Runner runs a command (awscli.Runner); Exec runs it for real.
+type Runner = awscli.Runner
 
-func (e *AWSError) Error() string {
-	return fmt.Sprintf("aws %s: %v: %s", strings.Join(e.Args, " "), e.Err, strings.TrimSpace(e.Stderr))
-}
-
-var awsErrorCode = regexp.MustCompile(`An error occurred \(([A-Za-z0-9_.]+)\)`)
-
-// IsAWSCode reports an AWS error with one of codes: AWS's own answer that
-// the object is not there, when the codes are the operation's "not found".
-func IsAWSCode(err error, codes ...string) bool {
-	var e *AWSError
-	return errors.As(err, &e) && slices.Contains(codes, e.Code)
-}
-
-// Runner runs a command with extra environment and returns its standard
-// output; the error comes with its standard error.
-type Runner func(ctx context.Context, env []string, name string, args ...string) (stdout []byte, stderr string, err error)
-
-// waitDelay is how long Exec waits, once the command exited or ctx ended,
-// for output pipes that a child of the command still holds.
-var waitDelay = 5 * time.Second
-
-// Exec runs a command for real, in the environment of this process with
-// env laid over it ("NAME=" removes NAME: awscli.Environ).
-func Exec(ctx context.Context, env []string, name string, args ...string) ([]byte, string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.WaitDelay = waitDelay                      // a child holding the output open is cut off (os/exec, Cmd.WaitDelay)
-	cmd.Env = awscli.Environ(os.Environ(), env...) // "NAME=" unsets NAME
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return stdout.Bytes(), stderr.String(), err
-}
+// Exec runs a command for real (awscli.Exec).
+var Exec = awscli.Exec
 
 // CLILookups answer through the AWS CLI.
 type CLILookups struct {
@@ -135,11 +93,7 @@ func (l *CLILookups) call(region string) awscli.Call {
 		}
 		out, stderr, err := l.Run(ctx, env, "aws", full...)
 		if err != nil {
-			e := &AWSError{Args: full, Stderr: stderr, Err: err}
-			if m := awsErrorCode.FindStringSubmatch(stderr); m != nil {
-				e.Code = m[1]
-			}
-			return nil, e
+			return nil, awscli.NewError(full, stderr, err)
 		}
 		return out, nil
 	}

@@ -1,4 +1,4 @@
-package recovery
+package awscli
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 // returns within the wait delay, with what it printed, instead of waiting
 // for that child.
 func TestExecIsBoundedByWaitDelay(t *testing.T) {
-	defer func(d time.Duration) { waitDelay = d }(waitDelay)
-	waitDelay = 200 * time.Millisecond
+	defer func(d time.Duration) { WaitDelay = d }(WaitDelay)
+	WaitDelay = 200 * time.Millisecond
 	start := time.Now()
 	out, _, err := Exec(context.Background(), nil, "sh", "-c", "sleep 30 & echo token")
 	assert.Less(t, time.Since(start), 10*time.Second, "not the child's 30 s")

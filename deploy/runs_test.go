@@ -212,6 +212,35 @@ func TestRecoveryCommand(t *testing.T) {
 	_, err = os.ReadFile(goRan)
 	require.NoError(t, err, "an unread import builds the recovery: %s", out)
 
+	// A killed up, mid-create of the cluster: the pre-run resolves it with
+	// no person, through cmd/recover-pending with a fake pulumi and aws
+	// CLI (the state is written by `stack import`, read by the refresh).
+	cluster := `{"urn": "urn:pulumi:dev::nodeless-eks::aws:eks/cluster:Cluster::eks-demo-eksCluster", "type": "aws:eks/cluster:Cluster", ` +
+		`"custom": true, "provider": "urn:pulumi:dev::nodeless-eks::pulumi:providers:aws::default::p1", ` +
+		`"inputs": {"name": "eks-demo", "roleArn": "arn:aws:iam::123456789012:role/eks-demo-cluster"}}`
+	killed := `{"version": 3, "deployment": {"manifest": {"time": "2026-12-01T10:00:00Z"}, "resources": [
+		{"urn": "urn:pulumi:dev::nodeless-eks::pulumi:providers:aws::default", "type": "pulumi:providers:aws", "custom": true, "id": "p1",
+		 "inputs": {"region": "eu-west-1", "allowedAccountIds": "[\"123456789012\"]"}}],
+		"pending_operations": [{"type": "creating", "resource": ` + cluster + `}]}}`
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "pulumi"), []byte(pulumi[:strings.Index(pulumi, "*)")]+
+		"'stack history') echo '[{\"startTime\":\"2026-12-01T09:00:00Z\",\"endTime\":\"2026-12-01T09:10:00Z\",\"result\":\"succeeded\"}]';;\n"+
+		"'stack import') cp \"$4\" "+stateFile+";;\n"+
+		"'refresh --yes') sed -i '/nodeless-eks recovery: imported/d' "+stateFile+";;\n"+
+		"*) echo \"unexpected pulumi $*\" >&2; exit 2;;\nesac\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "aws"), []byte("#!/bin/sh\ncase \"$1 $2\" in\n"+
+		"'sts get-caller-identity') echo '{\"Account\":\"123456789012\",\"Arn\":\"arn:aws:sts::123456789012:assumed-role/deploy-dev/x\"}';;\n"+
+		"'eks describe-cluster') echo '{\"cluster\":{\"status\":\"ACTIVE\",\"roleArn\":\"arn:aws:iam::123456789012:role/eks-demo-cluster\","+
+		"\"createdAt\":\"2026-12-01T09:30:00Z\"}}';;\n*) echo \"unexpected aws $*\" >&2; exit 2;;\nesac\n"), 0o755))
+	out, err = run("update", killed)
+	require.NoError(t, err, out)
+	t.Log(out)
+	assert.Contains(t, out, "import    eks-demo-eksCluster (aws:eks/cluster:Cluster, creating)")
+	recovered, err := os.ReadFile(stateFile)
+	require.NoError(t, err)
+	assert.NotContains(t, string(recovered), "pending_operations", "no pending operation is left for the run")
+	assert.Contains(t, string(recovered), `"id": "eks-demo"`, "the cluster is in the state")
+	assert.NotContains(t, string(recovered), recoveryMark, "and was read by the refresh")
+
 	for _, op := range []string{"preview", "detect-drift"} {
 		out, err = run(op, interrupted)
 		require.NoError(t, err, out)

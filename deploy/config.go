@@ -105,8 +105,9 @@ type Config struct {
 	// and of the others; nobody but organization admins and deploy/
 	// writes their settings.
 	ProductionTeam, OperatorsTeam string
-	// ServicePrincipal is the user ID of the service principal, holding
-	// the Admin role, that deploy/'s own runs run as.
+	// ServicePrincipal is the login of the service principal, holding the
+	// Admin role, that deploy/'s own runs run as: the name GET answers
+	// for it (user.githubLogin), so that the settings compare equal.
 	ServicePrincipal string
 	// SessionHours is the deploy roles' longest session.
 	SessionHours int
@@ -204,7 +205,7 @@ func (c *Config) checkProject() (errs []error) {
 			"deploy/'s own runs assume through Pulumi Cloud's OIDC)", c.Deployer, AccountRoleName)
 	}
 	if !teamRe.MatchString(c.ServicePrincipal) {
-		bad("servicePrincipal %q: required, the user ID of the service principal with the Admin role that deploy/'s runs run as", c.ServicePrincipal)
+		bad("servicePrincipal %q: required, the login of the service principal with the Admin role that deploy/'s runs run as", c.ServicePrincipal)
 	}
 	for key, team := range map[string]string{"productionTeam": c.ProductionTeam, "operatorsTeam": c.OperatorsTeam} {
 		if team != "" && !teamRe.MatchString(team) {

@@ -20,7 +20,7 @@ func TestBadConfig(t *testing.T) {
 		{"an organization in capitals", map[string]string{"organization": "My-Org"}, `organization "My-Org": Pulumi Cloud organization names are lowercase`},
 		{"no deployer", map[string]string{"deployer": ""}, `deployer "": required, the ARN of the role that runs deploy/`},
 		{"a deployer that is a user", map[string]string{"deployer": "arn:aws:iam::210987654321:user/admin"}, `deployer "arn:aws:iam::210987654321:user/admin": required, the ARN of the role`},
-		{"no service principal", map[string]string{"servicePrincipal": ""}, `servicePrincipal "": required, the user ID of the service principal`},
+		{"no service principal", map[string]string{"servicePrincipal": ""}, `servicePrincipal "": required, the login of the service principal`},
 		{"a misspelt stack field", map[string]string{"stacks": `{"prod": {"acount": "prod"}}`}, `stacks: want an object of stacks by name`},
 		{"production sharing its account", map[string]string{"stacks": `{"prod": {"account": "prod", "production": true}, "staging": {"account": "prod"}}`},
 			`stacks.staging.account "prod": holds production stack prod`},
@@ -72,30 +72,37 @@ func TestReviewDefaults(t *testing.T) {
 }
 
 // TestAccountsOIDCProvider: each account's Pulumi Cloud OIDC provider,
-// which its administrator creates, must exist and admit the organization;
-// without it no deploy role could be trusted, so nothing is registered.
-// The account role's trust and other roles' trusts are the account
-// administrator's, and are not read (THREATS.md).
+// which its administrator creates, must exist and admit the organization.
+// An account where it does not gets no role changes, the other accounts
+// do, every stack's settings are restored (a role's ARN is fixed), and the
+// run fails naming the command that fixes it. The account role's trust
+// and other roles' trusts are the account administrator's, and are not
+// read (THREATS.md).
 func TestAccountsOIDCProvider(t *testing.T) {
 	tests := []struct {
-		name   string
-		change func(a *fakeaws.Account)
-		want   string
+		name    string
+		account string
+		change  func(a *fakeaws.Account)
+		want    string
 	}{
-		{"no OIDC provider", func(a *fakeaws.Account) { a.Others[devAccount].PulumiOIDC = nil },
+		{"no OIDC provider", "dev", func(a *fakeaws.Account) { a.Others[devAccount].PulumiOIDC = nil },
 			"aws iam create-open-id-connect-provider --url https://api.pulumi.com/oidc --client-id-list my-org"},
-		{"a provider for another organization", func(a *fakeaws.Account) { a.Others[prodAccount].PulumiOIDC.ClientIDs = []string{"other-org"} },
+		{"a provider for another organization", "prod", func(a *fakeaws.Account) { a.Others[prodAccount].PulumiOIDC.ClientIDs = []string{"other-org"} },
 			"admits the audiences [\"other-org\"], not the organization my-org"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t, "Pulumi.example.yaml", nil, "prod")
 			tt.change(w.aws)
-			rec, res := w.run(t, true)
+			rec, res := w.run(t, false)
 			require.Error(t, res.Err)
 			assert.Contains(t, res.Err.Error(), tt.want)
-			for _, reg := range rec.All() {
-				assert.NotContains(t, reg.Type, "iam/", "nothing registered in AWS: %s", reg.Name)
+			for _, stack := range fleetOf(w.c) {
+				r := RoleOf(w.c, stack)
+				_, registered := rec.Find("aws:iam/role:Role", deployRoleName+r.Key)
+				assert.Equal(t, r.Account != tt.account, registered, "%s's role is changed only in a readable account", stack)
+				assert.Equal(t, "arn:aws:iam::"+w.c.Accounts[r.Account].ID+":role/"+deployRoleName+r.Key,
+					field(w.settingsOf(t, stack), "operationContext.oidc.aws.roleArn"), "%s's settings are restored", stack)
 			}
 		})
 	}

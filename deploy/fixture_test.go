@@ -241,6 +241,23 @@ func (w *world) settingsOf(t *testing.T, stack string) map[string]any {
 
 type fakeStack = fakecloud.Stack
 
+// captureErrors collects the errors the program logs, for the test's
+// length.
+func captureErrors(t *testing.T) *[]string {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	old := logError
+	logError = func(_ *pulumi.Context, msg string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, msg)
+		return nil
+	}
+	t.Cleanup(func() { logError = old })
+	return &got
+}
+
 // captureWarnings collects what the program warns, for the test's length.
 func captureWarnings(t *testing.T) *[]string {
 	t.Helper()

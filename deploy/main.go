@@ -35,9 +35,12 @@ func main() {
 	pulumi.Run(program)
 }
 
-// logWarning shows a warning in `pulumi preview` and `pulumi up`; tests
-// read it here.
-var logWarning = func(ctx *pulumi.Context, msg string) error { return ctx.Log.Warn(msg, nil) }
+// logWarning and logError show a warning or an error in `pulumi preview`
+// and `pulumi up`; tests read them here.
+var (
+	logWarning = func(ctx *pulumi.Context, msg string) error { return ctx.Log.Warn(msg, nil) }
+	logError   = func(ctx *pulumi.Context, msg string) error { return ctx.Log.Error(msg, nil) }
+)
 
 func program(ctx *pulumi.Context) error {
 	c, err := loadConfig(ctx)
@@ -58,16 +61,25 @@ func program(ctx *pulumi.Context) error {
 		return fmt.Errorf("reading the partition: %w", err)
 	}
 
-	accounts := map[string]*account{}
+	// An account whose OIDC provider cannot be read gets no role changes;
+	// its stacks' settings still name their roles, whose ARNs are fixed.
+	roleArns := map[string]pulumi.StringOutput{}
 	for _, name := range sortedKeys(c.Accounts) {
-		if accounts[name], err = newAccount(ctx, c, name, partition.Partition); err != nil {
+		a, finding, err := newAccount(ctx, c, name, partition.Partition)
+		if err != nil {
 			return err
 		}
-	}
-	roleArns := map[string]pulumi.StringOutput{}
-	for _, r := range Roles(c) {
-		if roleArns[r.Key], err = newDeployRole(ctx, c, r, r.scope(c, partition.Partition), accounts[r.Account]); err != nil {
-			return err
+		findings = append(findings, finding)
+		for _, r := range Roles(c) {
+			switch {
+			case r.Account != name:
+			case finding != nil:
+				roleArns[r.Key] = pulumi.Sprintf("arn:%s:iam::%s:role/%s%s", partition.Partition, c.Accounts[name].ID, deployRoleName, r.Key)
+			default:
+				if roleArns[r.Key], err = newDeployRole(ctx, c, r, r.scope(c, partition.Partition), a); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	if err := newCloud(ctx, c, api, org, roleArns, partition.Partition); err != nil {
@@ -88,8 +100,18 @@ func program(ctx *pulumi.Context) error {
 	// Everything above is registered and awaited whatever the findings
 	// (RunWithContext waits for every registration and output before it
 	// returns the program's error: pulumi sdk v3.276.0 go/pulumi/run.go).
+	// The engine performs no delete in a run whose program fails
+	// (deployment_executor.go runs its post steps only after a program that
+	// ended well), so a removal waits for the first run without findings.
+	// Each is logged too: a failed restore's error replaces the program's.
 	if err := errors.Join(findings...); err != nil {
-		return fmt.Errorf("deploy/ restored what it declares, but what it rests on does not hold:\n%w", err)
+		for _, f := range findings {
+			if f != nil {
+				_ = logError(ctx, f.Error())
+			}
+		}
+		return fmt.Errorf("deploy/ restored what it declares, but what it rests on does not hold, and nothing it no longer declares "+
+			"is deleted until it does:\n%w", err)
 	}
 	return nil
 }
@@ -102,8 +124,9 @@ type account struct {
 }
 
 // newAccount reaches an account through AccountRoleName and reads the
-// account's Pulumi Cloud OIDC provider.
-func newAccount(ctx *pulumi.Context, c *Config, name, partition string) (*account, error) {
+// account's Pulumi Cloud OIDC provider; a provider that cannot be read,
+// or does not admit the organization, is a finding.
+func newAccount(ctx *pulumi.Context, c *Config, name, partition string) (a *account, finding, err error) {
 	id := c.Accounts[name].ID
 	p, err := aws.NewProvider(ctx, "aws-"+name, &aws.ProviderArgs{
 		Region:            pulumi.String(c.Region),
@@ -114,9 +137,9 @@ func newAccount(ctx *pulumi.Context, c *Config, name, partition string) (*accoun
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("creating the provider of account %s: %w", name, err)
+		return nil, nil, fmt.Errorf("creating the provider of account %s: %w", name, err)
 	}
-	a := &account{opts: []pulumi.ResourceOption{pulumi.Provider(p)}}
+	a = &account{opts: []pulumi.ResourceOption{pulumi.Provider(p)}}
 	// Pulumi Cloud's OIDC provider: IAM holds one per URL, which ESC or a
 	// quick start may use too, so the account's administrator creates it
 	// and deploy/ reads it, by its fixed ARN.
@@ -125,14 +148,14 @@ func newAccount(ctx *pulumi.Context, c *Config, name, partition string) (*accoun
 	create := fmt.Sprintf("aws iam create-open-id-connect-provider --url %s --client-id-list %s", oidcIssuerURL, c.Organization)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("accounts.%s: reading Pulumi Cloud's OIDC provider %s: %w; if the account has none, create it (deploy/README.md, "+
-			"step 3): %s", name, a.oidcArn, err, create)
+		return a, fmt.Errorf("accounts.%s: reading Pulumi Cloud's OIDC provider %s: %w; if the account has none, create it (deploy/README.md, "+
+			"step 3): %s", name, a.oidcArn, err, create), nil
 	case !slices.Contains(oidc.ClientIdLists, c.Organization):
-		return nil, fmt.Errorf("accounts.%s: Pulumi Cloud's OIDC provider %s admits the audiences %q, not the organization %s, which "+
+		return a, fmt.Errorf("accounts.%s: Pulumi Cloud's OIDC provider %s admits the audiences %q, not the organization %s, which "+
 			"Deployments' tokens carry: aws iam add-client-id-to-open-id-connect-provider --open-id-connect-provider-arn %s --client-id %s",
-			name, a.oidcArn, oidc.ClientIdLists, c.Organization, a.oidcArn, c.Organization)
+			name, a.oidcArn, oidc.ClientIdLists, c.Organization, a.oidcArn, c.Organization), nil
 	}
-	return a, nil
+	return a, nil, nil
 }
 
 // newDeployRole creates, in the role's account, the permissions boundary

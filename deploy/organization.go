@@ -104,7 +104,7 @@ func readOrganization(ctx context.Context, c *Config, api *pulumicloud.Client) (
 	// The census: every stack of the organization (an admin sees them all:
 	// stackCount "may be more than the requesting user has permission to
 	// see"), and in the project only the fleet's and review stacks.
-	reviews, seen := map[string]int64{}, 0
+	reviews, seen, tokens := map[string]int64{}, 0, map[string]bool{}
 	for token, n := "", 0; n == 0 || token != ""; n++ {
 		q := url.Values{"organization": {c.Organization}}
 		if token != "" {
@@ -128,13 +128,18 @@ func readOrganization(ctx context.Context, c *Config, api *pulumicloud.Client) (
 					"project it does not name: add it to stacks, or move it out of project %s", c.Project, s.StackName, reviewPrefix(c), c.Project)
 			}
 		}
-		next := cmpOr(page.ContinuationToken, new(string))
-		if *next != "" && *next == token { // a token answered twice would loop for ever
+		token = *cmpOr(page.ContinuationToken, new(string))
+		if tokens[token] { // a token answered twice would loop for ever
 			find("reading the organization's stacks: the continuation token %q came back twice", token)
 			err = errors.New("unread")
 			break
 		}
-		token = *next
+		tokens[token] = true
+		if n == 10000 {
+			find("reading the organization's stacks: more than %d pages", n)
+			err = errors.New("unread")
+			break
+		}
 	}
 	if err == nil {
 		state.ReviewStacks = reviews

@@ -87,6 +87,16 @@ func TestAFailedPreconditionNeverStopsTheRestore(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a finding beside a restore that fails is still shown", func(t *testing.T) {
+		w := newWorld(t, "Pulumi.example.yaml", nil, "prod")
+		logged := captureErrors(t)
+		w.org.Metadata["permissionMode"] = "permissive"
+		w.api.Fail("PUT /api/stacks/my-org/nodeless-eks/staging/deployments/settings", http.StatusServiceUnavailable)
+		_, res := w.run(t, false)
+		require.Error(t, res.Err)
+		assert.Contains(t, res.Err.Error(), "writing the deployment settings of nodeless-eks/staging")
+		assert.Contains(t, strings.Join(*logged, "\n"), "is not in the restricted permission mode", "the finding is logged")
+	})
 	t.Run("a deny is not judged", func(t *testing.T) {
 		w := newWorld(t, "Pulumi.example.yaml", nil, "prod")
 		policy(map[string]any{"decision": "deny", "tokenType": "personal", "rules": map[string]any{"sub": "*"}})(w.org)

@@ -20,8 +20,7 @@
 //
 // In a Pulumi Deployments run (deploy/'s pre-run command) the stack comes
 // from PULUMI_CI_ORGANIZATION, PULUMI_CI_PROJECT and PULUMI_CI_STACK. It
-// needs the pulumi and aws CLIs, the stack's AWS credentials and, for a
-// stack with Kubernetes resources, access to its cluster. It exits 0 when
+// needs the pulumi and aws CLIs and the stack's AWS credentials. It exits 0 when
 // there was nothing to do or everything was resolved, 1 otherwise.
 package main
 

@@ -299,8 +299,10 @@ func undecided(t Target, since time.Time) string {
 	next := fmt.Sprintf("find the object the create sent (%s); if it exists and was made %s, %s", cmp.Or(strings.Join(sent, ", "), "see its inputs: `pulumi stack export`"),
 		after, importOrClear(t.Op.Resource.URN))
 	if t.Op.Resource.Type == helmRelease {
-		next += fmt.Sprintf("; a release left pending-install: `kubectl delete secret -n %s -l owner=helm,name=%s` first",
-			cmp.Or(t.Input("namespace"), "default"), t.Input("name"))
+		// Helm's secrets driver labels each record with the release's name
+		// and status (helm.sh/helm/v3 v3.20.2 pkg/storage/driver/secrets.go).
+		next += fmt.Sprintf("; a release left pending-install: `kubectl delete secret -n %s -l owner=helm,name=%s,status=pending-install` first",
+			cmp.Or(t.Input("namespace"), "default"), cmp.Or(t.Input("name"), "<release>"))
 	}
 	return next
 }

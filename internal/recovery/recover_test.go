@@ -85,7 +85,7 @@ func TestAHelmReleaseIsAPersonsToDecide(t *testing.T) {
 	f := newFixture(t)
 	v := verdictOf(t, f, state(releaseOp(Creating)))
 	assert.Equal(t, Undecided, v.Outcome, v.Why)
-	assert.Contains(t, v.Next, "`kubectl delete secret -n karpenter -l owner=helm,name=karpenter` first")
+	assert.Contains(t, v.Next, "`kubectl delete secret -n karpenter -l owner=helm,name=karpenter,status=pending-install` first")
 	assert.Contains(t, v.Next, "-import '"+releaseOp(Creating).Resource.URN+"=<ID>'")
 	assert.Contains(t, v.Next, "name karpenter, namespace karpenter")
 	v = verdictOf(t, f, state(releaseOp(Updating)))

@@ -361,7 +361,7 @@ func TestUpInterruptedDuringAHelmRelease(t *testing.T) {
 	_, err := s.Recover(context.Background())
 	require.ErrorIs(t, err, ErrUndecided)
 	assert.Equal(t, before, p.export)
-	assert.Contains(t, out.String(), "`kubectl delete secret -n karpenter -l owner=helm,name=karpenter` first")
+	assert.Contains(t, out.String(), "`kubectl delete secret -n karpenter -l owner=helm,name=karpenter,status=pending-install` first")
 	assert.Contains(t, out.String(), "go run ./cmd/recover-pending -stack dev -clear '"+karpRelease+"'")
 
 	s.Options.Decisions = map[string]Decision{karpRelease: {}} // the person's -clear, once the record is gone

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"nodeless-eks/internal/pulumicloud"
 
 	"github.com/pulumi/pulumi-cloud-sdk/go/apitype"
 	"github.com/pulumi/pulumi-pulumiservice/sdk/go/pulumiservice"
@@ -25,7 +24,7 @@ import (
 // stack and for the review stacks and the teams, each stack's deployment
 // settings (naming its role), drift and TTL schedules, and deploy/'s own
 // settings and schedule, on which it restores all of it.
-func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *census, roleArns map[string]pulumi.StringOutput, partition string) error {
+func newCloud(ctx *pulumi.Context, c *Config, api *cloudAPI, org *census, roleArns map[string]pulumi.StringOutput, partition string) error {
 	named := sortedKeys(c.Stacks)
 	fleet := slices.Clone(named)
 	if c.Review != nil {
@@ -55,7 +54,7 @@ func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *cens
 		// of pulumiservice v1.3.0's Stack carries it).
 		ids[name] = stack.ID().ApplyT(func(pulumi.ID) (string, error) {
 			id, err := stackID(api, c, name)
-			if ctx.DryRun() && pulumicloud.StatusOf(err) == http.StatusNotFound {
+			if ctx.DryRun() && statusOf(err) == http.StatusNotFound {
 				return "", nil // created by the update this preview shows
 			}
 			return id, err
@@ -208,7 +207,7 @@ func newCloud(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, org *cens
 // template's: its own copy keeps its source and triggers (its branch is
 // the pull request's); what it runs as and with (operationContext, the
 // executor, the pool, the cache) is the template's, whole.
-func newReviewStack(ctx *pulumi.Context, c *Config, api *pulumicloud.Client, name string, lastUpdate int64, template pulumi.MapOutput) (pulumi.StringOutput, error) {
+func newReviewStack(ctx *pulumi.Context, c *Config, api *cloudAPI, name string, lastUpdate int64, template pulumi.MapOutput) (pulumi.StringOutput, error) {
 	restored := template.ApplyT(func(template map[string]any) (string, error) {
 		// Only an admin or Deployments makes a stack in the project
 		// (membersCanCreateStacks and membersCanTransferStacks are off).
@@ -260,13 +259,13 @@ func settingsPath(c *Config, project, stack string) string {
 // drop one: the settings are the REST API's, here. The answer decodes as
 // apitype.DeploymentSettings, whose fields deploy/ does not know it
 // tolerates and compares.
-func restoreSettings(ctx *pulumi.Context, api *pulumicloud.Client, c *Config, project, stack string,
+func restoreSettings(ctx *pulumi.Context, api *cloudAPI, c *Config, project, stack string,
 	want func(live map[string]any) map[string]any) (string, error) {
 	var live map[string]any
 	var raw json.RawMessage
-	err := api.Call(context.Background(), http.MethodGet, settingsPath(c, project, stack), nil, &raw)
+	err := api.call(context.Background(), http.MethodGet, settingsPath(c, project, stack), nil, &raw)
 	switch {
-	case pulumicloud.StatusOf(err) == http.StatusNotFound: // none yet
+	case statusOf(err) == http.StatusNotFound: // none yet
 	case err != nil:
 		return "", fmt.Errorf("reading the deployment settings of %s/%s: %w", project, stack, err)
 	case json.Unmarshal(raw, new(apitype.DeploymentSettings)) != nil || json.Unmarshal(raw, &live) != nil:
@@ -285,7 +284,7 @@ func restoreSettings(ctx *pulumi.Context, api *pulumicloud.Client, c *Config, pr
 			project, stack, strings.Join(diffs, "; "))
 		return "differ: " + strings.Join(diffs, "; "), logWarning(ctx, msg)
 	}
-	if err := api.Call(context.Background(), http.MethodPut, settingsPath(c, project, stack), doc, nil); err != nil {
+	if err := api.call(context.Background(), http.MethodPut, settingsPath(c, project, stack), doc, nil); err != nil {
 		return "", fmt.Errorf("writing the deployment settings of %s/%s: %w", project, stack, err)
 	}
 	return "restored: " + strings.Join(diffs, "; "), nil
@@ -408,10 +407,10 @@ func mustMarshal(v any) string {
 }
 
 // stackID asks Pulumi Cloud for a stack's ID (AppStack.id).
-func stackID(api *pulumicloud.Client, c *Config, stack string) (string, error) {
+func stackID(api *cloudAPI, c *Config, stack string) (string, error) {
 	var s struct{ ID string }
 	path := "/api/stacks/" + url.PathEscape(c.Organization) + "/" + url.PathEscape(c.Project) + "/" + url.PathEscape(stack)
-	if err := api.Call(context.Background(), http.MethodGet, path, nil, &s); err != nil || s.ID == "" {
+	if err := api.call(context.Background(), http.MethodGet, path, nil, &s); err != nil || s.ID == "" {
 		return "", fmt.Errorf("reading the Pulumi Cloud ID of stack %s (%w): its role cannot name it", stack, err)
 	}
 	return s.ID, nil

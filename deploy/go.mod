@@ -4,6 +4,7 @@ go 1.26.6
 
 require (
 	github.com/pulumi/pulumi-aws/sdk/v6 v6.83.4
+	github.com/pulumi/pulumi-cloud-sdk/go v1.20261118.1124
 	github.com/pulumi/pulumi-pulumiservice/sdk v1.3.0
 	github.com/pulumi/pulumi/sdk/v3 v3.276.0
 	github.com/stretchr/testify v1.12.1
@@ -16,7 +17,6 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.8 // indirect
 	github.com/godbus/dbus/v5 v5.2.2 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
-	github.com/pulumi/pulumi-cloud-sdk/go v1.20261118.1124 // indirect
 	github.com/zalando/go-keyring v0.2.8 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

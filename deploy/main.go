@@ -24,7 +24,6 @@ import (
 
 	"nodeless-eks/internal/deployerpolicy"
 	"nodeless-eks/internal/iampolicy"
-	"nodeless-eks/internal/pulumicloud"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -47,13 +46,9 @@ func program(ctx *pulumi.Context) error {
 	if err != nil {
 		return err
 	}
-	api, source, err := pulumicloud.Load()
+	api, err := loadCloudAPI()
 	if err != nil {
 		return err
-	}
-	if api.Token == "" {
-		return fmt.Errorf("no Pulumi Cloud token (%s): deploy/ reads and writes the organization with an admin's, PULUMI_ACCESS_TOKEN "+
-			"or `pulumi login`", source)
 	}
 	org, findings := readOrganization(context.Background(), c, api)
 	partition, err := aws.GetPartition(ctx, nil)

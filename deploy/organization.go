@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"nodeless-eks/internal/pulumicloud"
 
 	"github.com/pulumi/pulumi-cloud-sdk/go/apitype"
 )
@@ -43,9 +42,9 @@ type census struct {
 
 // get reads path into out, an apitype answer; each of need, a top-level
 // field, must be in the answer.
-func get(ctx context.Context, api *pulumicloud.Client, path string, out any, need ...string) error {
+func get(ctx context.Context, api *cloudAPI, path string, out any, need ...string) error {
 	var raw json.RawMessage
-	if err := api.Call(ctx, http.MethodGet, path, nil, &raw); err != nil {
+	if err := api.call(ctx, http.MethodGet, path, nil, &raw); err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
 	var fields map[string]json.RawMessage
@@ -67,7 +66,7 @@ func get(ctx context.Context, api *pulumicloud.Client, path string, out any, nee
 // organization's settings, the project's stacks, the runner pools, the
 // OIDC token exchange and the teams config names. It returns the census
 // and the findings.
-func readOrganization(ctx context.Context, c *Config, api *pulumicloud.Client) (*census, []error) {
+func readOrganization(ctx context.Context, c *Config, api *cloudAPI) (*census, []error) {
 	var findings []error
 	find := func(format string, a ...any) { findings = append(findings, fmt.Errorf(format, a...)) }
 	org := url.PathEscape(c.Organization)
@@ -157,7 +156,7 @@ func readOrganization(ctx context.Context, c *Config, api *pulumicloud.Client) (
 	// page), so production and deploy/ would share a host.
 	var pools apitype.ListAgentPoolsResponse
 	switch err := get(ctx, api, "/api/orgs/"+org+"/agent-pools", &pools); {
-	case err != nil && (meta.Features.SelfHostedDeploymentsEnabled || pulumicloud.StatusOf(err) != http.StatusForbidden):
+	case err != nil && (meta.Features.SelfHostedDeploymentsEnabled || statusOf(err) != http.StatusForbidden):
 		find("%w", err) // 403 without customer-managed runners: no pool to read
 	case err == nil && pools.DefaultAgentPoolID != nil && *pools.DefaultAgentPoolID != "":
 		find("the organization's default runner pool %s would run deploy/ and the production stacks on a host that other runs share; "+

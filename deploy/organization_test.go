@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -150,4 +152,46 @@ func TestDeploysOwnSettingsAreDeclared(t *testing.T) {
 	assert.Equal(t, leaves(OwnSettings(w.c)), leaves(own.Settings), "written back whole")
 	assert.Nil(t, own.Settings["agentPoolID"])
 	assert.Nil(t, field(own.Settings, "sourceContext.git.repoUrl"))
+}
+
+// TestTheTokenIsTheCLIs: without PULUMI_ACCESS_TOKEN and PULUMI_API, the
+// API is the backend `pulumi login` made current and the token its own, as
+// the Pulumi CLI reads its credentials; a self-managed backend's login
+// leaves Pulumi Cloud's API; no token anywhere is refused, naming the
+// ways to give one; a credentials file that does not parse is an error.
+func TestTheTokenIsTheCLIs(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("PULUMI_HOME", home)
+	t.Setenv("PULUMI_API", "")
+	t.Setenv("PULUMI_ACCESS_TOKEN", "")
+	write := func(creds string) {
+		require.NoError(t, os.WriteFile(filepath.Join(home, "credentials.json"), []byte(creds), 0o600))
+	}
+	_, err := loadCloudAPI()
+	require.ErrorContains(t, err, "no Pulumi Cloud token for https://api.pulumi.com")
+	assert.ErrorContains(t, err, "PULUMI_ACCESS_TOKEN or `pulumi login`")
+
+	// As the CLI v3.276.0 writes it: accounts, and accessTokens derived
+	// from them for older CLIs (workspace.Credentials.MarshalJSON).
+	write(`{"current":"https://api.pulumi.acme.internal","accounts":{"https://api.pulumi.com":{"accessToken":"pul-cloud"},` +
+		`"https://api.pulumi.acme.internal":{"accessToken":"pul-self-hosted"}},` +
+		`"accessTokens":{"https://api.pulumi.com":"pul-cloud","https://api.pulumi.acme.internal":"pul-self-hosted"}}`)
+	api, err := loadCloudAPI()
+	require.NoError(t, err)
+	assert.Equal(t, cloudAPI{URL: "https://api.pulumi.acme.internal", Token: "pul-self-hosted"}, *api)
+
+	write(`{"current":"s3://state-bucket","accounts":{"https://api.pulumi.com":{"accessToken":"pul-cloud"}},"accessTokens":{"https://api.pulumi.com":"pul-cloud"}}`)
+	api, err = loadCloudAPI()
+	require.NoError(t, err)
+	assert.Equal(t, cloudAPI{URL: "https://api.pulumi.com", Token: "pul-cloud"}, *api)
+
+	write(`{"current": "https://api.pulumi.com", "accessTokens": {`)
+	_, err = loadCloudAPI()
+	require.ErrorContains(t, err, "reading the Pulumi CLI's credentials")
+
+	t.Setenv("PULUMI_API", "http://127.0.0.1:9/")
+	t.Setenv("PULUMI_ACCESS_TOKEN", "pul-env")
+	api, err = loadCloudAPI()
+	require.NoError(t, err, "the environment names both: the file is not read")
+	assert.Equal(t, cloudAPI{URL: "http://127.0.0.1:9", Token: "pul-env"}, *api)
 }

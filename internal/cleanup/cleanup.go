@@ -617,11 +617,21 @@ func (c *cleaner) controllerObjects(ctx context.Context) error {
 				ns, f.r.Plural, strings.Split(f.r.GroupVersion, "/")[0], f.o.Name()))
 		}
 		slices.Sort(cmds)
+		// The controller's webhooks refuse these UPDATEs while no pod of
+		// it serves them (failurePolicy Fail on TargetGroupBindings: chart
+		// v3.5.0 templates/webhook.yaml), the very case a patch is for.
 		return fmt.Errorf("%w. The LB controller did not let them go (an object the cleanup does not delete still references a "+
-			"configuration, or the controller is failing: its logs say); once what they held in AWS is gone, remove their finalizers: %s", err, strings.Join(cmds, "; "))
+			"configuration, or the controller is failing: its logs say); once what they held in AWS is gone, remove their finalizers. "+
+			"While no controller pod serves its webhooks, they refuse these updates: delete the webhook configurations first "+
+			"(a later upgrade of the release makes them again): %s; then %s", err, lbWebhookDelete, strings.Join(cmds, "; "))
 	}
 	return nil
 }
+
+// lbWebhookDelete deletes the LB controller's webhook configurations,
+// which its chart labels with its release (the program's is named
+// aws-load-balancer-controller: addons/lbc.go).
+const lbWebhookDelete = "kubectl delete mutatingwebhookconfiguration,validatingwebhookconfiguration -l app.kubernetes.io/instance=aws-load-balancer-controller"
 
 // identity tells an object from its successor of the same name: its UID,
 // or its name where the API gave none.

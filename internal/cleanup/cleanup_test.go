@@ -551,6 +551,8 @@ func TestTheLBControllersOwnObjects(t *testing.T) {
 		assert.Contains(t, err.Error(), "removing the LB controller's bindings, accelerators and Gateway configurations: timed out after 200ms")
 		assert.Contains(t, err.Error(), "ListenerRuleConfiguration shop/rules")
 		assert.Contains(t, err.Error(), `kubectl -n shop patch listenerruleconfigurations.gateway.k8s.aws rules --type merge -p '{"metadata":{"finalizers":null}}'`)
+		assert.Contains(t, err.Error(), "delete the webhook configurations first (a later upgrade of the release makes them again): "+lbWebhookDelete+"; then kubectl",
+			"the webhooks that refuse the patches while the controller is down go first")
 	})
 }
 

@@ -545,10 +545,18 @@ func TestAStackThatNamesNoVpcMakesOne(t *testing.T) {
 		got := run(t, map[string]string{"natGateways": "perAz"}, &fakeaws.Account{EipsInRegion: 3})
 		require.Error(t, got.err)
 		assert.Contains(t, got.err.Error(), `vpcName unset: the stack would make 3 Elastic IP address(es) for its NAT gateway(s) in eu-west-1, `+
-			`where the account uses 3 of its quota "EC2-VPC Elastic IPs" (L-0263D0A3) of 5: AWS would refuse it minutes into `+"`pulumi up`")
+			`where the account uses 3 of its quota "EC2-VPC Elastic IPs" (L-0263D0A3) of 5: AWS would refuse it seconds into `+"`pulumi up`")
 		assert.Contains(t, got.err.Error(), "aws service-quotas request-service-quota-increase --region eu-west-1 --service-code ec2 --quota-code L-0263D0A3 --desired-value 6")
 		assert.Contains(t, got.err.Error(), `set natGateways "single" (one address)`)
 		assert.Empty(t, got.rec.All(), "refused before anything is registered")
+	})
+	t.Run("a quota the caller may not read is a warning, not a refusal", func(t *testing.T) {
+		got := run(t, map[string]string{"natGateways": "perAz"}, &fakeaws.Account{VpcsInRegion: 5, EipsInRegion: 3, QuotasRefused: true})
+		require.NoError(t, got.err, "AWS itself refuses seconds in")
+		require.Len(t, got.cfg.Warnings, 2)
+		assert.Contains(t, got.cfg.Warnings[0], `vpcName unset: the quota "VPCs per Region" (L-F678F1CE) of eu-west-1 was not checked: `+
+			`reading it was refused (servicequotas:GetServiceQuota and GetAWSDefaultServiceQuota). The stack would make a VPC, where the account uses 5`)
+		assert.Contains(t, got.cfg.Warnings[1], `the quota "EC2-VPC Elastic IPs" (L-0263D0A3)`)
 	})
 	t.Run("a raised quota is the account's", func(t *testing.T) {
 		got := run(t, nil, &fakeaws.Account{VpcsInRegion: 9, Quotas: map[string]float64{"L-F678F1CE": 10}})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"nodeless-eks/cluster"
 	"nodeless-eks/internal/names"
@@ -26,8 +27,9 @@ type quota struct{ service, code, name string }
 
 // preflightOwnVpc chooses the zones of the VPC the stack makes, and, while
 // the stack has none yet, refuses a region whose VPC or Elastic IP quota
-// it would exceed: AWS would refuse the VPC, or the NAT gateways' addresses
-// after the VPC and its subnets exist, minutes into `pulumi up`.
+// it would exceed: AWS would refuse the VPC or the NAT gateways' addresses,
+// the first creates, seconds into `pulumi up`, with an error that does not
+// say which quota.
 func preflightOwnVpc(ctx *pulumi.Context, c *Config) error {
 	zones, err := aws.GetAvailabilityZones(ctx, &aws.GetAvailabilityZonesArgs{
 		State: pulumi.StringRef("available"),
@@ -133,13 +135,23 @@ func checkRoom(ctx *pulumi.Context, c *Config, q quota, used, want int, what, ot
 	got, err := servicequotas.LookupServiceQuota(ctx, &servicequotas.LookupServiceQuotaArgs{
 		ServiceCode: q.service, QuotaCode: pulumi.StringRef(q.code),
 	})
+	// A caller an SCP or a least-privilege policy keeps from Service
+	// Quotas (AccessDeniedException, its JSON protocol's code) proves no
+	// shortfall: AWS's own refusal comes seconds in, so a warning says
+	// what is not checked.
+	if err != nil && strings.Contains(err.Error(), "AccessDenied") {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("vpcName unset: the quota %q (%s) of %s was not checked: reading it was refused "+
+			"(servicequotas:GetServiceQuota and GetAWSDefaultServiceQuota). The stack would make %s, where the account uses %d; if "+
+			"that exceeds the quota, AWS refuses the first create", q.name, q.code, c.Region, what, used))
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("vpcName unset: reading the quota %q (%s; servicequotas:GetAWSDefaultServiceQuota and GetServiceQuota) of %s, for the VPC the stack makes: %w",
 			q.name, q.code, c.Region, err)
 	}
 	if limit := int(got.Value); used+want > limit {
 		return fmt.Errorf("vpcName unset: the stack would make %s in %s, where the account uses %d of its quota %q (%s) of %d: AWS would "+
-			"refuse it minutes into `pulumi up`. Release what you no longer use, raise the quota (aws service-quotas "+
+			"refuse it seconds into `pulumi up`. Release what you no longer use, raise the quota (aws service-quotas "+
 			"request-service-quota-increase --region %s --service-code %s --quota-code %s --desired-value %d), %s",
 			what, c.Region, used, q.name, q.code, limit, c.Region, q.service, q.code, used+want, otherwise)
 	}

@@ -117,6 +117,9 @@ type Account struct {
 	// Quotas are the applied quotas by code, DefaultQuota when unset.
 	VpcsInRegion, EipsInRegion int
 	Quotas                     map[string]float64
+	// QuotasRefused makes Service Quotas refuse every read
+	// (AccessDeniedException), as an SCP or a least-privilege policy does.
+	QuotasRefused bool
 	// OwnEips are the Elastic IPs of EipsInRegion tagged for ClusterName.
 	OwnEips int
 	// CallerAccount is the account of the default credentials ("" means
@@ -407,6 +410,13 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 		return resource.PropertyMap{"allocationIds": resource.NewProperty(ids)}, nil
 	case "aws:servicequotas/getServiceQuota:getServiceQuota":
 		code := args.Args["quotaCode"].StringValue()
+		if a.QuotasRefused {
+			// As the provider wraps Service Quotas' refusal (a JSON
+			// protocol: the code is AccessDeniedException).
+			return nil, fmt.Errorf("reading Service Quotas Service Quota (%s/%s): operation error Service Quotas: GetServiceQuota, "+
+				"https response error StatusCode: 400, RequestID: 1a2b, AccessDeniedException: User is not authorized to perform: "+
+				"servicequotas:GetServiceQuota", args.Args["serviceCode"].StringValue(), code)
+		}
 		value, ok := a.Quotas[code]
 		if !ok {
 			value = DefaultQuota

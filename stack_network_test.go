@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -250,21 +251,46 @@ func stringsOf(t *testing.T, v resource.PropertyValue) []string {
 }
 
 // TestTheFargateSettleWaitsOnlyForANewCluster: a new cluster's Fargate
-// profile is registered only after the settle (eksctl's wait), an
-// existing cluster's and a preview's at once.
+// profile is created at once, and the Karpenter controller's release is
+// registered only the settle after the profile's ID resolves (eksctl waits
+// after a new profile is ACTIVE, before it schedules pods on it:
+// eksctl-io/eksctl#8357); an existing cluster's release and a preview's
+// wait for nothing.
 func TestTheFargateSettleWaitsOnlyForANewCluster(t *testing.T) {
 	defer func(d time.Duration) { fargateSettle = d }(fargateSettle)
 	fargateSettle = 3 * time.Second
 	cfg := stackConfig(t, "Pulumi.dev.yaml")
-	took := func(run func() stackRun) time.Duration {
-		start := time.Now()
-		require.NoError(t, run().err)
-		return time.Since(start)
+	// registered runs a stack and says when each of these was registered.
+	registered := func(t *testing.T, rec *mock.Recorder, preview bool, keys ...string) map[string]time.Time {
+		var mu sync.Mutex
+		at := map[string]time.Time{}
+		state := rec.State
+		rec.State = func(reg *mock.Registration) (string, resource.PropertyMap, error) {
+			mu.Lock()
+			at[reg.Type+"::"+reg.Name] = time.Now()
+			mu.Unlock()
+			return state(reg)
+		}
+		require.NoError(t, runStack(t, cfg, rec, preview).err)
+		for _, k := range keys {
+			require.Contains(t, at, k)
+		}
+		return at
 	}
-	assert.GreaterOrEqual(t, took(func() stackRun { return runProgram(t, cfg, fakeaws.DevVpc()) }), 3*time.Second, "a new cluster's profile waits")
-	assert.Less(t, took(func() stackRun { return runProgramOn(t, cfg, fakeaws.DevVpc(), "1.36") }), 3*time.Second, "an existing cluster's does not")
-	assert.Less(t, took(func() stackRun {
-		acct := &fakeaws.Account{Vpc: fakeaws.DevVpc(), ClusterName: cfg[testProject+":clusterName"]}
-		return runStack(t, cfg, newRecorder(acct), true)
-	}), 3*time.Second, "a preview never waits")
+	eks, profile, release := "eks:index:Cluster::eks-demo", tokens.FargateProfile+"::eks-demo-karpenter",
+		tokens.HelmRelease+"::"+karpenterName+"-controller"
+	acct := func() *fakeaws.Account {
+		return &fakeaws.Account{Vpc: fakeaws.DevVpc(), ClusterName: cfg[testProject+":clusterName"]}
+	}
+
+	at := registered(t, newRecorder(acct()), false, eks, profile, release)
+	assert.Less(t, at[profile].Sub(at[eks]), fargateSettle, "a new profile is created as soon as its cluster is ACTIVE")
+	assert.GreaterOrEqual(t, at[release].Sub(at[profile]), fargateSettle, "the controller's release waits the settle after the profile")
+
+	existing := acct()
+	existing.RunningVersion = "1.36"
+	at = registered(t, newRecorder(existing), false, profile, release)
+	assert.Less(t, at[release].Sub(at[profile]), fargateSettle, "an existing cluster's release does not wait")
+	at = registered(t, newRecorder(acct()), true, profile, release)
+	assert.Less(t, at[release].Sub(at[profile]), fargateSettle, "a preview never waits")
 }

@@ -43,11 +43,12 @@ type Args struct {
 	// PodSubnetIDsByAZ maps each AZ to the pod subnet of its ENIConfig.
 	// Required.
 	PodSubnetIDsByAZ map[string]pulumi.StringOutput
-	// FargateSettle is how long the Fargate profile waits after a new
-	// control plane is ACTIVE: a profile created at that instant can miss
-	// the Fargate scheduler, and pods then stay Pending for good
-	// (eksctl-io/eksctl#3615, which "adds a delay before creating Fargate
-	// profiles" of 30 s). 0 for a cluster that already runs.
+	// FargateSettle is how long the controller's pods wait after a new
+	// Fargate profile is ACTIVE before they are scheduled on it: eksctl
+	// waits 30 s there (its fargate task, between "created Fargate profile"
+	// and "now schedulable onto Fargate": the log in eksctl-io/eksctl#8357),
+	// since pods scheduled at once can miss the Fargate scheduler and stay
+	// Pending (eksctl-io/eksctl#3615). 0 for a cluster that already runs.
 	FargateSettle time.Duration
 	// Sweep registers, when set, what is deleted after the control plane
 	// and its Fargate profile and before the node security group (which it
@@ -131,6 +132,10 @@ type Cluster struct {
 	// FargateProfile hosts the Karpenter controller; the controller's
 	// release must wait for it.
 	FargateProfile *awseks.FargateProfile
+	// FargateReady resolves FargateSettle after a new profile is ACTIVE
+	// (its ID resolves once pulumi-aws saw it ACTIVE); nil when nothing
+	// waits (a cluster that runs, a preview).
+	FargateReady pulumi.StringInput
 	// VpcCni is the vpc-cni add-on; no EC2 node may start before it.
 	VpcCni *awseks.Addon
 	// AccessEntries are the configured access entries and their policy
@@ -258,6 +263,14 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	var fargate []pulumi.Resource
 	if c.FargateProfile, fargate, err = newFargateProfile(ctx, name, args, account, c.ClusterName, parent); err != nil {
 		return nil, err
+	}
+	if settle := args.FargateSettle; settle > 0 && !ctx.DryRun() {
+		c.FargateReady = c.FargateProfile.ID().ToStringOutput().ApplyT(func(id string) string {
+			_ = ctx.Log.Info(fmt.Sprintf("Fargate profile %s is ACTIVE; the Karpenter controller's pods are scheduled on it in %s "+
+				"(eksctl's wait after a new profile, eksctl-io/eksctl#8357)", id, settle), &pulumi.LogArgs{Resource: c})
+			time.Sleep(settle)
+			return id
+		}).(pulumi.StringOutput)
 	}
 	network, err := newNodeSecurityGroupRules(ctx, name, nodeSG, c.ClusterSecurityGroupId, parent)
 	if err != nil {

@@ -3,7 +3,6 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"nodeless-eks/internal/awsaccount"
 	"nodeless-eks/internal/bounds"
@@ -36,14 +35,6 @@ func newFargateProfile(ctx *pulumi.Context, name string, args *Args, account aws
 	}, parent)
 	if err != nil {
 		return nil, nil, fmt.Errorf("attaching Fargate pod execution policy: %w", err)
-	}
-	if settle := args.FargateSettle; settle > 0 && !ctx.DryRun() {
-		// Runs once the new cluster's name resolves, that is once it is
-		// ACTIVE; never in a preview, where the name, an input, may be known.
-		clusterName = clusterName.ApplyT(func(n string) string {
-			time.Sleep(settle)
-			return n
-		}).(pulumi.StringOutput)
 	}
 	profile, err := awseks.NewFargateProfile(ctx, name+"-karpenter", &awseks.FargateProfileArgs{
 		ClusterName:         clusterName,

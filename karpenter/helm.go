@@ -86,6 +86,9 @@ type releaseInputs struct {
 	controllerRoleArn, queueName pulumi.StringOutput
 	// prerequisites must exist before the controller's pods start.
 	prerequisites []pulumi.Resource
+	// fargateReady, when set, holds the controller's release back until
+	// pods may be scheduled on a new Fargate profile.
+	fargateReady pulumi.StringInput
 }
 
 // newReleases installs karpenter-crd, then karpenter with skipCrds.
@@ -123,13 +126,19 @@ func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 				NodeRepair:        args.NodeRepair,
 			})
 		}).(pulumi.MapOutput)
+	namespace := pulumi.StringInput(pulumi.String(Namespace))
+	if in.fargateReady != nil {
+		// The same namespace, once the profile has settled: a release is
+		// registered when its inputs resolve.
+		namespace = in.fargateReady.ToStringOutput().ApplyT(func(string) string { return Namespace }).(pulumi.StringOutput)
+	}
 	release, err := helmrelease.New(ctx, name+"-controller", &helmrelease.ReleaseArgs{
 		// The release name is the chart's fullname, hence the service
 		// account name that the controller role trusts.
 		Name:            pulumi.String("karpenter"),
 		Chart:           pulumi.String(ChartRepository + "/karpenter"),
 		Version:         pulumi.String(args.ChartVersion),
-		Namespace:       pulumi.String(Namespace),
+		Namespace:       namespace,
 		CreateNamespace: pulumi.Bool(true),
 		SkipCrds:        pulumi.Bool(true),
 		Values:          values,

@@ -68,6 +68,10 @@ type Args struct {
 	// FargateProfile must exist before the controller's pods are scheduled.
 	// Required.
 	FargateProfile pulumi.Resource
+	// FargateReady, when set, resolves once pods may be scheduled on a new
+	// profile (cluster.Cluster.FargateReady); the controller's release is
+	// registered only then.
+	FargateReady pulumi.StringInput
 	// Egress is what the controller's pods need to pull their images from
 	// public ECR in a VPC the stack makes (its NAT gateways and routes);
 	// the release waits for it. None for a VPC looked up.
@@ -147,6 +151,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		// Pods must start on Fargate with their permissions in place, and
 		// reach public ECR.
 		prerequisites: append([]pulumi.Resource{args.FargateProfile, iamRes.controllerPolicyAttachment}, args.Egress...),
+		fargateReady:  args.FargateReady,
 	}, parent)
 	if err != nil {
 		return nil, err

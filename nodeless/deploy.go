@@ -183,6 +183,7 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 		OidcIssuer:          eks.OidcIssuer,
 		Provider:            eks.Provider,
 		FargateProfile:      eks.FargateProfile,
+		FargateReady:        eks.FargateReady,
 		Egress:              vpc.Egress,
 		SpotRole:            cfg.SpotRole,
 		Tags:                cfg.Tags,

@@ -97,7 +97,9 @@ const registrationsGolden = "testdata/registrations.golden.json"
 // when the file was written and compares what the program registers (types,
 // names, inputs, dependencies, providers and every resource option) and
 // exports with the digest recorded then. The dev stack's registrations are
-// kept whole in registrations-dev.golden.json, so a change shows as a diff.
+// kept whole in registrations-dev.golden.json, and the own-VPC dev and
+// production stacks' in registrations-minimal and
+// registrations-own-vpc-production, so a change shows as a diff.
 // A change to the program that changes registrations must come with
 // `go test . -run TestRegistrationsGolden -update` and a reviewed diff.
 func TestRegistrationsGolden(t *testing.T) {
@@ -149,8 +151,9 @@ func TestRegistrationsGolden(t *testing.T) {
 		sum := sha256.Sum256(doc)
 		got.Digest = hex.EncodeToString(sum[:])
 
-		// The stack in a VPC it names, and the stack that makes its own.
-		if want.Name == "dev" || want.Name == "minimal" {
+		// The stack in a VPC it names, and the stacks that make their own,
+		// a dev and a production one.
+		if want.Name == "dev" || want.Name == "minimal" || want.Name == "own-vpc-production" {
 			requireGolden(t, "registrations-"+want.Name+".golden.json", map[string]any{"registrations": regs, "exports": run.exports})
 		}
 		if *update {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -75,7 +76,12 @@ func TestAStackThatNamesNoVpc(t *testing.T) {
 		rec.RequireDependsOn(t, nat, rec.Get(t, tokens.InternetGateway, "eks-demo-igw"))
 		for _, az := range zones {
 			routes := rec.Get(t, tokens.RouteTable, "eks-demo-private-"+az)
-			rec.RequireDependsOn(t, routes, nat)
+			route := rec.Get(t, tokens.Route, "eks-demo-private-"+az+"-default")
+			rec.RequireDependsOn(t, route, nat)
+			rec.RequireDependsOn(t, route, routes)
+			assert.Equal(t, "0.0.0.0/0", route.Inputs["destinationCidrBlock"].StringValue())
+			assert.NotContains(t, routes.Inputs, resource.PropertyKey("routes"), "the table owns no route: another team's stays")
+			assert.Empty(t, route.ImportID, "a new table's route is created")
 			for _, tier := range []string{"private", "pods"} {
 				assoc := rec.Get(t, tokens.RouteTableAssociation, "eks-demo-"+tier+"-"+az)
 				rec.RequireDependsOn(t, assoc, routes)
@@ -96,7 +102,8 @@ func TestAStackThatNamesNoVpc(t *testing.T) {
 			private = append(private, "subnet-eks-demo-private-"+az)
 		}
 		assert.Equal(t, private, stringsOf(t, eks.Inputs["privateSubnetIds"]))
-		for _, typ := range []string{tokens.NatGateway, tokens.RouteTable, tokens.RouteTableAssociation, tokens.Eip, tokens.InternetGateway} {
+		for _, typ := range []string{tokens.NatGateway, tokens.RouteTable, tokens.Route, tokens.RouteTableAssociation, tokens.Eip, tokens.InternetGateway,
+			tokens.VpcEndpoint, tokens.DefaultSecurityGroup} {
 			for _, reg := range rec.OfType(typ) {
 				rec.RequireNotDependsOn(t, eks, reg)
 			}
@@ -107,6 +114,7 @@ func TestAStackThatNamesNoVpc(t *testing.T) {
 		release := rec.Get(t, tokens.HelmRelease, karpenterName+"-controller")
 		for _, az := range zones {
 			rec.RequireDependsOn(t, release, rec.Get(t, tokens.RouteTable, "eks-demo-private-"+az))
+			rec.RequireDependsOn(t, release, rec.Get(t, tokens.Route, "eks-demo-private-"+az+"-default"))
 			rec.RequireDependsOn(t, release, rec.Get(t, tokens.RouteTableAssociation, "eks-demo-private-"+az))
 			rec.RequireDependsOn(t, release, rec.Get(t, tokens.RouteTableAssociation, "eks-demo-pods-"+az))
 		}
@@ -224,11 +232,10 @@ func TestAProductionStackThatNamesNoVpc(t *testing.T) {
 	rec := ownVpcStack(t, "testdata/stack-multipool.yaml", map[string]string{"argocd": "true"}).rec
 	assert.Len(t, rec.OfType(tokens.NatGateway), 3, "one per zone")
 	for _, az := range []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"} {
-		routes := rec.Get(t, tokens.RouteTable, "eks-prod-private-"+az)
-		rec.RequireDependsOn(t, routes, rec.Get(t, tokens.NatGateway, "eks-prod-nat-"+az))
+		rec.RequireDependsOn(t, rec.Get(t, tokens.Route, "eks-prod-private-"+az+"-default"), rec.Get(t, tokens.NatGateway, "eks-prod-nat-"+az))
 	}
-	for _, typ := range []string{tokens.Vpc, tokens.Subnet, tokens.InternetGateway, tokens.RouteTable, tokens.RouteTableAssociation,
-		tokens.NatGateway, tokens.Eip, tokens.VpcCidrAssociation} {
+	for _, typ := range []string{tokens.Vpc, tokens.Subnet, tokens.InternetGateway, tokens.RouteTable, tokens.Route, tokens.RouteTableAssociation,
+		tokens.NatGateway, tokens.Eip, tokens.VpcCidrAssociation, tokens.VpcEndpoint, tokens.DefaultSecurityGroup, tokens.FlowLog} {
 		for _, reg := range rec.OfType(typ) {
 			assert.True(t, reg.Protect, "%s %s is protected", typ, reg.Name)
 		}
@@ -293,4 +300,106 @@ func TestTheFargateSettleWaitsOnlyForANewCluster(t *testing.T) {
 	assert.Less(t, at[release].Sub(at[profile]), fargateSettle, "an existing cluster's release does not wait")
 	at = registered(t, newRecorder(acct()), true, profile, release)
 	assert.Less(t, at[release].Sub(at[profile]), fargateSettle, "a preview never waits")
+}
+
+// TestTheVpcASecurityReviewExpects: a production stack's own VPC logs its
+// traffic (Security Hub EC2.6) to a log group of its own, kept
+// logRetentionDays, through a role only VPC Flow Logs of its account may
+// assume, with the stack's IAM path and boundary; every own VPC holds its
+// default security group empty (EC2.2) and routes S3 through a gateway
+// endpoint on its private tables; each key turns its part off, and a
+// non-production stack logs nothing.
+func TestTheVpcASecurityReviewExpects(t *testing.T) {
+	rec := ownVpcStack(t, "testdata/stack-multipool.yaml", map[string]string{"iamPermissionsBoundary": "arn:aws:iam::123456789012:policy/b",
+		"logRetentionDays": "30"}).rec
+	flow := rec.Get(t, tokens.FlowLog, "eks-prod")
+	group := rec.Get(t, tokens.LogGroup, "eks-prod-flow-logs")
+	assert.Equal(t, "ALL", flow.Inputs["trafficType"].StringValue())
+	assert.Equal(t, "cloud-watch-logs", flow.Inputs["logDestinationType"].StringValue())
+	assert.Equal(t, "/aws/vpc-flow-logs/eks-prod", group.Inputs["name"].StringValue())
+	assert.Equal(t, 30.0, group.Inputs["retentionInDays"].NumberValue())
+	role := rec.Get(t, tokens.Role, "eks-prod-flow-logs")
+	assert.Equal(t, "arn:aws:iam::123456789012:policy/b", role.Inputs["permissionsBoundary"].StringValue())
+	var trust struct {
+		Statement []struct {
+			Principal struct{ Service string }
+			Condition map[string]map[string]string
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(role.Inputs["assumeRolePolicy"].StringValue()), &trust))
+	assert.Equal(t, "vpc-flow-logs.amazonaws.com", trust.Statement[0].Principal.Service)
+	assert.Equal(t, fakeaws.AccountID, trust.Statement[0].Condition["StringEquals"]["aws:SourceAccount"])
+	assert.Equal(t, "arn:aws:ec2:eu-west-1:"+fakeaws.AccountID+":vpc-flow-log/*", trust.Statement[0].Condition["ArnLike"]["aws:SourceArn"])
+	policy := rec.Get(t, tokens.Policy, "eks-prod-flow-logs").Inputs["policy"].StringValue()
+	assert.Contains(t, policy, `"arn:aws:logs:eu-west-1:`+fakeaws.AccountID+`:log-group:/aws/vpc-flow-logs/eks-prod:*"`, "its own group alone")
+	rec.RequireDependsOn(t, flow, rec.Get(t, tokens.RolePolicyAttachment, "eks-prod-flow-logs"))
+
+	endpoint := rec.Get(t, tokens.VpcEndpoint, "eks-prod-s3")
+	assert.Equal(t, "com.amazonaws.eu-west-1.s3", endpoint.Inputs["serviceName"].StringValue())
+	assert.Equal(t, "Gateway", endpoint.Inputs["vpcEndpointType"].StringValue())
+	for _, az := range []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"} {
+		rec.RequireDependsOn(t, endpoint, rec.Get(t, tokens.RouteTable, "eks-prod-private-"+az))
+	}
+	assert.Len(t, endpoint.Inputs["routeTableIds"].ArrayValue(), 3, "the private tables, not the public one")
+	defaultGroup := rec.Get(t, tokens.DefaultSecurityGroup, "eks-prod-default")
+	for _, k := range []resource.PropertyKey{"ingress", "egress"} {
+		require.True(t, defaultGroup.Inputs[k].IsArray(), "%s is given, so that a rule added later is removed", k)
+		assert.Empty(t, defaultGroup.Inputs[k].ArrayValue())
+	}
+
+	off := ownVpcStack(t, "testdata/stack-multipool.yaml", map[string]string{"vpcFlowLogs": "false", "vpcS3Endpoint": "false",
+		"vpcEmptyDefaultSecurityGroup": "false"}).rec
+	for _, typ := range []string{tokens.FlowLog, tokens.VpcEndpoint, tokens.DefaultSecurityGroup} {
+		assert.Empty(t, off.OfType(typ), "%s turned off", typ)
+	}
+	dev := ownVpcStack(t, "Pulumi.dev.yaml", nil).rec
+	assert.Empty(t, dev.OfType(tokens.FlowLog), "a non-production stack logs no traffic")
+	assert.Len(t, dev.OfType(tokens.VpcEndpoint), 1)
+	assert.Len(t, dev.OfType(tokens.DefaultSecurityGroup), 1)
+}
+
+// TestRoutesMoveOutOfTheirTables: a stack whose VPC an earlier version
+// made holds its default routes inline in its route tables. The next `up`
+// adopts each as a Route by import, with the table's ID as the preflight
+// read it (no table replaced, no moment without the route), and marks the
+// table only once the import is done; a marked table's route is a Route
+// already, and is left to the state.
+func TestRoutesMoveOutOfTheirTables(t *testing.T) {
+	earlier := func(marked bool) fakeaws.Vpc {
+		v := fakeaws.Vpc{ID: "vpc-own", Name: "eks-demo-vpc", Tags: map[string]string{names.ClusterTagKey: "eks-demo"}, RouteTables: map[string]fakeaws.RouteTable{}}
+		for i, az := range []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"} {
+			v.Subnets = append(v.Subnets, fakeaws.Subnet{ID: "subnet-" + az, AZ: az, Name: "eks-demo-private-" + az})
+			tags := map[string]string{"Name": "eks-demo-private-" + az, names.ClusterTagKey: "eks-demo"}
+			if marked {
+				tags["nodeless-eks/routes"] = "separate"
+			}
+			v.RouteTables[fmt.Sprintf("rtb-%d", i)] = fakeaws.RouteTable{Tags: tags}
+		}
+		v.RouteTables["rtb-public"] = fakeaws.RouteTable{Tags: map[string]string{"Name": "eks-demo-public", names.ClusterTagKey: "eks-demo"}}
+		return v
+	}
+	cfg := stackConfig(t, "Pulumi.dev.yaml")
+	for _, k := range []string{"vpcName", "privateSubnetNamePattern", "podSubnetNamePattern"} {
+		delete(cfg, testProject+":"+k)
+	}
+	run := func(v fakeaws.Vpc) *mock.Recorder {
+		acct := &fakeaws.Account{ClusterName: "eks-demo", OtherVpcs: []fakeaws.Vpc{v}}
+		r := runStack(t, cfg, newRecorder(acct), false)
+		require.NoError(t, r.err)
+		return r.rec
+	}
+
+	rec := run(earlier(false))
+	route := rec.Get(t, tokens.Route, "eks-demo-private-eu-west-1a-default")
+	assert.Equal(t, "rtb-0_0.0.0.0/0", route.ImportID, "ROUTETABLEID_DESTINATION (pulumi-aws ec2.Route)")
+	assert.Equal(t, "rtb-0", route.Inputs["routeTableId"].StringValue(), "the table's ID as read, so the route waits for no table update")
+	table := rec.Get(t, tokens.RouteTable, "eks-demo-private-eu-west-1a")
+	assert.NotContains(t, table.Inputs, resource.PropertyKey("routes"))
+	rec.RequireDependsOn(t, table, route) // its mark, once the route is adopted
+	assert.Equal(t, "rtb-public_0.0.0.0/0", rec.Get(t, tokens.Route, "eks-demo-public-default").ImportID)
+
+	rec = run(earlier(true))
+	route = rec.Get(t, tokens.Route, "eks-demo-private-eu-west-1a-default")
+	assert.Empty(t, route.ImportID, "a Route already: the state holds it")
+	rec.RequireDependsOn(t, route, rec.Get(t, tokens.RouteTable, "eks-demo-private-eu-west-1a"))
 }

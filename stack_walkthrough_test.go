@@ -282,8 +282,20 @@ func (e *deployRequests) resource(reg *mock.Registration, action string) []iamte
 		return e.eksCluster(reg, action)
 	case "aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/internetGateway:InternetGateway", "aws:ec2/routeTable:RouteTable",
 		"aws:ec2/eip:Eip", "aws:ec2/natGateway:NatGateway", "aws:ec2/routeTableAssociation:RouteTableAssociation",
-		"aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation":
+		"aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation", tokens.Route, tokens.VpcEndpoint:
 		return e.network(reg, action)
+	case tokens.FlowLog:
+		if action == "iam:PassRole" {
+			return e.passRole(str("iamRoleArn"), "vpc-flow-logs.amazonaws.com")
+		}
+		return e.network(reg, action)
+	case tokens.DefaultSecurityGroup:
+		tag := reg.Inputs["tags"].ObjectValue()[names.ClusterTagKey].StringValue()
+		group := e.arn("ec2", "security-group/sg-default")
+		if action == "ec2:CreateTags" { // AWS made it untagged: the adoption claims it
+			return []iamtest.Request{e.req(action, group, map[string][]string{"aws:RequestTag/" + names.ClusterTagKey: {tag}})}
+		}
+		return []iamtest.Request{e.req(action, group, map[string][]string{"aws:ResourceTag/" + names.ClusterTagKey: {tag}})}
 	case tokens.ServiceLinkedRole:
 		ctx := map[string][]string{}
 		if action == "iam:CreateServiceLinkedRole" {
@@ -303,6 +315,10 @@ var networkTypes = map[string][2]string{
 	"aws:ec2/routeTable:RouteTable":           {"route-table", "ec2:CreateRouteTable"},
 	"aws:ec2/eip:Eip":                         {"elastic-ip", "ec2:AllocateAddress"},
 	"aws:ec2/natGateway:NatGateway":           {"natgateway", "ec2:CreateNatGateway"},
+	tokens.VpcEndpoint:                        {"vpc-endpoint", "ec2:CreateVpcEndpoint"},
+	tokens.FlowLog:                            {"vpc-flow-log", "ec2:CreateFlowLogs"},
+	// A route is an entry of its table.
+	tokens.Route: {"route-table", ""},
 	// Associations act on what they associate.
 	"aws:ec2/routeTableAssociation:RouteTableAssociation":             {"route-table", ""},
 	"aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation": {"vpc", ""},
@@ -326,8 +342,10 @@ func (e *deployRequests) network(reg *mock.Registration, action string) []iamtes
 	case action == kind[1]:
 		reqs := []iamtest.Request{e.req(action, e.arn("ec2", kind[0]+"/*"), map[string][]string{"aws:RequestTag/" + names.ClusterTagKey: {tag}})}
 		switch kind[0] {
-		case "subnet", "route-table":
+		case "subnet", "route-table", "vpc-flow-log":
 			reqs = append(reqs, existing("vpc"))
+		case "vpc-endpoint":
+			reqs = append(reqs, existing("vpc"), existing("route-table"))
 		case "natgateway":
 			reqs = append(reqs, existing("subnet"), existing("elastic-ip"))
 		}

@@ -242,7 +242,12 @@ func TestEveryBootstrapWaitIsBounded(t *testing.T) {
 		// minutes, for one that AWS makes available in one or two).
 		tokens.Vpc: "one API call", tokens.Subnet: "one API call", tokens.InternetGateway: "one API call",
 		tokens.RouteTable: "one API call", tokens.RouteTableAssociation: "one API call", tokens.Eip: "one API call",
-		tokens.VpcCidrAssociation: "one API call", tokens.NatGateway: "AWS's one or two minutes, under pulumi-aws's 10-minute create timeout",
+		tokens.VpcCidrAssociation: "one API call", tokens.Route: "one API call", tokens.DefaultSecurityGroup: "one API call",
+		tokens.FlowLog: "one API call",
+		// A gateway endpoint is available in seconds; pulumi-aws waits for
+		// it under a 10-minute create timeout (vpc_endpoint.go).
+		tokens.VpcEndpoint: "seconds, under pulumi-aws's 10-minute create timeout",
+		tokens.NatGateway:  "AWS's one or two minutes, under pulumi-aws's 10-minute create timeout",
 		// EKS's own ~10 minutes; pulumi-aws's create timeout of 30 minutes
 		// (terraform-provider-aws internal/service/eks/cluster.go) is the
 		// bound of a step no faster path can replace.

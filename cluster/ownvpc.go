@@ -45,12 +45,39 @@ type OwnVpc struct {
 	// on deleting what no protected resource depends on (addons'
 	// protectIf), and the public routes of a production VPC are such.
 	Protect bool
+	// Region is the VPC's, for the S3 endpoint's service name. Required.
+	Region string
+	// RouteTables are the tables an earlier `pulumi up` made, by Name tag
+	// (the config's preflight reads them); nil for a new VPC.
+	RouteTables map[string]RouteTable
+	// S3Endpoint routes the private subnets' S3 traffic (ECR's image
+	// layers among it) through a free gateway endpoint instead of the NAT
+	// gateways, which charge per GB.
+	S3Endpoint bool
+	// EmptyDefaultSecurityGroup holds the VPC's default security group
+	// without rules (Security Hub EC2.2).
+	EmptyDefaultSecurityGroup bool
+	// FlowLogs, when set, logs the VPC's traffic to CloudWatch Logs
+	// (Security Hub EC2.6).
+	FlowLogs *FlowLogs
 }
+
+// RouteTable is a route table an earlier `pulumi up` made: its ID, and
+// whether its default route is a Route of its own already (RoutesTagKey),
+// or still inline, as versions before routes were separate made it.
+type RouteTable struct {
+	ID       string
+	Separate bool
+}
+
+// RoutesTagKey marks a route table whose routes are Route resources; the
+// program sets it, once the default route is one, on every table it makes.
+const RoutesTagKey = "nodeless-eks/routes"
 
 func (o *OwnVpc) validate() error {
 	switch {
-	case o.Prefix == "" || o.ClusterName == "":
-		return fmt.Errorf("Own: Prefix and ClusterName are required")
+	case o.Prefix == "" || o.ClusterName == "" || o.Region == "":
+		return fmt.Errorf("Own: Prefix, ClusterName and Region are required")
 	case o.NatGateways != NatSingle && o.NatGateways != NatPerAz:
 		return fmt.Errorf("Own.NatGateways %q: want %q or %q", o.NatGateways, NatSingle, NatPerAz)
 	}
@@ -109,17 +136,13 @@ func (v *Vpc) make(ctx *pulumi.Context, name string, o *OwnVpc) error {
 		return fmt.Errorf("creating internet gateway: %w", err)
 	}
 	own(igw)
-	publicRoutes, err := ec2.NewRouteTable(ctx, name+"-public", &ec2.RouteTableArgs{
-		VpcId:  vpc.ID(),
-		Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), GatewayId: igw.ID()}},
-		Tags:   tags(o.Prefix + "-public"),
-	}, opts...)
+	publicRoutes, publicDefault, err := v.routeTable(ctx, name+"-public", o.Prefix+"-public", vpc, o, tags, opts,
+		&ec2.RouteArgs{GatewayId: igw.ID()})
 	if err != nil {
-		return fmt.Errorf("creating public route table: %w", err)
+		return err
 	}
-	own(publicRoutes)
 	// The NAT gateways' own way out.
-	v.Egress = append(v.Egress, igw, publicRoutes)
+	v.Egress = append(v.Egress, igw, publicRoutes, publicDefault)
 
 	subnets := map[string]*ec2.Subnet{} // by name
 	private := pulumi.StringArray{}
@@ -189,17 +212,15 @@ func (v *Vpc) make(ctx *pulumi.Context, name string, o *OwnVpc) error {
 		v.Egress = append(v.Egress, nat)
 	}
 
+	privateTables := pulumi.StringArray{}
 	for _, az := range o.Zones {
-		routes, err := ec2.NewRouteTable(ctx, name+"-private-"+az, &ec2.RouteTableArgs{
-			VpcId:  vpc.ID(),
-			Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), NatGatewayId: nats[az].ID()}},
-			Tags:   tags(o.Prefix + "-private-" + az),
-		}, opts...)
+		routes, natDefault, err := v.routeTable(ctx, name+"-private-"+az, o.Prefix+"-private-"+az, vpc, o, tags, opts,
+			&ec2.RouteArgs{NatGatewayId: nats[az].ID()})
 		if err != nil {
-			return fmt.Errorf("creating private route table in %s: %w", az, err)
+			return err
 		}
-		own(routes)
-		v.Egress = append(v.Egress, routes)
+		privateTables = append(privateTables, routes.ID())
+		v.Egress = append(v.Egress, routes, natDefault)
 		for _, tier := range []string{TierPublic, TierPrivate, TierPod} {
 			table := routes
 			if tier == TierPublic {
@@ -217,5 +238,48 @@ func (v *Vpc) make(ctx *pulumi.Context, name string, o *OwnVpc) error {
 			v.Egress = append(v.Egress, assoc)
 		}
 	}
-	return nil
+	return v.harden(ctx, name, o, vpc, privateTables, tags, opts)
+}
+
+// routeTable makes a route table with its default route as a Route of its
+// own, to target: RouteTable.Routes would own every route of the table,
+// and remove, at the next `up --refresh`, one that a network team adds
+// (pulumi-aws v6.83.4 ec2.RouteTable, "NOTE on Route Tables and Routes").
+// A table an earlier version made holds its default route inline: the
+// Route adopts it by import, with the table's ID as the preflight read it
+// (the import ID ROUTETABLEID_DESTINATION, ec2.Route's docs), and the table
+// is marked RoutesTagKey only once the import succeeded, so a failed
+// import is tried again. Dropping Routes from a table leaves its routes
+// as they are ("omitting this argument is interpreted as ignoring any
+// existing routes"): no replacement, no moment without the route.
+func (v *Vpc) routeTable(ctx *pulumi.Context, name, nameTag string, vpc *ec2.Vpc, o *OwnVpc, tags func(string) pulumi.StringMap,
+	opts []pulumi.ResourceOption, target *ec2.RouteArgs) (*ec2.RouteTable, *ec2.Route, error) {
+	t := tags(nameTag)
+	t[RoutesTagKey] = pulumi.String("separate")
+	earlier, made := o.RouteTables[nameTag]
+	if !made || earlier.Separate {
+		table, err := ec2.NewRouteTable(ctx, name, &ec2.RouteTableArgs{VpcId: vpc.ID(), Tags: t}, opts...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating route table %s: %w", nameTag, err)
+		}
+		target.RouteTableId, target.DestinationCidrBlock = table.ID(), pulumi.String("0.0.0.0/0")
+		route, err := ec2.NewRoute(ctx, name+"-default", target, opts...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating the default route of %s: %w", nameTag, err)
+		}
+		v.Owned = append(v.Owned, table, route)
+		return table, route, nil
+	}
+	target.RouteTableId, target.DestinationCidrBlock = pulumi.String(earlier.ID), pulumi.String("0.0.0.0/0")
+	route, err := ec2.NewRoute(ctx, name+"-default", target, append(slices.Clip(opts), pulumi.Import(pulumi.ID(earlier.ID+"_0.0.0.0/0")))...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("adopting the default route of %s: %w", nameTag, err)
+	}
+	t[RoutesTagKey] = route.ID().ApplyT(func(pulumi.ID) string { return "separate" }).(pulumi.StringOutput)
+	table, err := ec2.NewRouteTable(ctx, name, &ec2.RouteTableArgs{VpcId: vpc.ID(), Tags: t}, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating route table %s: %w", nameTag, err)
+	}
+	v.Owned = append(v.Owned, table, route)
+	return table, route, nil
 }

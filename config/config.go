@@ -81,6 +81,18 @@ type Config struct {
 	// SpotRole is set by the preflight, not by a key: the account's EC2
 	// Spot service-linked role, when a pool allows spot; nil otherwise.
 	SpotRole *karpenter.SpotRole
+	// VpcFlowLogs logs the traffic of a production stack's own VPC to
+	// CloudWatch Logs. Default true; other stacks log none.
+	VpcFlowLogs bool
+	// VpcS3Endpoint gives a VPC the stack makes an S3 gateway endpoint.
+	// Default true.
+	VpcS3Endpoint bool
+	// VpcEmptyDefaultSecurityGroup holds a VPC the stack makes' default
+	// security group without rules. Default true.
+	VpcEmptyDefaultSecurityGroup bool
+	// OwnRouteTables are set by the preflight, not by a key: the route
+	// tables of the VPC an earlier `pulumi up` made, by Name tag.
+	OwnRouteTables map[string]cluster.RouteTable
 	// Zones are set by the preflight, not by a key, when the stack makes
 	// its VPC: the region's first zones by name that EKS accepts.
 	Zones []string

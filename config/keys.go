@@ -45,6 +45,10 @@ func defaults(project, stack string) *Config {
 		LogRetentionDays:      defaultLogRetentionDays,
 		MetricsServer:         true,
 		NodeRepair:            true,
+		// A security review's asks of a VPC (Security Hub EC2.6 and EC2.2).
+		VpcFlowLogs:                  true,
+		VpcS3Endpoint:                true,
+		VpcEmptyDefaultSecurityGroup: true,
 	}
 }
 
@@ -61,6 +65,9 @@ func (c *Config) keys(pools *map[string]spec.Pool, classes *map[string]spec.Node
 		{name: "podSubnetNamePattern", into: &c.PodSubnetNamePattern},
 		{name: "natGateways", into: &c.NatGateways},
 		{name: "vpcCidrBlock", into: &c.VpcCidrBlock},
+		{name: "vpcFlowLogs", into: &c.VpcFlowLogs},
+		{name: "vpcS3Endpoint", into: &c.VpcS3Endpoint},
+		{name: "vpcEmptyDefaultSecurityGroup", into: &c.VpcEmptyDefaultSecurityGroup},
 		{name: "karpenterVersion", into: &c.KarpenterVersion},
 		{name: "loadBalancerControllerVersion", into: &c.LoadBalancerControllerVersion},
 		{name: "argocdVersion", into: &c.ArgoCDVersion},

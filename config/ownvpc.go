@@ -124,6 +124,20 @@ func (c *Config) keepOwnVpc(ctx *pulumi.Context, id string) error {
 		slices.Sort(zones)
 		c.Zones = slices.Compact(zones)
 	}
+	// Its route tables, and whether their default routes are Route
+	// resources yet (cluster.RouteTable); AWS's main table carries no tag.
+	tables, err := ec2.GetRouteTables(ctx, &ec2.GetRouteTablesArgs{VpcId: pulumi.StringRef(id), Tags: map[string]string{names.ClusterTagKey: c.ClusterName}})
+	if err != nil {
+		return fmt.Errorf("vpcName unset: reading the route tables of the VPC %s this stack made (ec2:DescribeRouteTables): %w", id, err)
+	}
+	c.OwnRouteTables = map[string]cluster.RouteTable{}
+	for _, rid := range tables.Ids {
+		t, err := ec2.LookupRouteTable(ctx, &ec2.LookupRouteTableArgs{RouteTableId: pulumi.StringRef(rid)})
+		if err != nil {
+			return fmt.Errorf("vpcName unset: reading route table %s of the VPC this stack made: %w", rid, err)
+		}
+		c.OwnRouteTables[t.Tags["Name"]] = cluster.RouteTable{ID: rid, Separate: t.Tags[cluster.RoutesTagKey] != ""}
+	}
 	return nil
 }
 

@@ -46,6 +46,14 @@ var deployerActions = map[string][]string{
 	"aws:ec2/routeTableAssociation:RouteTableAssociation": {"ec2:AssociateRouteTable", "ec2:DisassociateRouteTable", "ec2:ReplaceRouteTableAssociation", "ec2:DescribeRouteTables"},
 	"aws:ec2/eip:Eip":                                     {"ec2:AllocateAddress", "ec2:CreateTags", "ec2:ReleaseAddress", "ec2:DescribeAddresses"},
 	"aws:ec2/natGateway:NatGateway":                       {"ec2:CreateNatGateway", "ec2:CreateTags", "ec2:DeleteNatGateway", "ec2:DescribeNatGateways"},
+	"aws:ec2/route:Route":                                 {"ec2:CreateRoute", "ec2:ReplaceRoute", "ec2:DeleteRoute", "ec2:DescribeRouteTables"},
+	"aws:ec2/vpcEndpoint:VpcEndpoint": {"ec2:CreateVpcEndpoint", "ec2:CreateTags", "ec2:ModifyVpcEndpoint", "ec2:DeleteVpcEndpoints",
+		"ec2:DescribeVpcEndpoints", "ec2:DescribePrefixLists"},
+	// Adopting the group tags it and revokes its rules (terraform-provider-aws
+	// internal/service/ec2, the default security group's create).
+	"aws:ec2/defaultSecurityGroup:DefaultSecurityGroup": {"ec2:DescribeSecurityGroups", "ec2:CreateTags", "ec2:RevokeSecurityGroupIngress",
+		"ec2:RevokeSecurityGroupEgress"},
+	"aws:ec2/flowLog:FlowLog": {"ec2:CreateFlowLogs", "ec2:CreateTags", "ec2:DeleteFlowLogs", "ec2:DescribeFlowLogs", "iam:PassRole"},
 	// Lookups.
 	"aws:ec2/getVpc:getVpc":                               {"ec2:DescribeVpcs"},
 	"aws:ec2/getVpcs:getVpcs":                             {"ec2:DescribeVpcs"},
@@ -54,6 +62,8 @@ var deployerActions = map[string][]string{
 	"aws:servicequotas/getServiceQuota:getServiceQuota":   {"servicequotas:GetAWSDefaultServiceQuota", "servicequotas:GetServiceQuota"},
 	"aws:ec2/getSubnets:getSubnets":                       {"ec2:DescribeSubnets"},
 	"aws:ec2/getSubnet:getSubnet":                         {"ec2:DescribeSubnets"},
+	"aws:ec2/getRouteTables:getRouteTables":               {"ec2:DescribeRouteTables"}, // the own VPC's tables, when routes move out
+	"aws:ec2/getRouteTable:getRouteTable":                 {"ec2:DescribeRouteTables"},
 	"aws:eks/getAddonVersion:getAddonVersion":             {"eks:DescribeAddonVersions"},
 	"aws:eks/getClusters:getClusters":                     {"eks:ListClusters"},        // new cluster or upgrade
 	"aws:eks/getCluster:getCluster":                       {"eks:DescribeCluster"},     // the upgrade-step check

@@ -76,7 +76,8 @@ func deployDocuments(t *testing.T) []namedDoc {
 func programDocuments(t *testing.T) []namedDoc {
 	t.Helper()
 	var docs []namedDoc
-	for _, golden := range []string{"../testdata/registrations-dev.golden.json", "../testdata/registrations-minimal.golden.json"} {
+	for _, golden := range []string{"../testdata/registrations-dev.golden.json", "../testdata/registrations-minimal.golden.json",
+		"../testdata/registrations-own-vpc-production.golden.json"} {
 		raw, err := os.ReadFile(golden)
 		require.NoError(t, err)
 		var g struct {
@@ -118,8 +119,9 @@ func TestIAMDocumentsAgainstTheCatalogue(t *testing.T) {
 	// deployer policies in 9 parts, the account role's two.
 	require.Equal(t, 17, len(deployDocs), "%q", names(deployDocs))
 	// The dev and minimal stacks: 9 documents each (the roles' trusts and
-	// policies, and the interruption queue's policy).
-	require.Equal(t, 18, len(programDocs), "%q", names(programDocs))
+	// policies, and the interruption queue's policy); the production stack
+	// that makes its VPC, the flow logs' role's two besides.
+	require.Equal(t, 29, len(programDocs), "%q", names(programDocs))
 	var result struct {
 		Version    string
 		Documents  int
@@ -192,6 +194,19 @@ func TestReachTable(t *testing.T) {
 			Account: devAccount, identity: reviewPolicy, want: iamtest.ImplicitDeny},
 		{Name: "a review run describes a review cluster", Action: "eks:DescribeCluster", Resource: "arn:aws:eks:eu-west-1:" + reviewAccount + ":cluster/nodeless-eks-pr-7",
 			Account: reviewAccount, identity: reviewPolicy, want: iamtest.Allowed},
+		// The default security group of a VPC the stack makes: claimed by
+		// the cluster's tag, then emptied; a group any cluster, Karpenter,
+		// EKS or the LB controller claimed is out of reach.
+		{Name: "production's role claims its VPC's untagged default group", Action: "ec2:CreateTags", Resource: ec2(prodAccount, "security-group/sg-d"),
+			Account: prodAccount, Context: with(region, "aws:RequestTag/"+names.ClusterTagKey, "nodeless-eks-prod"), identity: prodPolicy, want: iamtest.Allowed},
+		{Name: "production's role claims another cluster's node group", Action: "ec2:CreateTags", Resource: ec2(prodAccount, "security-group/sg-n"),
+			Account: prodAccount, Context: with(region, "aws:RequestTag/"+names.ClusterTagKey, "nodeless-eks-prod", "aws:ResourceTag/"+names.DiscoveryTagKey, "billing"),
+			identity: prodPolicy, want: iamtest.ImplicitDeny},
+		{Name: "production's role empties its own default group", Action: "ec2:RevokeSecurityGroupIngress", Resource: ec2(prodAccount, "security-group/sg-d"),
+			Account: prodAccount, Context: with(region, "aws:ResourceTag/"+names.ClusterTagKey, "nodeless-eks-prod"), identity: prodPolicy, want: iamtest.Allowed},
+		{Name: "production's role passes a role of its cluster to VPC Flow Logs", Action: "iam:PassRole",
+			Resource: iamArn(prodAccount, "role/nodeless-eks-prod-flow-logs-1a2b"), Account: prodAccount,
+			Context: map[string]string{"iam:PassedToService": "vpc-flow-logs.amazonaws.com"}, identity: prodPolicy, want: iamtest.Allowed},
 		// The network a stack makes, by its tag.
 		{Name: "production's role deletes its own subnet", Action: "ec2:DeleteSubnet", Resource: ec2(prodAccount, "subnet/subnet-1"), Account: prodAccount,
 			Context: with(region, "aws:ResourceTag/"+names.ClusterTagKey, "nodeless-eks-prod"), identity: prodPolicy, want: iamtest.Allowed},
@@ -362,6 +377,18 @@ func TestBoundaryCoversTheProgramsPolicies(t *testing.T) {
 		docs[golden], err = iampolicy.Parse(string(raw))
 		require.NoError(t, err)
 	}
+	// The VPC flow logs' role's policy, as the production stack that makes
+	// its VPC registers it (cluster eks-prod), for the goldens' cluster.
+	raw, err := os.ReadFile("../testdata/registrations-own-vpc-production.golden.json")
+	require.NoError(t, err)
+	var prod struct {
+		Registrations map[string]struct{ Object map[string]any }
+	}
+	require.NoError(t, json.Unmarshal(raw, &prod))
+	flowLogs, ok := prod.Registrations["aws:iam/policy:Policy::eks-prod-flow-logs"].Object["policy"].(string)
+	require.True(t, ok, "the production stack registers its flow logs' policy")
+	docs["the VPC flow logs' policy"], err = iampolicy.Parse(strings.ReplaceAll(flowLogs, "eks-prod", "eks-demo"))
+	require.NoError(t, err)
 	managed, err := filepath.Glob("testdata/managed-policies/*.json")
 	require.NoError(t, err)
 	require.Len(t, managed, 7, "the cluster, Fargate, node (4) and EBS CSI roles' managed policies")

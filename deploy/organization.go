@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-
 	"github.com/pulumi/pulumi-cloud-sdk/go/apitype"
 )
 

@@ -112,6 +112,11 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 		vpcArgs.Own = &cluster.OwnVpc{
 			Prefix: cfg.ClusterName, ClusterName: cfg.ClusterName, CidrBlock: netip.MustParsePrefix(cfg.VpcCidrBlock),
 			Zones: cfg.Zones, NatGateways: cfg.NatGateways, Tags: cfg.Tags, Protect: cfg.Production,
+			Region: cfg.Region, RouteTables: cfg.OwnRouteTables,
+			S3Endpoint: cfg.VpcS3Endpoint, EmptyDefaultSecurityGroup: cfg.VpcEmptyDefaultSecurityGroup,
+		}
+		if cfg.Production && cfg.VpcFlowLogs {
+			vpcArgs.Own.FlowLogs = &cluster.FlowLogs{RetentionDays: cfg.LogRetentionDays, IAM: cfg.IAM}
 		}
 	}
 	// The sweep runs the AWS CLI as the provider does; what it cannot

@@ -64,6 +64,9 @@ type ClusterArgs struct {
 	ControllerResources             *karpenter.ControllerResources `pulumi:"controllerResources,optional"`
 	NodeRepair                      *bool                          `pulumi:"nodeRepair,optional"`
 	MetricsServer                   *bool                          `pulumi:"metricsServer,optional"`
+	VpcFlowLogs                     *bool                          `pulumi:"vpcFlowLogs,optional"`
+	VpcS3Endpoint                   *bool                          `pulumi:"vpcS3Endpoint,optional"`
+	VpcEmptyDefaultSecurityGroup    *bool                          `pulumi:"vpcEmptyDefaultSecurityGroup,optional"`
 }
 
 // Annotate describes each input as Pulumi.yaml describes its key, with

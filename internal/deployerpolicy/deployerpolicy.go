@@ -202,19 +202,42 @@ func DeployerPolicy(s Scope) iampolicy.Document {
 	statements = append(statements,
 		iampolicy.Statement{Sid: "TagTheClustersNetworkOnCreate", Effect: "Allow", Action: "ec2:CreateTags",
 			Resource: []string{s.arn("ec2", "vpc/*"), s.arn("ec2", "subnet/*"), s.arn("ec2", "internet-gateway/*"), s.arn("ec2", "route-table/*"),
-				s.arn("ec2", "elastic-ip/*"), s.arn("ec2", "natgateway/*")},
+				s.arn("ec2", "elastic-ip/*"), s.arn("ec2", "natgateway/*"), s.arn("ec2", "vpc-flow-log/*"), s.arn("ec2", "vpc-endpoint/*")},
 			Condition: map[string]any{"StringEquals": map[string]any{"ec2:CreateAction": []string{"CreateVpc", "CreateSubnet",
-				"CreateInternetGateway", "CreateRouteTable", "AllocateAddress", "CreateNatGateway"}}}},
+				"CreateInternetGateway", "CreateRouteTable", "AllocateAddress", "CreateNatGateway", "CreateFlowLogs", "CreateVpcEndpoint"}}}},
+		// A flow log and the S3 endpoint are made in, and change, the VPC
+		// and its route tables, which carry the cluster's tag.
 		iampolicy.Statement{Sid: "ChangeTheClustersNetwork", Effect: "Allow",
 			Action: []string{"ec2:DeleteVpc", "ec2:ModifyVpcAttribute", "ec2:AssociateVpcCidrBlock", "ec2:DisassociateVpcCidrBlock",
 				"ec2:CreateSubnet", "ec2:DeleteSubnet", "ec2:ModifySubnetAttribute", "ec2:AttachInternetGateway", "ec2:DetachInternetGateway",
 				"ec2:DeleteInternetGateway", "ec2:CreateRouteTable", "ec2:DeleteRouteTable", "ec2:CreateRoute", "ec2:ReplaceRoute",
 				"ec2:DeleteRoute", "ec2:AssociateRouteTable", "ec2:DisassociateRouteTable", "ec2:ReplaceRouteTableAssociation",
 				"ec2:CreateNatGateway", "ec2:DeleteNatGateway",
-				"ec2:AssociateAddress", "ec2:DisassociateAddress", "ec2:ReleaseAddress", "ec2:CreateSecurityGroup", "ec2:CreateTags", "ec2:DeleteTags"},
+				"ec2:AssociateAddress", "ec2:DisassociateAddress", "ec2:ReleaseAddress", "ec2:CreateSecurityGroup", "ec2:CreateTags", "ec2:DeleteTags",
+				"ec2:CreateFlowLogs", "ec2:DeleteFlowLogs", "ec2:CreateVpcEndpoint", "ec2:ModifyVpcEndpoint", "ec2:DeleteVpcEndpoints"},
 			Resource: []string{s.arn("ec2", "vpc/*"), s.arn("ec2", "subnet/*"), s.arn("ec2", "internet-gateway/*"), s.arn("ec2", "route-table/*"),
-				s.arn("ec2", "elastic-ip/*"), s.arn("ec2", "natgateway/*")},
+				s.arn("ec2", "elastic-ip/*"), s.arn("ec2", "natgateway/*"), s.arn("ec2", "vpc-flow-log/*"), s.arn("ec2", "vpc-endpoint/*")},
 			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters}}},
+		// The default security group of a VPC the stack makes: AWS makes it
+		// untagged, and pulumi-aws tags it, then revokes its rules
+		// (terraform-provider-aws internal/service/ec2, the default security
+		// group's create). A run may claim a group that carries no tag a
+		// cluster, Karpenter, EKS or the LB controller claims groups by: in
+		// its account and region, one that nobody's cluster made
+		// (THREATS.md).
+		iampolicy.Statement{Sid: "ClaimTheDefaultSecurityGroup", Effect: "Allow", Action: "ec2:CreateTags",
+			Resource: s.arn("ec2", "security-group/*"),
+			Condition: map[string]any{
+				"StringLike": map[string]any{"aws:RequestTag/" + names.ClusterTagKey: clusters},
+				"Null": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: "true", "aws:ResourceTag/" + names.DiscoveryTagKey: "true",
+					"aws:ResourceTag/aws:eks:cluster-name": "true", "aws:ResourceTag/elbv2.k8s.aws/cluster": "true"},
+			}},
+		iampolicy.Statement{Sid: "EmptyTheDefaultSecurityGroup", Effect: "Allow",
+			Action:    []string{"ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress", "ec2:CreateTags", "ec2:DeleteTags"},
+			Resource:  s.arn("ec2", "security-group/*"),
+			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters}}},
+		iampolicy.Statement{Sid: "PassFlowLogRolesToVPCFlowLogs", Effect: "Allow", Action: "iam:PassRole", Resource: roles,
+			Condition: map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "vpc-flow-logs.amazonaws.com"}}},
 		// The network sweep (internal/cleanup, network.go): the VPC CNI's
 		// detached interfaces carry no cluster tag the CLUSTER_NAME
 		// variable would set, so every interface of the region is in
@@ -271,7 +294,8 @@ func DeployerPolicy(s Scope) iampolicy.Document {
 			Action: []string{"logs:CreateLogGroup", "logs:DeleteLogGroup", "logs:PutRetentionPolicy", "logs:DeleteRetentionPolicy",
 				"logs:TagResource", "logs:UntagResource", "logs:ListTagsForResource", "logs:TagLogGroup", "logs:ListTagsLogGroup"},
 			Resource: each(clusters, func(n string) []string {
-				return []string{s.arn("logs", "log-group:/aws/eks/"+n+"/cluster"), s.arn("logs", "log-group:/aws/eks/"+n+"/cluster:*")}
+				return []string{s.arn("logs", "log-group:/aws/eks/"+n+"/cluster"), s.arn("logs", "log-group:/aws/eks/"+n+"/cluster:*"),
+					s.arn("logs", "log-group:/aws/vpc-flow-logs/"+n), s.arn("logs", "log-group:/aws/vpc-flow-logs/"+n+":*")}
 			})},
 		// Whatever else an organisation attaches to the deploy role, a run
 		// can neither lift a boundary nor rewrite it, nor change the deploy
@@ -302,7 +326,8 @@ func DeployerPolicy(s Scope) iampolicy.Document {
 func createsTagged(s Scope, clusters []string) []iampolicy.Statement {
 	var out []iampolicy.Statement
 	for _, c := range [][2]string{{"CreateVpc", "vpc"}, {"CreateSubnet", "subnet"}, {"CreateInternetGateway", "internet-gateway"},
-		{"CreateRouteTable", "route-table"}, {"AllocateAddress", "elastic-ip"}, {"CreateNatGateway", "natgateway"}} {
+		{"CreateRouteTable", "route-table"}, {"AllocateAddress", "elastic-ip"}, {"CreateNatGateway", "natgateway"},
+		{"CreateFlowLogs", "vpc-flow-log"}, {"CreateVpcEndpoint", "vpc-endpoint"}} {
 		out = append(out, iampolicy.Statement{Sid: "TheClustersNetwork" + c[0], Effect: "Allow", Action: "ec2:" + c[0],
 			Resource:  s.arn("ec2", c[1]+"/*"),
 			Condition: map[string]any{"StringLike": map[string]any{"aws:RequestTag/" + names.ClusterTagKey: clusters}}})
@@ -371,7 +396,7 @@ func WorkloadBoundary(s Scope) iampolicy.Document {
 			"elasticloadbalancing:*Rule", "elasticloadbalancing:SetLoadBalancerPoliciesForBackendServer", "elasticloadbalancing:SetRulePriorities",
 			"elasticloadbalancing:SetWebAcl", "elasticloadbalancing:*TargetGroup", "elasticloadbalancing:*Targets",
 			"iam:GetInstanceProfile", "iam:GetServerCertificate", "iam:ListInstanceProfiles", "iam:ListServerCertificates",
-			"kms:DescribeKey", "pricing:GetProducts", "shield:GetSubscriptionState", "shield:*Protection",
+			"kms:DescribeKey", "logs:DescribeLogGroups", "pricing:GetProducts", "shield:GetSubscriptionState", "shield:*Protection",
 			"ssm:DescribeAssociation", "ssm:DescribeDocument", "ssm:GetDeployablePatchSnapshotForInstance", "ssm:GetDocument",
 			"ssm:GetManifest", "ssm:List*Associations", "ssm:PutComplianceItems", "ssm:PutConfigurePackageResult",
 			"ssm:PutInventory", "ssm:Update*Status", "ssm:UpdateInstanceInformation", "ssmmessages:*",
@@ -415,6 +440,9 @@ func WorkloadBoundary(s Scope) iampolicy.Document {
 				"Null":            map[string]any{"ec2:Owner": "false"},
 				"StringNotEquals": map[string]any{"ec2:Owner": []string{s.Account, "amazon"}},
 			}},
+		// The VPC flow logs' role writes its group (cluster.FlowLogPolicy).
+		iampolicy.Statement{Effect: "Allow", Action: []string{"logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"},
+			Resource: each(clusters, func(c string) []string { return []string{s.arn("logs", "log-group:/aws/vpc-flow-logs/"+c+"*")} })},
 		// Bottlerocket and EKS AMIs, for the nodes Karpenter launches.
 		iampolicy.Statement{Effect: "Allow", Action: []string{"ssm:GetParameter", "ssm:GetParameters"},
 			Resource: s.arnIn("ssm", "*", "*", "parameter/aws/service/*")},

@@ -75,7 +75,12 @@ type Vpc struct {
 	Tags map[string]string
 	// Cidr is its primary CIDR; "" is 10.0.0.0/16.
 	Cidr string
+	// RouteTables are its route tables (not AWS's main one), by ID.
+	RouteTables map[string]RouteTable
 }
+
+// RouteTable is a route table's tags (its Name among them).
+type RouteTable struct{ Tags map[string]string }
 
 // DevVpc matches Pulumi.dev.yaml: three AZs, a private and a pod subnet in
 // each, and a public subnet that no pattern may pick up.
@@ -374,6 +379,27 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 			return nil, fmt.Errorf("no matching EC2 VPC found")
 		}
 		return resource.PropertyMap{"id": resource.NewProperty(a.Vpc.ID)}, nil
+	case "aws:ec2/getRouteTables:getRouteTables":
+		var ids []resource.PropertyValue
+		for _, v := range append([]Vpc{a.Vpc}, a.OtherVpcs...) {
+			if v.ID != args.Args["vpcId"].StringValue() {
+				continue
+			}
+			for _, id := range slices.Sorted(maps.Keys(v.RouteTables)) {
+				if matchesTags(v.RouteTables[id].Tags, args.Args["tags"]) {
+					ids = append(ids, resource.NewProperty(id))
+				}
+			}
+		}
+		return resource.PropertyMap{"ids": resource.NewProperty(ids)}, nil
+	case "aws:ec2/getRouteTable:getRouteTable":
+		for _, v := range append([]Vpc{a.Vpc}, a.OtherVpcs...) {
+			if t, ok := v.RouteTables[args.Args["routeTableId"].StringValue()]; ok {
+				return resource.PropertyMap{"routeTableId": args.Args["routeTableId"], "vpcId": resource.NewProperty(v.ID),
+					"tags": resource.NewProperty(resource.NewPropertyMapFromMap(toAny(t.Tags)))}, nil
+			}
+		}
+		return nil, fmt.Errorf("InvalidRouteTableID.NotFound: %s", args.Args["routeTableId"].StringValue())
 	case "aws:ec2/getVpcs:getVpcs":
 		name := filterValue(args.Args, "tag:Name")
 		tags := map[string]string{}
@@ -579,4 +605,26 @@ func (a *Account) RunStackFile(t testing.TB, project, stack, stackFile string, s
 	t.Helper()
 	rec := a.Recorder(project, stack)
 	return rec, rec.Run(t, stackfile.With(t, "Pulumi.yaml", stackFile, set), false, program)
+}
+
+// matchesTags reports whether tags hold every tag of filter (an invoke's
+// tags argument; none matches all).
+func matchesTags(tags map[string]string, filter resource.PropertyValue) bool {
+	if !filter.IsObject() {
+		return true
+	}
+	for k, v := range filter.ObjectValue() {
+		if tags[string(k)] != v.StringValue() {
+			return false
+		}
+	}
+	return true
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

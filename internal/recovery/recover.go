@@ -169,7 +169,7 @@ func hasCreates(d *Deployment) bool {
 const helmRelease = "kubernetes:helm.sh/v3:Release"
 
 // operationNoun names the operations that are not creates.
-var operationNoun = map[string]string{Updating: "update", Deleting: "delete", Reading: "read", Importing: "import"}
+var operationNoun = map[string]string{Updating: "update", Deleting: "delete", Reading: "read"}
 
 func decide(ctx context.Context, d *Deployment, l Lookups, op Operation, since time.Time) Verdict {
 	v := Verdict{Op: op}
@@ -206,11 +206,11 @@ func decide(ctx context.Context, d *Deployment, l Lookups, op Operation, since t
 		} else {
 			v.Why = fmt.Sprintf("cannot tell whether it exists: %v", err)
 		}
-		v.Next = importOrClear(urn)
+		v.Next = "find the object; " + importOrClear(urn)
 	case found.Exists && (since.IsZero() || !found.Created.After(since)):
 		v.Outcome = Undecided
 		v.Why = fmt.Sprintf("%s exists, but %s, so it may be an earlier stack's leftover", found.ID, age(found.Created, since))
-		v.Next = importOrClear(urn)
+		v.Next = "find the object; " + importOrClear(urn)
 	case found.Exists:
 		v.Outcome, v.ID, v.Why = Import, found.ID, "it exists, made "+found.Created.UTC().Format(time.RFC3339)+", after the interrupted update began"
 	default:
@@ -296,8 +296,8 @@ func undecided(t Target, since time.Time) string {
 	if !since.IsZero() {
 		after += " (after " + since.UTC().Format(time.RFC3339) + ")"
 	}
-	next := fmt.Sprintf("find the object the create sent (%s); if it exists and was made %s, %s", cmp.Or(strings.Join(sent, ", "), "see its inputs: `pulumi stack export`"),
-		after, importOrClear(t.Op.Resource.URN))
+	next := fmt.Sprintf("find the object the create sent (%s): %s", cmp.Or(strings.Join(sent, ", "), "see its inputs: `pulumi stack export`"),
+		importOrClear(t.Op.Resource.URN, "made "+after))
 	if t.Op.Resource.Type == helmRelease {
 		// Helm's secrets driver labels each record with the release's name
 		// and status (helm.sh/helm/v3 v3.20.2 pkg/storage/driver/secrets.go).
@@ -307,13 +307,15 @@ func undecided(t Target, since time.Time) string {
 	return next
 }
 
-// importOrClear is what a person runs once they know. Not Pulumi's own
-// `pulumi refresh --import-pending-creates`, which drops the object from
-// the state (docs/recovery.md), nor `--clear-pending-creates`, which
-// clears every pending create at once.
-func importOrClear(urn string) string {
-	return fmt.Sprintf("find the object; if it exists, `go run ./cmd/recover-pending -stack <stack> -import '%s=<ID>'` "+
-		"(docs/recovery.md gives each type's ID); if it does not, `go run ./cmd/recover-pending -stack <stack> -clear '%s'`", urn, urn)
+// importOrClear is what a person runs once they know whether the object
+// exists (and was, as made says). Not Pulumi's own `pulumi refresh
+// --import-pending-creates`, which drops the object from the state
+// (docs/recovery.md), nor `--clear-pending-creates`, which clears every
+// pending create at once.
+func importOrClear(urn string, made ...string) string {
+	return fmt.Sprintf("if it exists%s, `go run ./cmd/recover-pending -stack <stack> -import '%s=<ID>'` (the ID its provider imports "+
+		"by: its docs' Import section); if it does not, `go run ./cmd/recover-pending -stack <stack> -clear '%s'`",
+		strings.Join(append([]string{""}, made...), " and was "), urn, urn)
 }
 
 // thenClear ends a finder's advice on what must go before its pending

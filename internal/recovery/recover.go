@@ -110,7 +110,8 @@ func Plan(ctx context.Context, d *Deployment, l Lookups, o Options) ([]Verdict, 
 	if o.Now != nil {
 		now = o.Now
 	}
-	if wait := d.Manifest.Time.Add(o.Settle).Sub(now()); wait > 0 && hasCreates(d) {
+	creates := slices.ContainsFunc(d.PendingOperations, func(op Operation) bool { return leavesAnObject(op.Type) })
+	if wait := d.Manifest.Time.Add(o.Settle).Sub(now()); wait > 0 && creates {
 		sleep := poll.Sleep
 		if o.Sleep != nil {
 			sleep = o.Sleep
@@ -154,15 +155,6 @@ func Plan(ctx context.Context, d *Deployment, l Lookups, o Options) ([]Verdict, 
 		}
 	}
 	return out, nil
-}
-
-func hasCreates(d *Deployment) bool {
-	for _, op := range d.PendingOperations {
-		if leavesAnObject(op.Type) {
-			return true
-		}
-	}
-	return false
 }
 
 // helmRelease is the type of a Helm release.

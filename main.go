@@ -22,7 +22,8 @@ func main() {
 
 // Seams for the tests: the cluster the bootstrap watch reads, where its
 // lines go, the watches in flight, and how often it reads (nodeless.Watch);
-// how long a new cluster's Fargate profile waits (nodeless.Options).
+// how long a new cluster's Karpenter waits on its ACTIVE Fargate profile
+// (nodeless.Options).
 var (
 	bootAPI             func(kubeconfig string) (bootwatch.API, error)
 	bootLog             func(ctx *pulumi.Context) pulumi.Log

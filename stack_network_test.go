@@ -363,7 +363,8 @@ func TestTheVpcASecurityReviewExpects(t *testing.T) {
 // adopts each as a Route by import, with the table's ID as the preflight
 // read it (no table replaced, no moment without the route), and marks the
 // table only once the import is done; a marked table's route is a Route
-// already, and is left to the state.
+// already, and is left to the state; a table that lost its default route
+// has none to adopt, and gets a new one.
 func TestRoutesMoveOutOfTheirTables(t *testing.T) {
 	earlier := func(marked bool) fakeaws.Vpc {
 		v := fakeaws.Vpc{ID: "vpc-own", Name: "eks-demo-vpc", Tags: map[string]string{names.ClusterTagKey: "eks-demo"}, RouteTables: map[string]fakeaws.RouteTable{}}
@@ -373,9 +374,11 @@ func TestRoutesMoveOutOfTheirTables(t *testing.T) {
 			if marked {
 				tags["nodeless-eks/routes"] = "separate"
 			}
-			v.RouteTables[fmt.Sprintf("rtb-%d", i)] = fakeaws.RouteTable{Tags: tags}
+			v.RouteTables[fmt.Sprintf("rtb-%d", i)] = fakeaws.RouteTable{Tags: tags, Routes: []string{"10.0.0.0/16", "0.0.0.0/0"}}
 		}
-		v.RouteTables["rtb-public"] = fakeaws.RouteTable{Tags: map[string]string{"Name": "eks-demo-public", names.ClusterTagKey: "eks-demo"}}
+		// Someone deleted the public table's default route.
+		v.RouteTables["rtb-public"] = fakeaws.RouteTable{Tags: map[string]string{"Name": "eks-demo-public", names.ClusterTagKey: "eks-demo"},
+			Routes: []string{"10.0.0.0/16"}}
 		return v
 	}
 	cfg := stackConfig(t, "Pulumi.dev.yaml")
@@ -396,7 +399,9 @@ func TestRoutesMoveOutOfTheirTables(t *testing.T) {
 	table := rec.Get(t, tokens.RouteTable, "eks-demo-private-eu-west-1a")
 	assert.NotContains(t, table.Inputs, resource.PropertyKey("routes"))
 	rec.RequireDependsOn(t, table, route) // its mark, once the route is adopted
-	assert.Equal(t, "rtb-public_0.0.0.0/0", rec.Get(t, tokens.Route, "eks-demo-public-default").ImportID)
+	public := rec.Get(t, tokens.Route, "eks-demo-public-default")
+	assert.Empty(t, public.ImportID, "no default route to adopt: importing one would fail every `up`")
+	rec.RequireDependsOn(t, public, rec.Get(t, tokens.RouteTable, "eks-demo-public"))
 
 	rec = run(earlier(true))
 	route = rec.Get(t, tokens.Route, "eks-demo-private-eu-west-1a-default")

@@ -49,7 +49,7 @@ var testToday = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 func TestMain(m *testing.M) {
 	// Mocked stacks have no cluster to watch; stack_watch_test.go gives one.
 	bootAPI = func(string) (bootwatch.API, error) { return nil, errors.New("no cluster under mocks") }
-	// A new cluster's Fargate profile waits; the mock engine's needs not.
+	// A new cluster's Karpenter waits on its profile; the mock engine's need not.
 	fargateSettle = time.Nanosecond
 	os.Exit(m.Run())
 }

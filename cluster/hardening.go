@@ -31,6 +31,10 @@ func FlowLogGroupName(cluster string) string { return "/aws/vpc-flow-logs/" + cl
 func (v *Vpc) harden(ctx *pulumi.Context, name string, o *OwnVpc, vpc *ec2.Vpc, privateTables pulumi.StringArray,
 	tags func(string) pulumi.StringMap, opts []pulumi.ResourceOption) error {
 	if o.S3Endpoint {
+		// com.amazonaws.<region>.s3 in every partition: China's S3
+		// gateway keeps that prefix where its interface services take
+		// cn.com.amazonaws (eksctl pkg/cfn/builder vpc_endpoint_test.go's
+		// DescribeVpcEndpointServices answer for cn-north-1).
 		endpoint, err := ec2.NewVpcEndpoint(ctx, name+"-s3", &ec2.VpcEndpointArgs{
 			VpcId:           vpc.ID(),
 			ServiceName:     pulumi.Sprintf("com.amazonaws.%s.s3", o.Region),

@@ -126,6 +126,7 @@ func (c *Config) keepOwnVpc(ctx *pulumi.Context, id string) error {
 	}
 	// Its route tables, and whether their default routes are Route
 	// resources yet (cluster.RouteTable); AWS's main table carries no tag.
+	// A table with no default route has none to adopt: its Route is made.
 	tables, err := ec2.GetRouteTables(ctx, &ec2.GetRouteTablesArgs{VpcId: pulumi.StringRef(id), Tags: map[string]string{names.ClusterTagKey: c.ClusterName}})
 	if err != nil {
 		return fmt.Errorf("vpcName unset: reading the route tables of the VPC %s this stack made (ec2:DescribeRouteTables): %w", id, err)
@@ -136,7 +137,8 @@ func (c *Config) keepOwnVpc(ctx *pulumi.Context, id string) error {
 		if err != nil {
 			return fmt.Errorf("vpcName unset: reading route table %s of the VPC this stack made: %w", rid, err)
 		}
-		c.OwnRouteTables[t.Tags["Name"]] = cluster.RouteTable{ID: rid, Separate: t.Tags[cluster.RoutesTagKey] != ""}
+		inline := slices.ContainsFunc(t.Routes, func(r ec2.GetRouteTableRoute) bool { return r.CidrBlock == "0.0.0.0/0" })
+		c.OwnRouteTables[t.Tags["Name"]] = cluster.RouteTable{ID: rid, Separate: t.Tags[cluster.RoutesTagKey] != "" || !inline}
 	}
 	return nil
 }

@@ -154,7 +154,9 @@ type reachCase struct {
 	Action           string            `json:"action"`
 	Resource         string            `json:"resource"`
 	Account          string            `json:"account"`
-	Context          map[string]string `json:"context"`
+	Context          map[string]string `json:"-"`
+	TagKeys          []string          `json:"-"` // aws:TagKeys, IAM's multi-valued key
+	SimContext       map[string]any    `json:"context"`
 	IdentityPolicies []simPolicy       `json:"identityPolicies"`
 	Boundaries       []simPolicy       `json:"boundaries"`
 	identity         iampolicy.Document
@@ -196,9 +198,17 @@ func TestReachTable(t *testing.T) {
 			Account: reviewAccount, identity: reviewPolicy, want: iamtest.Allowed},
 		// The default security group of a VPC the stack makes: claimed by
 		// the cluster's tag, then emptied; a group any cluster, Karpenter,
-		// EKS or the LB controller claimed is out of reach.
+		// EKS or the LB controller claimed is out of reach, and no group
+		// is given a tag Karpenter or the LB controller picks groups by.
 		{Name: "production's role claims its VPC's untagged default group", Action: "ec2:CreateTags", Resource: ec2(prodAccount, "security-group/sg-d"),
-			Account: prodAccount, Context: with(region, "aws:RequestTag/"+names.ClusterTagKey, "nodeless-eks-prod"), identity: prodPolicy, want: iamtest.Allowed},
+			Account: prodAccount, Context: with(region, "aws:RequestTag/"+names.ClusterTagKey, "nodeless-eks-prod", "aws:RequestTag/Name", "nodeless-eks-prod-default"),
+			TagKeys: []string{names.ClusterTagKey, "Name"}, identity: prodPolicy, want: iamtest.Allowed},
+		{Name: "production's role claims an untagged group into Karpenter's discovery", Action: "ec2:CreateTags", Resource: ec2(prodAccount, "security-group/sg-d"),
+			Account: prodAccount, Context: with(region, "aws:RequestTag/"+names.ClusterTagKey, "nodeless-eks-prod", "aws:RequestTag/"+names.DiscoveryTagKey, "nodeless-eks-prod"),
+			TagKeys: []string{names.ClusterTagKey, names.DiscoveryTagKey}, identity: prodPolicy, want: iamtest.ImplicitDeny},
+		{Name: "production's role gives its claimed group the LB controller's tag", Action: "ec2:CreateTags", Resource: ec2(prodAccount, "security-group/sg-d"),
+			Account: prodAccount, Context: with(region, "aws:ResourceTag/"+names.ClusterTagKey, "nodeless-eks-prod", "aws:RequestTag/elbv2.k8s.aws/cluster", "nodeless-eks-prod"),
+			TagKeys: []string{"elbv2.k8s.aws/cluster"}, identity: prodPolicy, want: iamtest.ImplicitDeny},
 		{Name: "production's role claims another cluster's node group", Action: "ec2:CreateTags", Resource: ec2(prodAccount, "security-group/sg-n"),
 			Account: prodAccount, Context: with(region, "aws:RequestTag/"+names.ClusterTagKey, "nodeless-eks-prod", "aws:ResourceTag/"+names.DiscoveryTagKey, "billing"),
 			identity: prodPolicy, want: iamtest.ImplicitDeny},
@@ -249,13 +259,14 @@ func TestReachTable(t *testing.T) {
 		if c.boundary != nil {
 			c.Boundaries = []simPolicy{{"boundary", json.RawMessage(mustJSON(*c.boundary))}}
 		}
-		ctx := map[string][]string{}
+		ctx, sim := map[string][]string{}, map[string]any{}
 		for k, v := range c.Context {
-			ctx[k] = []string{v}
+			ctx[k], sim[k] = []string{v}, v
 		}
-		if c.Context == nil {
-			c.Context = map[string]string{}
+		if c.TagKeys != nil {
+			ctx["aws:TagKeys"], sim["aws:TagKeys"] = c.TagKeys, c.TagKeys
 		}
+		c.SimContext = sim
 		got := iamtest.Evaluate(c.identity, c.boundary, iamtest.Request{Action: c.Action, Resource: c.Resource, Context: ctx})
 		assert.Equalf(t, c.want, got, "iamtest: %s", c.Name)
 	}

@@ -42,9 +42,8 @@ type Options struct {
 	Watch Watch
 }
 
-// DefaultFargateSettle is eksctl's wait between a new control plane and
-// what runs on Fargate (eksctl-io/eksctl#3615: "adds a delay before
-// creating Fargate profiles", 30 s).
+// DefaultFargateSettle is eksctl's wait between a new Fargate profile
+// turning ACTIVE and what runs on it (cluster.Args.FargateSettle).
 const DefaultFargateSettle = 30 * time.Second
 
 // Outputs are the stack outputs of the Go program and the outputs of the

@@ -511,7 +511,7 @@ const fixtureRepository = "my-org/nodeless-eks"
 func TestMain(m *testing.M) {
 	flag.Parse()
 	repository = fixtureRepository
-	// A new cluster's Fargate profile waits; the mock engine's needs not.
+	// A new cluster's Karpenter waits on its profile; the mock engine's need not.
 	fargateSettle = time.Nanosecond
 	os.Exit(m.Run())
 }

@@ -43,8 +43,8 @@ type API interface {
 // FargateScheduler is the scheduler EKS's Fargate admission webhook gives
 // a pod that an ACTIVE profile selects; a pod created while the profile is
 // not yet in effect keeps default-scheduler, which has no node to give it,
-// and stays Pending for good (eksctl-io/eksctl#3615, which waits after the
-// control plane turns ACTIVE for that reason).
+// and stays Pending for good (eksctl-io/eksctl#3615; the program waits 30 s
+// after a new profile is ACTIVE for that reason, cluster.Args.FargateSettle).
 const FargateScheduler = "fargate-scheduler"
 
 // MaxRecreations bounds how many controller pods one watch deletes for

@@ -224,18 +224,24 @@ func DeployerPolicy(s Scope) iampolicy.Document {
 		// group's create). A run may claim a group that carries no tag a
 		// cluster, Karpenter, EKS or the LB controller claims groups by: in
 		// its account and region, one that nobody's cluster made
-		// (THREATS.md).
+		// (THREATS.md). Neither statement may write the tags Karpenter and
+		// the LB controller pick groups by, so a claimed group never joins
+		// a cluster's nodes or load balancers.
 		iampolicy.Statement{Sid: "ClaimTheDefaultSecurityGroup", Effect: "Allow", Action: "ec2:CreateTags",
 			Resource: s.arn("ec2", "security-group/*"),
 			Condition: map[string]any{
 				"StringLike": map[string]any{"aws:RequestTag/" + names.ClusterTagKey: clusters},
 				"Null": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: "true", "aws:ResourceTag/" + names.DiscoveryTagKey: "true",
 					"aws:ResourceTag/aws:eks:cluster-name": "true", "aws:ResourceTag/elbv2.k8s.aws/cluster": "true"},
+				"ForAllValues:StringNotEquals": groupPickingTags,
 			}},
 		iampolicy.Statement{Sid: "EmptyTheDefaultSecurityGroup", Effect: "Allow",
-			Action:    []string{"ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress", "ec2:CreateTags", "ec2:DeleteTags"},
-			Resource:  s.arn("ec2", "security-group/*"),
-			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters}}},
+			Action:   []string{"ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress", "ec2:CreateTags", "ec2:DeleteTags"},
+			Resource: s.arn("ec2", "security-group/*"),
+			Condition: map[string]any{
+				"StringLike":                   map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters},
+				"ForAllValues:StringNotEquals": groupPickingTags,
+			}},
 		iampolicy.Statement{Sid: "PassFlowLogRolesToVPCFlowLogs", Effect: "Allow", Action: "iam:PassRole", Resource: roles,
 			Condition: map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "vpc-flow-logs.amazonaws.com"}}},
 		// The network sweep (internal/cleanup, network.go): the VPC CNI's
@@ -346,6 +352,11 @@ var secretDescribes = []string{
 	"ec2:DescribeBundleTasks", "ec2:DescribeInstanceAttribute", "ec2:DescribeLaunchTemplateVersions",
 	"ec2:DescribeSpotFleetRequests", "ec2:DescribeSpotInstanceRequests", "ec2:DescribeVpnConnections",
 }
+
+// groupPickingTags are the tag keys Karpenter (the EC2NodeClass's
+// securityGroupSelectorTerms) and the LB controller pick security groups
+// by; a default security group must never be given one.
+var groupPickingTags = map[string]any{"aws:TagKeys": []string{names.DiscoveryTagKey, "elbv2.k8s.aws/cluster"}}
 
 // securityGroupWrites change a security group and its rules.
 var securityGroupWrites = []string{"ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress",

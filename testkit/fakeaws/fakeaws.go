@@ -79,8 +79,12 @@ type Vpc struct {
 	RouteTables map[string]RouteTable
 }
 
-// RouteTable is a route table's tags (its Name among them).
-type RouteTable struct{ Tags map[string]string }
+// RouteTable is a route table's tags (its Name among them) and the
+// destination CIDRs of its routes.
+type RouteTable struct {
+	Tags   map[string]string
+	Routes []string
+}
 
 // DevVpc matches Pulumi.dev.yaml: three AZs, a private and a pod subnet in
 // each, and a public subnet that no pattern may pick up.
@@ -395,8 +399,12 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 	case "aws:ec2/getRouteTable:getRouteTable":
 		for _, v := range append([]Vpc{a.Vpc}, a.OtherVpcs...) {
 			if t, ok := v.RouteTables[args.Args["routeTableId"].StringValue()]; ok {
+				var routes []resource.PropertyValue
+				for _, cidr := range t.Routes {
+					routes = append(routes, resource.NewProperty(resource.PropertyMap{"cidrBlock": resource.NewProperty(cidr)}))
+				}
 				return resource.PropertyMap{"routeTableId": args.Args["routeTableId"], "vpcId": resource.NewProperty(v.ID),
-					"tags": resource.NewProperty(resource.NewPropertyMapFromMap(toAny(t.Tags)))}, nil
+					"tags": resource.NewProperty(resource.NewPropertyMapFromMap(toAny(t.Tags))), "routes": resource.NewProperty(routes)}, nil
 			}
 		}
 		return nil, fmt.Errorf("InvalidRouteTableID.NotFound: %s", args.Args["routeTableId"].StringValue())

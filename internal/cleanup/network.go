@@ -278,55 +278,79 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 		}
 		cmd := fmt.Sprintf("aws ec2 delete-security-group --region %s --group-id %s", n.Region, g.GroupId)
 		what := g.GroupName
-		if tagOf(g.Tags, "elbv2.k8s.aws/cluster") == n.ClusterName || tagOf(g.Tags, "aws:eks:cluster-name") == n.ClusterName {
-			err := n.deleteGroup(ctx, aws, g, groups.SecurityGroups)
+		if n.clusters(g) {
+			held, revoke, err := n.deleteGroup(ctx, aws, g, groups.SecurityGroups)
 			switch {
-			case err == nil:
+			case err == nil && held == "":
 				fmt.Fprintf(n.Log, "network sweep: deleted security group %s (%s), which cluster %s's controllers or EKS left\n",
 					g.GroupId, g.GroupName, n.ClusterName)
 				continue
+			case err == nil:
+				what, cmd = what+", "+held, "if that group's owner agrees, "+revoke+", then "+cmd
 			case refusedByIAM(err):
 				return nil, false, err
+			default:
+				what += ", its delete failed: " + firstLine(err)
 			}
-			what += ", its delete failed: " + firstLine(err)
 		}
 		left = append(left, fmt.Sprintf("security group %s (%s): %s", g.GroupId, what, cmd))
 	}
 	return left, false, nil
 }
 
-// deleteGroup revokes the rules of the VPC's other groups that name g
-// (the LB controller adds them to the node group), then deletes g.
+// clusters is true of a group this cluster's LB controller or EKS made:
+// tagged with its name, not any cluster's.
+func (n Network) clusters(g securityGroup) bool {
+	return tagOf(g.Tags, "elbv2.k8s.aws/cluster") == n.ClusterName || tagOf(g.Tags, "aws:eks:cluster-name") == n.ClusterName
+}
+
+// deleteGroup revokes the rules that name g in the stack's own groups
+// (n.Keep, where the LB controller adds them to the node group) and in
+// this cluster's, then deletes g. A rule of any other group that names g
+// is not the stack's to change: g is then held, and said so, undeleted.
 // DescribeSecurityGroupRules filters by the rule's own group only (EC2 API
 // reference: group-id, security-group-rule-id, tag), so every other
-// group's rules are read and those that reference g are revoked.
-func (n Network) deleteGroup(ctx context.Context, aws networkAWS, g securityGroup, all []securityGroup) error {
+// group's rules are read.
+func (n Network) deleteGroup(ctx context.Context, aws networkAWS, g securityGroup, all []securityGroup) (held, revoke string, err error) {
 	var others []string
+	own := map[string]bool{}
 	for _, o := range all {
 		if o.GroupId != g.GroupId {
 			others = append(others, o.GroupId)
+			own[o.GroupId] = slices.Contains(n.Keep, o.GroupId) || n.clusters(o)
 		}
 	}
 	var rules struct{ SecurityGroupRules []securityGroupRule }
 	if len(others) > 0 {
 		if err := call(ctx, aws, &rules, "ec2", "describe-security-group-rules", "--filters", "Name=group-id,Values="+strings.Join(others, ",")); err != nil {
-			return err
+			return "", "", err
 		}
 	}
+	var mine []securityGroupRule
 	for _, r := range rules.SecurityGroupRules {
-		if r.ReferencedGroupInfo.GroupId != g.GroupId {
-			continue
-		}
-		verb := "revoke-security-group-ingress"
-		if r.IsEgress {
-			verb = "revoke-security-group-egress"
-		}
-		if _, err := aws(ctx, "ec2", verb, "--group-id", r.GroupId, "--security-group-rule-ids", r.SecurityGroupRuleId); err != nil {
-			return err
+		switch {
+		case r.ReferencedGroupInfo.GroupId != g.GroupId:
+		case !own[r.GroupId]:
+			return fmt.Sprintf("named by rule %s of group %s, which is not this stack's", r.SecurityGroupRuleId, r.GroupId),
+				fmt.Sprintf("aws ec2 %s --region %s --group-id %s --security-group-rule-ids %s", revokeVerb(r), n.Region, r.GroupId, r.SecurityGroupRuleId), nil
+		default:
+			mine = append(mine, r)
 		}
 	}
-	_, err := aws(ctx, "ec2", "delete-security-group", "--group-id", g.GroupId)
-	return err
+	for _, r := range mine {
+		if _, err := aws(ctx, "ec2", revokeVerb(r), "--group-id", r.GroupId, "--security-group-rule-ids", r.SecurityGroupRuleId); err != nil {
+			return "", "", err
+		}
+	}
+	_, err = aws(ctx, "ec2", "delete-security-group", "--group-id", g.GroupId)
+	return "", "", err
+}
+
+func revokeVerb(r securityGroupRule) string {
+	if r.IsEgress {
+		return "revoke-security-group-egress"
+	}
+	return "revoke-security-group-ingress"
 }
 
 // refusedByIAM is an AWS answer that no wait changes: the credentials may

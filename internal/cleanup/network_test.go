@@ -146,11 +146,14 @@ func TestSweepFailsAtItsBoundNamingWhatIsNotTheStacks(t *testing.T) {
 	f := &fakeVPC{
 		enis: []eni{{NetworkInterfaceId: "eni-gd", Status: "in-use", Description: "VPC Endpoint Interface vpce-0gd", InterfaceType: "vpc_endpoint"},
 			{NetworkInterfaceId: "eni-hand", Status: "available", Description: "made by hand"},
+			// The VPC CNI's on a node that still runs: attached, not left.
+			{NetworkInterfaceId: "eni-live", Status: "in-use", Description: "aws-K8S-i-0live", InterfaceType: "interface"},
 			{NetworkInterfaceId: "eni-nat2", Status: "in-use", Description: "Interface for NAT Gateway nat-2", InterfaceType: "nat_gateway"}},
 		nats: []map[string]any{{"NatGatewayId": "nat-2", "State": "available", "Tags": []tag{{Key: "nodeless-eks/cluster", Value: "another"}},
 			"NatGatewayAddresses": []map[string]any{{"NetworkInterfaceId": "eni-nat2"}}}},
 		groups: []securityGroup{{GroupId: "sg-gd", GroupName: "GuardDutyManagedSecurityGroup-vpc-1"},
-			{GroupId: "sg-other", GroupName: "k8s-traffic-other", Tags: []tag{{Key: "elbv2.k8s.aws/cluster", Value: "other-cluster"}}}},
+			{GroupId: "sg-other", GroupName: "k8s-traffic-other", Tags: []tag{{Key: "elbv2.k8s.aws/cluster", Value: "other-cluster"}}},
+			{GroupId: "sg-eks-other", GroupName: "eks-cluster-sg-other-cluster-1", Tags: []tag{{Key: "aws:eks:cluster-name", Value: "other-cluster"}}}},
 	}
 	log, took, err := sweepWith(f)
 	t.Log(log)
@@ -162,13 +165,40 @@ func TestSweepFailsAtItsBoundNamingWhatIsNotTheStacks(t *testing.T) {
 		"network interface eni-hand (made by hand, available): aws ec2 delete-network-interface --region eu-west-1 --network-interface-id eni-hand",
 		"security group sg-gd (GuardDutyManagedSecurityGroup-vpc-1): aws ec2 delete-security-group --region eu-west-1 --group-id sg-gd",
 		"security group sg-other (k8s-traffic-other)",
+		"security group sg-eks-other (eks-cluster-sg-other-cluster-1)",
+		"network interface eni-live (aws-K8S-i-0live, in-use): delete what it is attached to",
 		"network interface eni-nat2 (Interface for NAT Gateway nat-2, in-use, nat_gateway): delete what owns it (nat_gateway)",
 		"then run `pulumi destroy` again",
 	} {
 		assert.Contains(t, err.Error(), want)
 	}
-	assert.Len(t, f.enis, 3, "another's interface is never deleted")
-	assert.Len(t, f.groups, 2, "another cluster's group is never deleted")
+	assert.Len(t, f.enis, 4, "another's interface, and one attached, is never deleted")
+	assert.Len(t, f.groups, 3, "another cluster's groups are never deleted")
+}
+
+// TestSweepChangesOnlyTheStacksGroups: the LB controller's group goes
+// once the stack's node group's rule naming it is revoked
+// (TestSweepDeletesWhatTheClusterLeftAndWaitsForTheRest); a rule of a
+// group that is not the stack's stays, and the group it names is left
+// unchanged, said so with both commands.
+func TestSweepChangesOnlyTheStacksGroups(t *testing.T) {
+	ref := func(id, group, names string) securityGroupRule {
+		return securityGroupRule{SecurityGroupRuleId: id, GroupId: group, ReferencedGroupInfo: struct{ GroupId string }{names}}
+	}
+	f := &fakeVPC{
+		groups: []securityGroup{{GroupId: "sg-node", GroupName: "eks-demo-node-1a2b"},
+			{GroupId: "sg-lb", GroupName: "k8s-traffic-eks-demo-1a2b", Tags: []tag{{Key: "elbv2.k8s.aws/cluster", Value: "eks-demo"}}},
+			{GroupId: "sg-bastion", GroupName: "bastion"}},
+		rules: []securityGroupRule{ref("sgr-node", "sg-node", "sg-lb"), ref("sgr-bastion", "sg-bastion", "sg-lb")},
+	}
+	_, _, err := sweepWith(f)
+	require.Error(t, err)
+	assert.Len(t, f.rules, 2, "another's rule is kept, and the stack's too while the group cannot go")
+	assert.Len(t, f.groups, 3)
+	assert.Contains(t, err.Error(), "security group sg-lb (k8s-traffic-eks-demo-1a2b, named by rule sgr-bastion of group sg-bastion, which is not this stack's): "+
+		"if that group's owner agrees, aws ec2 revoke-security-group-ingress --region eu-west-1 --group-id sg-bastion --security-group-rule-ids sgr-bastion, "+
+		"then aws ec2 delete-security-group --region eu-west-1 --group-id sg-lb")
+	assert.NotContains(t, f.calls, "ec2 delete-security-group --group-id sg-lb", "no delete AWS would refuse")
 }
 
 // TestSweepSaysWhyADeleteFailed: a delete AWS refuses for a reason a wait
@@ -223,6 +253,9 @@ func TestSweepAgainstMoto(t *testing.T) {
 		"--tag-specifications", "ResourceType=security-group,Tags=[{Key=elbv2.k8s.aws/cluster,Value=eks-demo}]")
 	lb := out.GroupId
 	s.AWS(t, other, "ec2", "authorize-security-group-ingress", "--group-id", node, "--protocol", "tcp", "--port", "80", "--source-group", lb)
+	run(&out, "ec2", "create-security-group", "--group-name", "eks-cluster-sg-other-1", "--description", "another cluster's", "--vpc-id", vpc,
+		"--tag-specifications", "ResourceType=security-group,Tags=[{Key=aws:eks:cluster-name,Value=other}]")
+	otherEKS := out.GroupId
 	run(&out, "ec2", "create-network-interface", "--subnet-id", subnet, "--description", "aws-K8S-i-0abc", "--groups", node)
 	leaked := out.NetworkInterface.NetworkInterfaceId
 	run(&out, "ec2", "create-network-interface", "--subnet-id", subnet, "--description", "made by hand")
@@ -263,6 +296,7 @@ func TestSweepAgainstMoto(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "network interface "+decoy+" (made by hand, available): aws ec2 delete-network-interface --region "+moto.Region)
 		assert.Contains(t, err.Error(), "network interface "+otherNATENI, "another's NAT gateway's")
+		assert.Contains(t, err.Error(), "security group "+otherEKS+" (eks-cluster-sg-other-1): aws ec2 delete-security-group", "another cluster's")
 		assert.NotContains(t, err.Error(), ownNATENI, "the stack's own NAT gateway's is Pulumi's to delete")
 		assert.NotContains(t, err.Error(), leaked)
 		assert.Contains(t, log.String(), "deleted network interface "+leaked)
@@ -277,6 +311,7 @@ func TestSweepAgainstMoto(t *testing.T) {
 		s.AWS(t, other, "ec2", "delete-network-interface", "--network-interface-id", decoy)
 		s.AWS(t, other, "ec2", "delete-nat-gateway", "--nat-gateway-id", otherNAT)
 		s.AWS(t, other, "ec2", "delete-network-interface", "--network-interface-id", otherNATENI)
+		s.AWS(t, other, "ec2", "delete-security-group", "--group-id", otherEKS)
 		require.NoError(t, runNetwork(ctx, getenv, &bytes.Buffer{}))
 	})
 	t.Run("a VPC that is gone, in its own account, has nothing left", func(t *testing.T) {

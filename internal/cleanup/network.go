@@ -30,8 +30,9 @@ import (
 // sometimes leaves (eksctl-io/eksctl#5135). It deletes those, waits for
 // what is still going (EKS's own interfaces, those of load balancers being
 // deleted), and fails within its bound naming each interface and group
-// left, with the command that removes it: another service's (a GuardDuty
-// VPC endpoint) is never deleted here.
+// left, with the command that removes it, or within stuckSettle once only
+// what nothing in the destroy deletes is left: another service's (a
+// GuardDuty VPC endpoint) is never deleted here.
 const (
 	// EnvPhase selects the phase: "" for the workloads' cleanup,
 	// PhaseNetwork for the sweep.
@@ -109,7 +110,9 @@ type Network struct {
 	VpcID, Region, ClusterName string
 	// Keep are security groups the stack deletes itself (its node group).
 	Keep []string
-	// Timeout bounds the sweep; Interval and ReportEvery pace it.
+	// Timeout bounds the sweep; Interval and ReportEvery pace it. Once
+	// only what nothing in the destroy deletes is left, the sweep fails
+	// after stuckSettle rather than at Timeout.
 	Timeout, Interval, ReportEvery time.Duration
 	Log                            io.Writer
 	// Now and Sleep are the clock; time.Now and a timer when nil.
@@ -169,10 +172,15 @@ func Sweep(ctx context.Context, aws networkAWS, n Network) error {
 			}
 		}
 	}
-	start, reported := now(), time.Time{}
+	start, reported, stuck := now(), time.Time{}, time.Time{}
 	fmt.Fprintf(n.Log, "network sweep of VPC %s (cluster %s), at most %s\n", n.VpcID, n.ClusterName, n.Timeout)
 	for {
-		left, gone, err := n.sweepOnce(ctx, aws)
+		left, waits, gone, err := n.sweepOnce(ctx, aws)
+		if waits || len(left) == 0 {
+			stuck = time.Time{}
+		} else if stuck.IsZero() {
+			stuck = now()
+		}
 		switch {
 		case err != nil && refusedByIAM(err):
 			return fmt.Errorf("sweeping VPC %s: %w; the credentials that run the destroy may not do this, and no wait changes that: "+
@@ -187,6 +195,9 @@ func Sweep(ctx context.Context, aws networkAWS, n Network) error {
 		case len(left) == 0:
 			fmt.Fprintf(n.Log, "network sweep done: VPC %s holds nothing the stack does not delete itself\n", n.VpcID)
 			return nil
+		case !stuck.IsZero() && now().Sub(stuck) >= stuckSettle:
+			return fmt.Errorf("VPC %s holds what blocks its subnets' and its deletion, and nothing in this destroy deletes any of it "+
+				"(said with each):\n  %s\nremove each (or what owns it), then run `pulumi destroy` again", n.VpcID, strings.Join(left, "\n  "))
 		case now().Sub(start) >= n.Timeout:
 			return fmt.Errorf("VPC %s still holds, after %s, what blocks its subnets' and its deletion and is not this stack's to "+
 				"delete, or whose delete failed (said with each):\n  %s\nremove each (or what owns it), then run `pulumi destroy` again", n.VpcID, n.Timeout,
@@ -203,14 +214,16 @@ func Sweep(ctx context.Context, aws networkAWS, n Network) error {
 }
 
 // sweepOnce deletes what it may and says what is left, each with the
-// command that removes it; gone is true when the VPC no longer exists.
-func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, gone bool, err error) {
+// command that removes it; waits is true when some of it goes by itself
+// (goesByItself), or may once a delete that failed is tried again; gone
+// is true when the VPC no longer exists.
+func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, waits, gone bool, err error) {
 	vpcFilter := "Name=vpc-id,Values=" + n.VpcID
 	if _, err := aws(ctx, "ec2", "describe-vpcs", "--vpc-ids", n.VpcID); err != nil {
 		if awscli.IsCode(err, "InvalidVpcID.NotFound") {
-			return nil, true, nil
+			return nil, false, true, nil
 		}
-		return nil, false, err
+		return nil, false, false, err
 	}
 	// The stack's own NAT gateways are deleted by Pulumi, after the sweep
 	// (its deletes run in batches by depth: pulumi/pulumi
@@ -226,7 +239,7 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 		}
 	}
 	if err := call(ctx, aws, &nats, "ec2", "describe-nat-gateways", "--filter", vpcFilter); err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	ownNAT := map[string]bool{}
 	for _, g := range nats.NatGateways {
@@ -238,7 +251,7 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 	}
 	var enis struct{ NetworkInterfaces []eni }
 	if err := call(ctx, aws, &enis, "ec2", "describe-network-interfaces", "--filters", vpcFilter); err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	for _, e := range enis.NetworkInterfaces {
 		if ownNAT[e.NetworkInterfaceId] {
@@ -254,10 +267,12 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 				fmt.Fprintf(n.Log, "network sweep: deleted network interface %s (%s), which the VPC CNI left\n", e.NetworkInterfaceId, e.Description)
 				continue
 			case refusedByIAM(err):
-				return nil, false, err
+				return nil, false, false, err
 			}
 			what += ", its delete failed: " + firstLine(err)
+			waits = true
 		}
+		waits = waits || goesByItself(e)
 		switch {
 		case e.InterfaceType != "" && e.InterfaceType != "interface":
 			what += ", " + e.InterfaceType
@@ -270,7 +285,7 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 	}
 	var groups struct{ SecurityGroups []securityGroup }
 	if err := call(ctx, aws, &groups, "ec2", "describe-security-groups", "--filters", vpcFilter); err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	for _, g := range groups.SecurityGroups {
 		if g.GroupName == "default" || slices.Contains(n.Keep, g.GroupId) {
@@ -288,14 +303,36 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 			case err == nil:
 				what, cmd = what+", "+held, "if that group's owner agrees, "+revoke+", then "+cmd
 			case refusedByIAM(err):
-				return nil, false, err
+				return nil, false, false, err
 			default:
+				// DependencyViolation, while interfaces that use it go.
 				what += ", its delete failed: " + firstLine(err)
+				waits = true
 			}
 		}
 		left = append(left, fmt.Sprintf("security group %s (%s): %s", g.GroupId, what, cmd))
 	}
-	return left, false, nil
+	return left, waits, false, nil
+}
+
+// stuckSettle is how long the sweep waits once only what nothing in the
+// destroy deletes is left: six polls, in case an interface's state lagged.
+const stuckSettle = 6 * interval
+
+// goesByItself is true of an interface something already deleting
+// removes: EKS's own ("Amazon EKS <cluster>"), a load balancer's, which
+// the LB controller deleted before the cluster went ("ELB app/…", or of
+// type network_load_balancer), and any being detached. A VPC endpoint's
+// (GuardDuty's), another's NAT gateway's, or one made by hand is there
+// until someone removes it.
+func goesByItself(e eni) bool {
+	switch {
+	case e.Status == "detaching" || e.InterfaceType == "network_load_balancer":
+		return true
+	case e.Status != "in-use" || (e.InterfaceType != "" && e.InterfaceType != "interface"):
+		return false
+	}
+	return strings.HasPrefix(e.Description, "Amazon EKS ") || strings.HasPrefix(e.Description, "ELB ") || strings.HasPrefix(e.Description, "aws-K8S-")
 }
 
 // clusters is true of a group this cluster's LB controller or EKS made:

@@ -201,6 +201,34 @@ func TestSweepChangesOnlyTheStacksGroups(t *testing.T) {
 	assert.NotContains(t, f.calls, "ec2 delete-security-group --group-id sg-lb", "no delete AWS would refuse")
 }
 
+// TestSweepFailsFastOnWhatNeverGoes: GuardDuty's endpoint and group, and
+// an interface made by hand, stay until someone removes them
+// (terraform-provider-aws #46747): with only those left the sweep fails
+// after its settle, not at its bound; a load balancer's interface, which
+// goes by itself, keeps it waiting.
+func TestSweepFailsFastOnWhatNeverGoes(t *testing.T) {
+	never := func() *fakeVPC {
+		return &fakeVPC{
+			enis: []eni{{NetworkInterfaceId: "eni-gd", Status: "in-use", Description: "VPC Endpoint Interface vpce-0gd", InterfaceType: "vpc_endpoint"},
+				{NetworkInterfaceId: "eni-hand", Status: "available", Description: "made by hand", InterfaceType: "interface"}},
+			groups: []securityGroup{{GroupId: "sg-gd", GroupName: "GuardDutyManagedSecurityGroup-vpc-1"}},
+		}
+	}
+	_, took, err := sweepWith(never())
+	require.Error(t, err)
+	assert.Equal(t, stuckSettle, took, "failed after its settle, before its 2-minute bound")
+	assert.Contains(t, err.Error(), "nothing in this destroy deletes any of it")
+	assert.Contains(t, err.Error(), "security group sg-gd (GuardDutyManagedSecurityGroup-vpc-1)")
+
+	f := never()
+	f.enis = append(f.enis, eni{NetworkInterfaceId: "eni-nlb", Status: "in-use", Description: "ELB net/k8s-default-web-1a2b/3c4d",
+		InterfaceType: "network_load_balancer"})
+	_, took, err = sweepWith(f)
+	require.Error(t, err)
+	assert.Equal(t, 2*time.Minute, took, "a deleted load balancer's interface goes by itself: it waits for it up to its bound")
+	assert.Contains(t, err.Error(), "still holds, after 2m0s")
+}
+
 // TestSweepSaysWhyADeleteFailed: a delete AWS refuses for a reason a wait
 // may change is retried and, at the bound, named with what AWS said; one
 // the credentials may not make fails the sweep at once.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"nodeless-eks/internal/iamopts"
+	"nodeless-eks/internal/names"
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/fakeaws/pulumieks"
 	"nodeless-eks/testkit/mock"
@@ -267,6 +268,8 @@ func TestVpcLookupFailures(t *testing.T) {
 	noPodInC.Subnets = filterSubnets(noPodInC.Subnets, func(s fakeaws.Subnet) bool { return s.ID != "subnet-pod-c" })
 	otherVpc := fakeaws.DevVpc()
 	otherVpc.Name = "someone-elses-vpc"
+	anotherStacks := fakeaws.DevVpc()
+	anotherStacks.Tags = map[string]string{names.ClusterTagKey: "billing"}
 
 	tests := []struct {
 		name string
@@ -286,6 +289,10 @@ func TestVpcLookupFailures(t *testing.T) {
 			[]string{"pod subnets subnet-pod-a and subnet-pod-a2 are both in eu-west-1a"}},
 		{"an AZ without a pod subnet", noPodInC, nil,
 			[]string{"no pod subnet in eu-west-1c"}},
+		// Its destroy sweeps it; a stack that names it would be swept.
+		{"a VPC another stack made", anotherStacks, nil,
+			[]string{`vpcName "eks-demo-vpc": VPC vpc-0de0 was made by the stack of cluster billing (tag nodeless-eks/cluster=billing)`,
+				"name a VPC no stack made"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"nodeless-eks/internal/names"
 )
 
 const vpcTypeToken = "nodeless-eks:cluster:Vpc"
@@ -119,6 +121,14 @@ func (v *Vpc) lookUp(ctx *pulumi.Context, args *VpcArgs) error {
 				"to it, or unset all three and the stack makes its own VPC"
 		}
 		return fmt.Errorf("looking up VPC with Name tag %q (config vpcName): %w%s", args.VpcName, err, hint)
+	}
+	// A VPC a stack made is that stack's: its destroy sweeps the VPC for
+	// what its cluster left (internal/cleanup, network.go), and a stack
+	// that stops making it deletes it.
+	if maker := vpc.Tags[names.ClusterTagKey]; maker != "" {
+		return fmt.Errorf("vpcName %q: VPC %s was made by the stack of cluster %s (tag %s=%s), whose destroy sweeps it and which "+
+			"deletes it if it stops making it: name a VPC no stack made, or, if it is this stack's own, unset vpcName and the subnet "+
+			"patterns so that the stack keeps making it", args.VpcName, vpc.Id, maker, names.ClusterTagKey, maker)
 	}
 
 	private, err := lookupSubnets(ctx, vpc.Id, args.PrivateSubnetNamePattern, parent)

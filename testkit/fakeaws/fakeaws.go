@@ -6,6 +6,7 @@
 package fakeaws
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"path"
@@ -362,27 +363,29 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 	}
 	switch args.Token {
 	case "aws:ec2/getVpc:getVpc":
-		if id, ok := args.Args["id"]; ok && id.IsString() {
-			for _, v := range append([]Vpc{a.Vpc}, a.OtherVpcs...) {
-				if v.ID == id.StringValue() {
-					tags := resource.PropertyMap{"Name": resource.NewProperty(v.Name)}
-					for k, val := range v.Tags {
-						tags[resource.PropertyKey(k)] = resource.NewProperty(val)
-					}
-					cidr := v.Cidr
-					if cidr == "" {
-						cidr = "10.0.0.0/16"
-					}
-					return resource.PropertyMap{"id": resource.NewProperty(v.ID), "tags": resource.NewProperty(tags),
-						"cidrBlock": resource.NewProperty(cidr)}, nil
-				}
+		// By ID, or by the Name filter; more than one match is an error
+		// (terraform-provider-aws's aws_vpc data source, "multiple EC2
+		// VPCs matched").
+		var found []Vpc
+		for _, v := range append([]Vpc{a.Vpc}, a.OtherVpcs...) {
+			if id, ok := args.Args["id"]; ok && id.IsString() && v.ID == id.StringValue() ||
+				!ok && v.ID != "" && filterValue(args.Args, "tag:Name") == v.Name {
+				found = append(found, v)
 			}
-			return nil, fmt.Errorf("no matching EC2 VPC found")
 		}
-		if filterValue(args.Args, "tag:Name") != a.Vpc.Name {
+		switch {
+		case len(found) == 0:
 			return nil, fmt.Errorf("no matching EC2 VPC found")
+		case len(found) > 1:
+			return nil, fmt.Errorf("multiple EC2 VPCs matched; use additional constraints to reduce matches to a single EC2 VPC")
 		}
-		return resource.PropertyMap{"id": resource.NewProperty(a.Vpc.ID)}, nil
+		v := found[0]
+		tags := resource.PropertyMap{"Name": resource.NewProperty(v.Name)}
+		for k, val := range v.Tags {
+			tags[resource.PropertyKey(k)] = resource.NewProperty(val)
+		}
+		return resource.PropertyMap{"id": resource.NewProperty(v.ID), "tags": resource.NewProperty(tags),
+			"cidrBlock": resource.NewProperty(cmp.Or(v.Cidr, "10.0.0.0/16"))}, nil
 	case "aws:ec2/getRouteTables:getRouteTables":
 		var ids []resource.PropertyValue
 		for _, v := range append([]Vpc{a.Vpc}, a.OtherVpcs...) {

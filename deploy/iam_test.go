@@ -217,6 +217,16 @@ func TestReachTable(t *testing.T) {
 		{Name: "production's role passes a role of its cluster to VPC Flow Logs", Action: "iam:PassRole",
 			Resource: iamArn(prodAccount, "role/nodeless-eks-prod-flow-logs-1a2b"), Account: prodAccount,
 			Context: map[string]string{"iam:PassedToService": "vpc-flow-logs.amazonaws.com"}, identity: prodPolicy, want: iamtest.Allowed},
+		// GuardDuty's runtime-monitoring endpoint, which the sweep deletes;
+		// no other endpoint of GuardDuty's tag.
+		{Name: "production's role deletes GuardDuty's runtime-monitoring endpoint", Action: "ec2:DeleteVpcEndpoints",
+			Resource: ec2(prodAccount, "vpc-endpoint/vpce-gd"), Account: prodAccount,
+			Context:  with(region, "aws:ResourceTag/GuardDutyManaged", "true", "ec2:VpceServiceName", "com.amazonaws.eu-west-1.guardduty-data"),
+			identity: prodPolicy, want: iamtest.Allowed},
+		{Name: "production's role deletes another endpoint GuardDuty tagged", Action: "ec2:DeleteVpcEndpoints",
+			Resource: ec2(prodAccount, "vpc-endpoint/vpce-s3"), Account: prodAccount,
+			Context:  with(region, "aws:ResourceTag/GuardDutyManaged", "true", "ec2:VpceServiceName", "com.amazonaws.eu-west-1.s3"),
+			identity: prodPolicy, want: iamtest.ImplicitDeny},
 		// The network a stack makes, by its tag.
 		{Name: "production's role deletes its own subnet", Action: "ec2:DeleteSubnet", Resource: ec2(prodAccount, "subnet/subnet-1"), Account: prodAccount,
 			Context: with(region, "aws:ResourceTag/"+names.ClusterTagKey, "nodeless-eks-prod"), identity: prodPolicy, want: iamtest.Allowed},

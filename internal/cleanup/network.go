@@ -31,8 +31,11 @@ import (
 // what is still going (EKS's own interfaces, those of load balancers being
 // deleted), and fails within its bound naming each interface and group
 // left, with the command that removes it, or within stuckSettle once only
-// what nothing in the destroy deletes is left: another service's (a
-// GuardDuty VPC endpoint) is never deleted here.
+// what nothing in the destroy deletes is left. Of another service's, it
+// deletes GuardDuty's runtime-monitoring endpoint and group alone, which
+// GuardDuty makes in every VPC where it monitors and leaves when the
+// cluster goes (terraform-provider-aws #46747; its aws_vpc deletes them
+// since #46953); anything else is named, never deleted.
 const (
 	// EnvPhase selects the phase: "" for the workloads' cleanup,
 	// PhaseNetwork for the sweep.
@@ -249,6 +252,10 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 			}
 		}
 	}
+	guardDuty, err := n.deleteGuardDutysEndpoints(ctx, aws, vpcFilter)
+	if err != nil {
+		return nil, false, false, err
+	}
 	var enis struct{ NetworkInterfaces []eni }
 	if err := call(ctx, aws, &enis, "ec2", "describe-network-interfaces", "--filters", vpcFilter); err != nil {
 		return nil, false, false, err
@@ -256,6 +263,9 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 	for _, e := range enis.NetworkInterfaces {
 		if ownNAT[e.NetworkInterfaceId] {
 			continue
+		}
+		if slices.ContainsFunc(guardDuty, func(id string) bool { return e.Description == "VPC Endpoint Interface "+id }) {
+			waits = true // goes with its endpoint
 		}
 		cmd := fmt.Sprintf("aws ec2 delete-network-interface --region %s --network-interface-id %s", n.Region, e.NetworkInterfaceId)
 		what := fmt.Sprintf("network interface %s (%s, %s", e.NetworkInterfaceId, cmp.Or(e.Description, "no description"), e.Status)
@@ -293,12 +303,15 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 		}
 		cmd := fmt.Sprintf("aws ec2 delete-security-group --region %s --group-id %s", n.Region, g.GroupId)
 		what := g.GroupName
-		if n.clusters(g) {
+		if n.clusters(g) || n.guardDutys(g) {
 			held, revoke, err := n.deleteGroup(ctx, aws, g, groups.SecurityGroups)
 			switch {
 			case err == nil && held == "":
-				fmt.Fprintf(n.Log, "network sweep: deleted security group %s (%s), which cluster %s's controllers or EKS left\n",
-					g.GroupId, g.GroupName, n.ClusterName)
+				maker := "cluster " + n.ClusterName + "'s controllers or EKS"
+				if n.guardDutys(g) {
+					maker = "GuardDuty's runtime monitoring"
+				}
+				fmt.Fprintf(n.Log, "network sweep: deleted security group %s (%s), which %s left\n", g.GroupId, g.GroupName, maker)
 				continue
 			case err == nil:
 				what, cmd = what+", "+held, "if that group's owner agrees, "+revoke+", then "+cmd
@@ -333,6 +346,60 @@ func goesByItself(e eni) bool {
 		return false
 	}
 	return strings.HasPrefix(e.Description, "Amazon EKS ") || strings.HasPrefix(e.Description, "ELB ") || strings.HasPrefix(e.Description, "aws-K8S-")
+}
+
+// guardDutyTag marks what GuardDuty made for runtime monitoring (GuardDuty
+// user guide, runtime-monitoring-agent-resource-clean-up.html: it deletes
+// "the VPC endpoint ... and the security group that was tagged as
+// GuardDutyManaged:true" when monitoring is turned off).
+const guardDutyTag = "GuardDutyManaged"
+
+// deleteGuardDutysEndpoints deletes GuardDuty's runtime-monitoring
+// endpoints in the VPC, told by their service (its agent's guardduty-data
+// endpoint, GuardDuty user guide runtime-monitoring-agent-connectivity)
+// and GuardDuty's tag, and returns their IDs, deleted or going.
+func (n Network) deleteGuardDutysEndpoints(ctx context.Context, aws networkAWS, vpcFilter string) ([]string, error) {
+	var endpoints struct {
+		VpcEndpoints []struct {
+			VpcEndpointId, ServiceName, State string
+			Tags                              []tag
+		}
+	}
+	if err := call(ctx, aws, &endpoints, "ec2", "describe-vpc-endpoints", "--filters", vpcFilter); err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range endpoints.VpcEndpoints {
+		if e.ServiceName != "com.amazonaws."+n.Region+".guardduty-data" || tagOf(e.Tags, guardDutyTag) != "true" {
+			continue
+		}
+		ids = append(ids, e.VpcEndpointId)
+		if strings.EqualFold(e.State, "deleting") || strings.EqualFold(e.State, "deleted") {
+			continue
+		}
+		// A refusal of the endpoint, as opposed to of the call, is in the
+		// answer's Unsuccessful list (EC2 API reference, DeleteVpcEndpoints).
+		var answer struct {
+			Unsuccessful []struct {
+				Error struct{ Code, Message string }
+			}
+		}
+		if err := call(ctx, aws, &answer, "ec2", "delete-vpc-endpoints", "--vpc-endpoint-ids", e.VpcEndpointId); err != nil {
+			return nil, err
+		}
+		if len(answer.Unsuccessful) > 0 {
+			return nil, fmt.Errorf("deleting GuardDuty's VPC endpoint %s: %s: %s", e.VpcEndpointId, answer.Unsuccessful[0].Error.Code,
+				answer.Unsuccessful[0].Error.Message)
+		}
+		fmt.Fprintf(n.Log, "network sweep: deleted VPC endpoint %s (%s), which GuardDuty made for runtime monitoring\n", e.VpcEndpointId, e.ServiceName)
+	}
+	return ids, nil
+}
+
+// guardDutys is true of GuardDuty's runtime-monitoring group in this VPC:
+// its name (GuardDutyManagedSecurityGroup-<vpc>) and GuardDuty's tag.
+func (n Network) guardDutys(g securityGroup) bool {
+	return g.GroupName == "GuardDutyManagedSecurityGroup-"+n.VpcID && tagOf(g.Tags, guardDutyTag) == "true"
 }
 
 // clusters is true of a group this cluster's LB controller or EKS made:

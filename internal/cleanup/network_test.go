@@ -29,6 +29,8 @@ type fakeVPC struct {
 	enis   []eni
 	groups []securityGroup
 	rules  []securityGroupRule
+	// endpoints are the VPC's endpoints; a deleted one is "deleting".
+	endpoints []map[string]any
 	// goAfter removes an interface by ID once that many rounds passed.
 	goAfter map[string]int
 	// refuse answers every delete with this AWS error code.
@@ -51,6 +53,15 @@ func (f *fakeVPC) aws(_ context.Context, args ...string) ([]byte, error) {
 		return []byte(`{"Vpcs":[{}]}`), nil
 	case "describe-nat-gateways":
 		return json.Marshal(map[string]any{"NatGateways": f.nats})
+	case "describe-vpc-endpoints":
+		return json.Marshal(map[string]any{"VpcEndpoints": f.endpoints})
+	case "delete-vpc-endpoints":
+		for _, e := range f.endpoints {
+			if e["VpcEndpointId"] == arg("--vpc-endpoint-ids") {
+				e["State"] = "deleting"
+			}
+		}
+		return []byte(`{"Unsuccessful": []}`), nil
 	case "describe-network-interfaces":
 		f.rounds++
 		var kept []eni
@@ -229,6 +240,39 @@ func TestSweepFailsFastOnWhatNeverGoes(t *testing.T) {
 	assert.Contains(t, err.Error(), "still holds, after 2m0s")
 }
 
+// TestSweepDeletesGuardDutysEndpointAndGroup: GuardDuty's
+// runtime-monitoring endpoint (its service and GuardDuty's tag) and group
+// (its name and tag) go, and the sweep waits for the endpoint's interface;
+// an endpoint of that service made by hand and a group of that name in
+// another VPC stay, named.
+func TestSweepDeletesGuardDutysEndpointAndGroup(t *testing.T) {
+	guardDuty := []tag{{Key: "GuardDutyManaged", Value: "true"}}
+	f := &fakeVPC{
+		endpoints: []map[string]any{
+			{"VpcEndpointId": "vpce-gd", "ServiceName": "com.amazonaws.eu-west-1.guardduty-data", "State": "available", "Tags": guardDuty},
+			{"VpcEndpointId": "vpce-hand", "ServiceName": "com.amazonaws.eu-west-1.guardduty-data", "State": "available"},
+		},
+		enis: []eni{
+			{NetworkInterfaceId: "eni-gd", Status: "in-use", Description: "VPC Endpoint Interface vpce-gd", InterfaceType: "vpc_endpoint"},
+			{NetworkInterfaceId: "eni-hand", Status: "in-use", Description: "VPC Endpoint Interface vpce-hand", InterfaceType: "vpc_endpoint"},
+		},
+		groups: []securityGroup{{GroupId: "sg-gd", GroupName: "GuardDutyManagedSecurityGroup-vpc-1", Tags: guardDuty},
+			{GroupId: "sg-gd-other", GroupName: "GuardDutyManagedSecurityGroup-vpc-2", Tags: guardDuty}},
+		goAfter: map[string]int{"eni-gd": 3},
+	}
+	log, took, err := sweepWith(f)
+	t.Log(log)
+	require.Error(t, err)
+	assert.Contains(t, log, "deleted VPC endpoint vpce-gd (com.amazonaws.eu-west-1.guardduty-data), which GuardDuty made for runtime monitoring")
+	assert.Contains(t, log, "deleted security group sg-gd (GuardDutyManagedSecurityGroup-vpc-1), which GuardDuty's runtime monitoring left")
+	assert.Equal(t, "deleting", f.endpoints[0]["State"])
+	assert.Equal(t, "available", f.endpoints[1]["State"], "an endpoint without GuardDuty's tag is not GuardDuty's")
+	assert.Equal(t, 30*time.Second+stuckSettle, took, "it waits for GuardDuty's interface, then fails fast on the rest")
+	assert.Contains(t, err.Error(), "network interface eni-hand (VPC Endpoint Interface vpce-hand")
+	assert.Contains(t, err.Error(), "security group sg-gd-other (GuardDutyManagedSecurityGroup-vpc-2)")
+	assert.NotContains(t, err.Error(), "eni-gd ")
+}
+
 // TestSweepSaysWhyADeleteFailed: a delete AWS refuses for a reason a wait
 // may change is retried and, at the bound, named with what AWS said; one
 // the credentials may not make fails the sweep at once.
@@ -284,6 +328,20 @@ func TestSweepAgainstMoto(t *testing.T) {
 	run(&out, "ec2", "create-security-group", "--group-name", "eks-cluster-sg-other-1", "--description", "another cluster's", "--vpc-id", vpc,
 		"--tag-specifications", "ResourceType=security-group,Tags=[{Key=aws:eks:cluster-name,Value=other}]")
 	otherEKS := out.GroupId
+	// GuardDuty's runtime-monitoring endpoint and group, as GuardDuty tags them.
+	run(&out, "ec2", "create-security-group", "--group-name", "GuardDutyManagedSecurityGroup-"+vpc, "--description", "guardduty", "--vpc-id", vpc,
+		"--tag-specifications", "ResourceType=security-group,Tags=[{Key=GuardDutyManaged,Value=true}]")
+	guardDutyGroup := out.GroupId
+	var endpoint struct {
+		VpcEndpoint struct{ VpcEndpointId string }
+	}
+	run(&endpoint, "ec2", "create-vpc-endpoint", "--vpc-id", vpc, "--vpc-endpoint-type", "Interface", "--service-name",
+		"com.amazonaws."+moto.Region+".guardduty-data", "--subnet-ids", subnet, "--security-group-ids", guardDutyGroup,
+		"--tag-specifications", "ResourceType=vpc-endpoint,Tags=[{Key=GuardDutyManaged,Value=true}]")
+	guardDutyEndpoint := endpoint.VpcEndpoint.VpcEndpointId
+	run(&endpoint, "ec2", "create-vpc-endpoint", "--vpc-id", vpc, "--vpc-endpoint-type", "Interface", "--service-name",
+		"com.amazonaws."+moto.Region+".guardduty-data", "--subnet-ids", subnet)
+	handMadeEndpoint := endpoint.VpcEndpoint.VpcEndpointId
 	run(&out, "ec2", "create-network-interface", "--subnet-id", subnet, "--description", "aws-K8S-i-0abc", "--groups", node)
 	leaked := out.NetworkInterface.NetworkInterfaceId
 	run(&out, "ec2", "create-network-interface", "--subnet-id", subnet, "--description", "made by hand")
@@ -329,6 +387,14 @@ func TestSweepAgainstMoto(t *testing.T) {
 		assert.NotContains(t, err.Error(), leaked)
 		assert.Contains(t, log.String(), "deleted network interface "+leaked)
 		assert.Contains(t, log.String(), "deleted security group "+lb)
+		assert.Contains(t, log.String(), "deleted VPC endpoint "+guardDutyEndpoint)
+		assert.Contains(t, log.String(), "deleted security group "+guardDutyGroup)
+		assert.NotContains(t, log.String(), handMadeEndpoint, "without GuardDuty's tag it is not GuardDuty's")
+		var endpoints struct {
+			VpcEndpoints []struct{ VpcEndpointId, State string }
+		}
+		run(&endpoints, "ec2", "describe-vpc-endpoints", "--vpc-endpoint-ids", handMadeEndpoint)
+		assert.NotEqual(t, "deleted", strings.ToLower(endpoints.VpcEndpoints[0].State))
 		var rules struct{ SecurityGroupRules []securityGroupRule }
 		run(&rules, "ec2", "describe-security-group-rules", "--filters", "Name=group-id,Values="+node)
 		for _, r := range rules.SecurityGroupRules {
@@ -340,6 +406,7 @@ func TestSweepAgainstMoto(t *testing.T) {
 		s.AWS(t, other, "ec2", "delete-nat-gateway", "--nat-gateway-id", otherNAT)
 		s.AWS(t, other, "ec2", "delete-network-interface", "--network-interface-id", otherNATENI)
 		s.AWS(t, other, "ec2", "delete-security-group", "--group-id", otherEKS)
+		s.AWS(t, other, "ec2", "delete-vpc-endpoints", "--vpc-endpoint-ids", handMadeEndpoint)
 		require.NoError(t, runNetwork(ctx, getenv, &bytes.Buffer{}))
 	})
 	t.Run("a VPC that is gone, in its own account, has nothing left", func(t *testing.T) {

@@ -259,6 +259,17 @@ func DeployerPolicy(s Scope) iampolicy.Document {
 		iampolicy.Statement{Sid: "SweepTheClustersOwnGroup", Effect: "Allow", Action: "ec2:DeleteSecurityGroup",
 			Resource:  s.arn("ec2", "security-group/*"),
 			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/aws:eks:cluster-name": clusters}}},
+		// GuardDuty's runtime-monitoring endpoint and group, which the sweep
+		// deletes in a VPC the stack made (internal/cleanup, network.go):
+		// by GuardDuty's tag and the endpoint's service, since neither
+		// names the VPC's tags, so any of the region's (THREATS.md).
+		iampolicy.Statement{Sid: "SweepGuardDutysEndpoint", Effect: "Allow", Action: "ec2:DeleteVpcEndpoints",
+			Resource: s.arn("ec2", "vpc-endpoint/*"),
+			Condition: map[string]any{"StringEquals": map[string]any{"aws:ResourceTag/GuardDutyManaged": "true",
+				"ec2:VpceServiceName": "com.amazonaws." + s.Region + ".guardduty-data"}}},
+		iampolicy.Statement{Sid: "SweepGuardDutysGroup", Effect: "Allow", Action: "ec2:DeleteSecurityGroup",
+			Resource:  s.arn("ec2", "security-group/*"),
+			Condition: map[string]any{"StringEquals": map[string]any{"aws:ResourceTag/GuardDutyManaged": "true"}}},
 		// The preflight's room for a VPC and its addresses (config/ownvpc.go).
 		iampolicy.Statement{Sid: "NetworkQuotas", Effect: "Allow", Resource: "*",
 			Action: []string{"servicequotas:GetServiceQuota", "servicequotas:GetAWSDefaultServiceQuota"}},

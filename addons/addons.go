@@ -50,11 +50,14 @@ type Args struct {
 	// Karpenter drains what it deletes, vpc-cni networks the pods that
 	// work meanwhile, and the access entries let whoever runs `pulumi
 	// destroy` reach the cluster. Required, but for AccessEntries.
-	NodeClasses      []pulumi.Resource
-	KarpenterRelease pulumi.Resource
-	VpcCni           pulumi.Resource
-	AccessEntries    []pulumi.Resource
-	Kubeconfig       pulumi.StringInput
+	NodeClasses []pulumi.Resource
+	// NodePoolNames and NodeClassNames are theirs, which the destroy
+	// cleanup keeps (with the stack's label) and no other.
+	NodePoolNames, NodeClassNames pulumi.StringArrayInput
+	KarpenterRelease              pulumi.Resource
+	VpcCni                        pulumi.Resource
+	AccessEntries                 []pulumi.Resource
+	Kubeconfig                    pulumi.StringInput
 	// ClusterArn and ClusterCreatedAt name the EKS cluster, so that the
 	// destroy cleanup believes EKS's "not found" only from its account and
 	// region, and tells it from a cluster recreated under its name.

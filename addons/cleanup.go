@@ -83,6 +83,8 @@ func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pul
 		cleanup.EnvClusterArn:          args.ClusterArn,
 		cleanup.EnvClusterCreatedAt:    args.ClusterCreatedAt,
 		cleanup.EnvOwnLabel:            pulumi.String(names.StackSelector(args.StackLabel)),
+		cleanup.EnvOwnNodePools:        joined(args.NodePoolNames),
+		cleanup.EnvOwnNodeClasses:      joined(args.NodeClassNames),
 		cleanup.EnvLoadBalancerTimeout: pulumi.String(loadBalancerCleanupTimeout.String()),
 		cleanup.EnvVolumeTimeout:       pulumi.String(volumeCleanupTimeout.String()),
 		cleanup.EnvNodeTimeout:         pulumi.String(args.CleanupNodeTimeout.String()),
@@ -212,4 +214,12 @@ func protectIf(production bool) pulumi.ResourceOption {
 		return pulumi.Protect(true)
 	}
 	return pulumi.Composite()
+}
+
+// joined is a list as the cleanup reads it, comma-separated; none is "".
+func joined(names pulumi.StringArrayInput) pulumi.StringOutput {
+	if names == nil {
+		return pulumi.String("").ToStringOutput()
+	}
+	return names.ToStringArrayOutput().ApplyT(func(n []string) string { return strings.Join(n, ",") }).(pulumi.StringOutput)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"nodeless-eks/internal/cleanup"
 	"nodeless-eks/internal/deployerpolicy"
 	"nodeless-eks/internal/iampolicy"
 	"nodeless-eks/internal/names"
@@ -221,7 +222,11 @@ func TestReachTable(t *testing.T) {
 		// no other endpoint of GuardDuty's tag.
 		{Name: "production's role deletes GuardDuty's runtime-monitoring endpoint", Action: "ec2:DeleteVpcEndpoints",
 			Resource: ec2(prodAccount, "vpc-endpoint/vpce-gd"), Account: prodAccount,
-			Context:  with(region, "aws:ResourceTag/GuardDutyManaged", "true", "ec2:VpceServiceName", "com.amazonaws.eu-west-1.guardduty-data"),
+			Context:  with(region, "aws:ResourceTag/GuardDutyManaged", "true", "ec2:VpceServiceName", cleanup.GuardDutyServices("eu-west-1")[0]),
+			identity: prodPolicy, want: iamtest.Allowed},
+		{Name: "production's role deletes GuardDuty's FIPS runtime-monitoring endpoint", Action: "ec2:DeleteVpcEndpoints",
+			Resource: ec2(prodAccount, "vpc-endpoint/vpce-gdf"), Account: prodAccount,
+			Context:  with(region, "aws:ResourceTag/GuardDutyManaged", "true", "ec2:VpceServiceName", cleanup.GuardDutyServices("eu-west-1")[1]),
 			identity: prodPolicy, want: iamtest.Allowed},
 		{Name: "production's role deletes another endpoint GuardDuty tagged", Action: "ec2:DeleteVpcEndpoints",
 			Resource: ec2(prodAccount, "vpc-endpoint/vpce-s3"), Account: prodAccount,

@@ -223,6 +223,8 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 		Provider:           eks.Provider,
 		NodePools:          pools.Pools,
 		NodeClasses:        pools.Classes,
+		NodePoolNames:      pools.NodePoolNames,
+		NodeClassNames:     pools.NodeClassNames,
 		KarpenterRelease:   ctl.Release,
 		VpcCni:             eks.VpcCni,
 		AccessEntries:      eks.AccessEntries,

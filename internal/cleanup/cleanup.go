@@ -57,8 +57,13 @@ const EBSCSIDriver = "ebs.csi.aws.com"
 // Options bound the cleanup and say what it keeps.
 type Options struct {
 	// OwnLabelKey and OwnLabelValue mark the stack's own NodePools and
-	// EC2NodeClasses, which the cleanup never deletes.
-	OwnLabelKey, OwnLabelValue string
+	// EC2NodeClasses, which the cleanup never deletes; OwnNodePools and
+	// OwnNodeClasses are their names, as the stack registered them. A
+	// copy of the stack's pool keeps its label and is not the stack's:
+	// Pulumi would never delete it. nil names, from the state of a version
+	// before the names were set, leave the label alone to decide.
+	OwnLabelKey, OwnLabelValue   string
+	OwnNodePools, OwnNodeClasses []string
 	// ReachTimeout bounds the wait for the API server to answer at all.
 	ReachTimeout time.Duration
 	// DeleteUnreachable gives up on an unreachable API server at once: the
@@ -115,7 +120,7 @@ func Run(ctx context.Context, api kubeapi.API, o Options) error {
 		{"the LB controller's bindings, accelerators and Gateway configurations", c.controllerObjects},
 		{"EBS volumes", c.volumes},
 		{"node pools and node classes the stack did not create", c.nodes},
-		{"load balancers made since the first step", c.lastLook},
+		{"load balancers, node pools and nodes made since the first step", c.lastLook},
 	} {
 		if err := step.run(ctx); err != nil && !errors.Is(err, errNothingToClean) {
 			return fmt.Errorf("removing %s: %w; fix the cause and run `pulumi destroy` again (the cleanup starts over), or set "+
@@ -456,13 +461,23 @@ func (c *cleaner) lastLook(ctx context.Context) error {
 			return err
 		}
 		for _, o := range objs {
-			if o.Label(c.o.OwnLabelKey) != c.o.OwnLabelValue {
+			if !c.owns(r, o) {
 				made = append(made, r.Kind+" "+o.Name()+" ("+maker(o)+")")
 			}
 		}
 	}
+	// A node of a pool that is not the stack's outlives Karpenter.
+	claims, err := c.list(ctx, kubeapi.NodeClaims)
+	if err != nil && !kubeapi.IsNotFound(err) {
+		return err
+	}
+	for _, nc := range claims {
+		if pool := nc.Label("karpenter.sh/nodepool"); c.o.OwnNodePools != nil && !slices.Contains(c.o.OwnNodePools, pool) {
+			made = append(made, "NodeClaim "+nc.Name()+" of NodePool "+pool+" ("+maker(nc)+")")
+		}
+	}
 	slices.Sort(made)
-	return refuseMade("made after the cleanup deleted every one", made, "a load balancer and its network interfaces, or nodes")
+	return refuseMade("there after the cleanup's steps", made, "a load balancer and its network interfaces, or nodes")
 }
 
 // lbControllerKinds are the LB controller's own kinds that carry its
@@ -1096,13 +1111,23 @@ func (c *cleaner) foreign(ctx context.Context, r kubeapi.Resource) (map[string]s
 	}
 	out := map[string]string{}
 	for _, o := range objs {
-		if o.Label(c.o.OwnLabelKey) == c.o.OwnLabelValue {
+		if c.owns(r, o) {
 			c.logf("keeping %s %s: the stack created it, and destroy deletes it after the cleanup", r.Kind, o.Name())
 			continue
 		}
 		out[o.Name()] = identity(o) // one already being deleted is waited for too
 	}
 	return out, nil
+}
+
+// owns is true of the stack's own NodePool or EC2NodeClass: its label,
+// and its name among those the stack registered.
+func (c *cleaner) owns(r kubeapi.Resource, o kubeapi.Object) bool {
+	names := c.o.OwnNodePools
+	if r == kubeapi.EC2NodeClasses {
+		names = c.o.OwnNodeClasses
+	}
+	return o.Label(c.o.OwnLabelKey) == c.o.OwnLabelValue && (names == nil || slices.Contains(names, o.Name()))
 }
 
 // qualified names an object in messages.

@@ -491,6 +491,47 @@ func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 	})
 }
 
+// TestOwnIsWhatTheStackRegistered: a copy of the stack's NodePool keeps
+// its label (kubectl get nodepool general -o yaml, renamed) but is not
+// the stack's, and Pulumi would never delete it: the cleanup deletes it
+// and drains its nodes. A node of a pool that is neither the stack's nor
+// deleted by the cleanup fails the last look, naming it. Without the
+// names (a state written before they were set) the label alone decides.
+func TestOwnIsWhatTheStackRegistered(t *testing.T) {
+	withCopy := func() *fakeCluster {
+		f := workloadsLeftBehind()
+		own := map[string]any{ownKey: ownValue}
+		f.objs[kubeapi.NodePools] = append(f.objs[kubeapi.NodePools], withUID(obj("general-copy", "", own, map[string]any{}), "u-copy"))
+		f.objs[kubeapi.NodeClaims] = append(f.objs[kubeapi.NodeClaims],
+			withNode(obj("general-copy-q", "", map[string]any{"karpenter.sh/nodepool": "general-copy"}, map[string]any{"nodeClassRef": map[string]any{"name": "default"}}), "ip-10-0-7-7"))
+		return f
+	}
+	registered := func(log *bytes.Buffer) Options {
+		o := options(log)
+		o.OwnNodePools, o.OwnNodeClasses = []string{"general"}, []string{"default"}
+		return o
+	}
+	f := withCopy()
+	var log bytes.Buffer
+	require.NoError(t, Run(context.Background(), f, registered(&log)), log.String())
+	assert.Contains(t, f.deletes, "NodePool general-copy")
+	assert.Equal(t, []string{"general"}, names(f.objs[kubeapi.NodePools]))
+	assert.Equal(t, []string{"general-abc"}, names(f.objs[kubeapi.NodeClaims]), "the copy's node is drained; the stack's keeps running")
+
+	f = withCopy()
+	log.Reset()
+	require.NoError(t, Run(context.Background(), f, options(&log)))
+	assert.Contains(t, names(f.objs[kubeapi.NodePools]), "general-copy", "the label alone: the copy passes for the stack's")
+
+	f = workloadsLeftBehind()
+	f.objs[kubeapi.NodeClaims] = append(f.objs[kubeapi.NodeClaims],
+		withNode(obj("ghost-1", "", map[string]any{"karpenter.sh/nodepool": "ghost"}, map[string]any{"nodeClassRef": map[string]any{"name": "default"}}), "ip-10-0-8-8"))
+	log.Reset()
+	err := Run(context.Background(), f, registered(&log))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "NodeClaim ghost-1 of NodePool ghost")
+}
+
 // TestRunCleansOnlyWhatIsProvenGone: only proof that the cluster is gone
 // (its name no longer resolves, or EKS says so), or the user's
 // PULUMI_K8S_DELETE_UNREACHABLE=true, lets an API server that cannot be
@@ -819,7 +860,7 @@ func TestRunDoesNotWaitForeverOnAReconciler(t *testing.T) {
 		var log bytes.Buffer
 		err := Run(context.Background(), f, options(&log))
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "removing load balancers made since the first step: made after the cleanup deleted every one, by "+
+		assert.Contains(t, err.Error(), "removing load balancers, node pools and nodes made since the first step: there after the cleanup's steps, by "+
 			"something that still runs: Service shop/late-lb (written by field manager shop-operator)")
 		assert.Contains(t, f.deletes, "NodePool argocd-batch", "after the other steps")
 	})

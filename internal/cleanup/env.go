@@ -20,9 +20,13 @@ const (
 	// EnvClusterArn and EnvClusterCreatedAt are the EKS cluster the
 	// program created: EKS's "not found" counts only from its account and
 	// region, and a cluster of its name created at another time is another.
-	EnvClusterArn          = "NODELESS_EKS_CLUSTER_ARN"
-	EnvClusterCreatedAt    = "NODELESS_EKS_CLUSTER_CREATED_AT"
-	EnvOwnLabel            = "NODELESS_EKS_OWN_LABEL" // "<key>=<value>"
+	EnvClusterArn       = "NODELESS_EKS_CLUSTER_ARN"
+	EnvClusterCreatedAt = "NODELESS_EKS_CLUSTER_CREATED_AT"
+	EnvOwnLabel         = "NODELESS_EKS_OWN_LABEL" // "<key>=<value>"
+	// EnvOwnNodePools and EnvOwnNodeClasses are the names of the stack's
+	// own NodePools and EC2NodeClasses, comma-separated.
+	EnvOwnNodePools        = "NODELESS_EKS_OWN_NODEPOOLS"
+	EnvOwnNodeClasses      = "NODELESS_EKS_OWN_NODECLASSES"
 	EnvLoadBalancerTimeout = "NODELESS_EKS_LB_TIMEOUT"
 	EnvVolumeTimeout       = "NODELESS_EKS_VOLUME_TIMEOUT"
 	EnvNodeTimeout         = "NODELESS_EKS_NODE_TIMEOUT"
@@ -120,7 +124,7 @@ func run(ctx context.Context, getenv func(string) string, log io.Writer) error {
 		return fmt.Errorf("%s is %q; the program sets it to <key>=<value>", EnvOwnLabel, getenv(EnvOwnLabel))
 	}
 	o := Options{
-		OwnLabelKey: key, OwnLabelValue: value,
+		OwnLabelKey: key, OwnLabelValue: value, OwnNodePools: list(getenv(EnvOwnNodePools)), OwnNodeClasses: list(getenv(EnvOwnNodeClasses)),
 		ReachTimeout: ReachTimeout, Interval: interval, ReportEvery: reportEvery, Settle: settle, Log: log,
 		DeleteUnreachable: getenv(EnvDeleteUnreachable) == "true",
 	}
@@ -198,4 +202,13 @@ func Budget(loadBalancers, volumes, nodes time.Duration) time.Duration {
 	// objects are waited for after them), then the settle; the last look
 	// at the end takes at most as long as reaching the API server.
 	return ReachTimeout + 2*loadBalancers + settle + volumes + nodes + ReachTimeout + 2*time.Minute
+}
+
+// list splits a comma-separated list; "" is nil, as from the state of a
+// version that did not set it.
+func list(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }

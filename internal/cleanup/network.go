@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -264,7 +265,7 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 		if ownNAT[e.NetworkInterfaceId] {
 			continue
 		}
-		if slices.ContainsFunc(guardDuty, func(id string) bool { return e.Description == "VPC Endpoint Interface "+id }) {
+		if slices.Contains(guardDuty, e.NetworkInterfaceId) {
 			waits = true // goes with its endpoint
 		}
 		cmd := fmt.Sprintf("aws ec2 delete-network-interface --region %s --network-interface-id %s", n.Region, e.NetworkInterfaceId)
@@ -282,7 +283,7 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 			what += ", its delete failed: " + firstLine(err)
 			waits = true
 		}
-		waits = waits || goesByItself(e)
+		waits = waits || n.goesByItself(e)
 		switch {
 		case e.InterfaceType != "" && e.InterfaceType != "interface":
 			what += ", " + e.InterfaceType
@@ -333,19 +334,24 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 const stuckSettle = 6 * interval
 
 // goesByItself is true of an interface something already deleting
-// removes: EKS's own ("Amazon EKS <cluster>"), a load balancer's, which
-// the LB controller deleted before the cluster went ("ELB app/…", or of
-// type network_load_balancer), and any being detached. A VPC endpoint's
-// (GuardDuty's), another's NAT gateway's, or one made by hand is there
-// until someone removes it.
-func goesByItself(e eni) bool {
+// removes: this cluster's EKS interfaces ("Amazon EKS <cluster>"), an ALB's
+// or NLB's, which the LB controller deleted before the cluster went ("ELB
+// app/…", "ELB net/…"), a node's, and any being detached. Another
+// cluster's, a Classic ELB's ("ELB <name>", which no controller here
+// deletes), a VPC endpoint's, another's NAT gateway's, or one made by hand
+// is there until someone removes it.
+func (n Network) goesByItself(e eni) bool {
 	switch {
-	case e.Status == "detaching" || e.InterfaceType == "network_load_balancer":
+	case e.Status == "detaching":
 		return true
-	case e.Status != "in-use" || (e.InterfaceType != "" && e.InterfaceType != "interface"):
+	case e.Status != "in-use":
+		return false
+	case e.InterfaceType == "network_load_balancer":
+		return strings.HasPrefix(e.Description, "ELB net/")
+	case e.InterfaceType != "" && e.InterfaceType != "interface":
 		return false
 	}
-	return strings.HasPrefix(e.Description, "Amazon EKS ") || strings.HasPrefix(e.Description, "ELB ") || strings.HasPrefix(e.Description, "aws-K8S-")
+	return e.Description == "Amazon EKS "+n.ClusterName || strings.HasPrefix(e.Description, "ELB app/") || strings.HasPrefix(e.Description, "aws-K8S-")
 }
 
 // guardDutyTag marks what GuardDuty made for runtime monitoring (GuardDuty
@@ -354,14 +360,23 @@ func goesByItself(e eni) bool {
 // GuardDutyManaged:true" when monitoring is turned off).
 const guardDutyTag = "GuardDutyManaged"
 
+// GuardDutyServices are the services of GuardDuty's runtime-monitoring
+// endpoints: its agent's guardduty-data (GuardDuty user guide,
+// runtime-monitoring-agent-connectivity) and the FIPS one, both of which
+// GuardDuty's service-linked role may create endpoints for
+// (AmazonGuardDutyServiceRolePolicy).
+func GuardDutyServices(region string) []string {
+	return []string{"com.amazonaws." + region + ".guardduty-data", "com.amazonaws." + region + ".guardduty-data-fips"}
+}
+
 // deleteGuardDutysEndpoints deletes GuardDuty's runtime-monitoring
-// endpoints in the VPC, told by their service (its agent's guardduty-data
-// endpoint, GuardDuty user guide runtime-monitoring-agent-connectivity)
-// and GuardDuty's tag, and returns their IDs, deleted or going.
+// endpoints in the VPC, told by their service and GuardDuty's tag, and
+// returns their network interfaces, which go with them.
 func (n Network) deleteGuardDutysEndpoints(ctx context.Context, aws networkAWS, vpcFilter string) ([]string, error) {
 	var endpoints struct {
 		VpcEndpoints []struct {
 			VpcEndpointId, ServiceName, State string
+			NetworkInterfaceIds               []string
 			Tags                              []tag
 		}
 	}
@@ -370,26 +385,31 @@ func (n Network) deleteGuardDutysEndpoints(ctx context.Context, aws networkAWS, 
 	}
 	var ids []string
 	for _, e := range endpoints.VpcEndpoints {
-		if e.ServiceName != "com.amazonaws."+n.Region+".guardduty-data" || tagOf(e.Tags, guardDutyTag) != "true" {
+		if !slices.Contains(GuardDutyServices(n.Region), e.ServiceName) || tagOf(e.Tags, guardDutyTag) != "true" {
 			continue
 		}
-		ids = append(ids, e.VpcEndpointId)
+		ids = append(ids, e.NetworkInterfaceIds...)
 		if strings.EqualFold(e.State, "deleting") || strings.EqualFold(e.State, "deleted") {
 			continue
 		}
 		// A refusal of the endpoint, as opposed to of the call, is in the
 		// answer's Unsuccessful list (EC2 API reference, DeleteVpcEndpoints).
+		// terraform-provider-aws (vpc_endpoint.go) takes NotFound there
+		// as deleted.
+		args := []string{"ec2", "delete-vpc-endpoints", "--vpc-endpoint-ids", e.VpcEndpointId}
 		var answer struct {
 			Unsuccessful []struct {
 				Error struct{ Code, Message string }
 			}
 		}
-		if err := call(ctx, aws, &answer, "ec2", "delete-vpc-endpoints", "--vpc-endpoint-ids", e.VpcEndpointId); err != nil {
+		if err := call(ctx, aws, &answer, args...); err != nil {
 			return nil, err
 		}
-		if len(answer.Unsuccessful) > 0 {
-			return nil, fmt.Errorf("deleting GuardDuty's VPC endpoint %s: %s: %s", e.VpcEndpointId, answer.Unsuccessful[0].Error.Code,
-				answer.Unsuccessful[0].Error.Message)
+		for _, u := range answer.Unsuccessful {
+			if u.Error.Code != "InvalidVpcEndpoint.NotFound" {
+				return nil, awscli.NewError(args, "An error occurred ("+u.Error.Code+") when calling the DeleteVpcEndpoints operation: "+
+					u.Error.Message, errors.New("unsuccessful"))
+			}
 		}
 		fmt.Fprintf(n.Log, "network sweep: deleted VPC endpoint %s (%s), which GuardDuty made for runtime monitoring\n", e.VpcEndpointId, e.ServiceName)
 	}

@@ -29,8 +29,10 @@ type fakeVPC struct {
 	enis   []eni
 	groups []securityGroup
 	rules  []securityGroupRule
-	// endpoints are the VPC's endpoints; a deleted one is "deleting".
-	endpoints []map[string]any
+	// endpoints are the VPC's endpoints; a deleted one is "deleting",
+	// unless unsuccessful names the code its delete answers with.
+	endpoints    []map[string]any
+	unsuccessful string
 	// goAfter removes an interface by ID once that many rounds passed.
 	goAfter map[string]int
 	// refuse answers every delete with this AWS error code.
@@ -56,6 +58,9 @@ func (f *fakeVPC) aws(_ context.Context, args ...string) ([]byte, error) {
 	case "describe-vpc-endpoints":
 		return json.Marshal(map[string]any{"VpcEndpoints": f.endpoints})
 	case "delete-vpc-endpoints":
+		if f.unsuccessful != "" {
+			return []byte(`{"Unsuccessful": [{"Error": {"Code": "` + f.unsuccessful + `", "Message": "no"}, "ResourceId": "x"}]}`), nil
+		}
 		for _, e := range f.endpoints {
 			if e["VpcEndpointId"] == arg("--vpc-endpoint-ids") {
 				e["State"] = "deleting"
@@ -221,7 +226,11 @@ func TestSweepFailsFastOnWhatNeverGoes(t *testing.T) {
 	never := func() *fakeVPC {
 		return &fakeVPC{
 			enis: []eni{{NetworkInterfaceId: "eni-gd", Status: "in-use", Description: "VPC Endpoint Interface vpce-0gd", InterfaceType: "vpc_endpoint"},
-				{NetworkInterfaceId: "eni-hand", Status: "available", Description: "made by hand", InterfaceType: "interface"}},
+				{NetworkInterfaceId: "eni-hand", Status: "available", Description: "made by hand", InterfaceType: "interface"},
+				// A Classic ELB's, which no controller here deletes, and
+				// another cluster's EKS interface.
+				{NetworkInterfaceId: "eni-clb", Status: "in-use", Description: "ELB my-classic", InterfaceType: "interface"},
+				{NetworkInterfaceId: "eni-other", Status: "in-use", Description: "Amazon EKS other-cluster", InterfaceType: "interface"}},
 			groups: []securityGroup{{GroupId: "sg-gd", GroupName: "GuardDutyManagedSecurityGroup-vpc-1"}},
 		}
 	}
@@ -249,8 +258,11 @@ func TestSweepDeletesGuardDutysEndpointAndGroup(t *testing.T) {
 	guardDuty := []tag{{Key: "GuardDutyManaged", Value: "true"}}
 	f := &fakeVPC{
 		endpoints: []map[string]any{
-			{"VpcEndpointId": "vpce-gd", "ServiceName": "com.amazonaws.eu-west-1.guardduty-data", "State": "available", "Tags": guardDuty},
-			{"VpcEndpointId": "vpce-hand", "ServiceName": "com.amazonaws.eu-west-1.guardduty-data", "State": "available"},
+			{"VpcEndpointId": "vpce-gd", "ServiceName": "com.amazonaws.eu-west-1.guardduty-data", "State": "available", "Tags": guardDuty,
+				"NetworkInterfaceIds": []string{"eni-gd"}},
+			{"VpcEndpointId": "vpce-fips", "ServiceName": "com.amazonaws.eu-west-1.guardduty-data-fips", "State": "available", "Tags": guardDuty},
+			{"VpcEndpointId": "vpce-hand", "ServiceName": "com.amazonaws.eu-west-1.guardduty-data", "State": "available",
+				"NetworkInterfaceIds": []string{"eni-hand"}},
 		},
 		enis: []eni{
 			{NetworkInterfaceId: "eni-gd", Status: "in-use", Description: "VPC Endpoint Interface vpce-gd", InterfaceType: "vpc_endpoint"},
@@ -266,11 +278,33 @@ func TestSweepDeletesGuardDutysEndpointAndGroup(t *testing.T) {
 	assert.Contains(t, log, "deleted VPC endpoint vpce-gd (com.amazonaws.eu-west-1.guardduty-data), which GuardDuty made for runtime monitoring")
 	assert.Contains(t, log, "deleted security group sg-gd (GuardDutyManagedSecurityGroup-vpc-1), which GuardDuty's runtime monitoring left")
 	assert.Equal(t, "deleting", f.endpoints[0]["State"])
-	assert.Equal(t, "available", f.endpoints[1]["State"], "an endpoint without GuardDuty's tag is not GuardDuty's")
+	assert.Equal(t, "deleting", f.endpoints[1]["State"], "its FIPS endpoint too")
+	assert.Equal(t, "available", f.endpoints[2]["State"], "an endpoint without GuardDuty's tag is not GuardDuty's")
 	assert.Equal(t, 30*time.Second+stuckSettle, took, "it waits for GuardDuty's interface, then fails fast on the rest")
 	assert.Contains(t, err.Error(), "network interface eni-hand (VPC Endpoint Interface vpce-hand")
 	assert.Contains(t, err.Error(), "security group sg-gd-other (GuardDutyManagedSecurityGroup-vpc-2)")
 	assert.NotContains(t, err.Error(), "eni-gd ")
+}
+
+// TestSweepReadsAnEndpointsRefusal: DeleteVpcEndpoints answers a refusal
+// of one endpoint in its Unsuccessful list, exit 0; an endpoint already
+// gone counts as deleted, another refusal is an error, and one of IAM's
+// fails the sweep at once.
+func TestSweepReadsAnEndpointsRefusal(t *testing.T) {
+	endpoint := func(code string) *fakeVPC {
+		return &fakeVPC{unsuccessful: code, endpoints: []map[string]any{{"VpcEndpointId": "vpce-gd",
+			"ServiceName": "com.amazonaws.eu-west-1.guardduty-data", "State": "available", "Tags": []tag{{Key: "GuardDutyManaged", Value: "true"}}}}}
+	}
+	_, _, err := sweepWith(endpoint("InvalidVpcEndpoint.NotFound"))
+	require.NoError(t, err)
+	_, took, err := sweepWith(endpoint("UnauthorizedOperation"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the credentials that run the destroy may not do this")
+	assert.Zero(t, took)
+	_, took, err = sweepWith(endpoint("InvalidParameter"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(InvalidParameter)")
+	assert.Equal(t, 2*time.Minute, took, "tried again until the bound")
 }
 
 // TestSweepSaysWhyADeleteFailed: a delete AWS refuses for a reason a wait

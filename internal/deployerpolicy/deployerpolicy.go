@@ -266,7 +266,8 @@ func DeployerPolicy(s Scope) iampolicy.Document {
 		iampolicy.Statement{Sid: "SweepGuardDutysEndpoint", Effect: "Allow", Action: "ec2:DeleteVpcEndpoints",
 			Resource: s.arn("ec2", "vpc-endpoint/*"),
 			Condition: map[string]any{"StringEquals": map[string]any{"aws:ResourceTag/GuardDutyManaged": "true",
-				"ec2:VpceServiceName": "com.amazonaws." + s.Region + ".guardduty-data"}}},
+				// cleanup.GuardDutyServices, held together by the reach table.
+				"ec2:VpceServiceName": []string{"com.amazonaws." + s.Region + ".guardduty-data", "com.amazonaws." + s.Region + ".guardduty-data-fips"}}}},
 		iampolicy.Statement{Sid: "SweepGuardDutysGroup", Effect: "Allow", Action: "ec2:DeleteSecurityGroup",
 			Resource:  s.arn("ec2", "security-group/*"),
 			Condition: map[string]any{"StringEquals": map[string]any{"aws:ResourceTag/GuardDutyManaged": "true"}}},

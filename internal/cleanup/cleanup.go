@@ -38,6 +38,7 @@
 package cleanup
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -120,7 +121,7 @@ func Run(ctx context.Context, api kubeapi.API, o Options) error {
 		{"the LB controller's bindings, accelerators and Gateway configurations", c.controllerObjects},
 		{"EBS volumes", c.volumes},
 		{"node pools and node classes the stack did not create", c.nodes},
-		{"load balancers, node pools and nodes made since the first step", c.lastLook},
+		{"load balancers, volumes, node pools and nodes made since the first step", c.lastLook},
 	} {
 		if err := step.run(ctx); err != nil && !errors.Is(err, errNothingToClean) {
 			return fmt.Errorf("removing %s: %w; fix the cause and run `pulumi destroy` again (the cleanup starts over), or set "+
@@ -466,6 +467,21 @@ func (c *cleaner) lastLook(ctx context.Context) error {
 			}
 		}
 	}
+	// What makes an EBS volume that the driver, gone with the cluster,
+	// would never delete; and a volume it has not deleted.
+	makers, err := c.volumeMakers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range makers {
+		made = append(made, m.r.Kind+" "+qualified(m.o.Namespace(), m.o.Name())+" ("+maker(m.o)+")")
+	}
+	pvs, err := c.list(ctx, kubeapi.Volumes)
+	if err != nil {
+		return err
+	}
+	doomed, _, _ := c.ebsVolumes(pvs, false)
+	made = append(made, doomed...)
 	// A node of a pool that is not the stack's outlives Karpenter.
 	claims, err := c.list(ctx, kubeapi.NodeClaims)
 	if err != nil && !kubeapi.IsNotFound(err) {
@@ -477,7 +493,7 @@ func (c *cleaner) lastLook(ctx context.Context) error {
 		}
 	}
 	slices.Sort(made)
-	return refuseMade("there after the cleanup's steps", made, "a load balancer and its network interfaces, or nodes")
+	return refuseMade("there after the cleanup's steps", made, "a load balancer and its network interfaces, EBS volumes, or nodes")
 }
 
 // lbControllerKinds are the LB controller's own kinds that carry its
@@ -680,9 +696,22 @@ func (c *cleaner) volumes(ctx context.Context) error {
 		return err
 	}
 	doomed, _, kept := c.ebsVolumes(pvs, true)
-	if len(doomed) == 0 && len(kept) == 0 {
-		c.logf("no EBS volume with a claim")
+	makers, err := c.volumeMakers(ctx)
+	if err != nil {
+		return err
+	}
+	if len(doomed) == 0 && len(kept) == 0 && len(makers) == 0 {
+		c.logf("no EBS volume with a claim, and nothing that makes one")
 		return nil
+	}
+	// A claim still Pending has no volume yet, which it gets once a pod
+	// that mounts it is scheduled (WaitForFirstConsumer).
+	for _, m := range makers {
+		if m.r == kubeapi.Claims {
+			if err := c.remove(ctx, kubeapi.Claims, m.o.Namespace(), m.o.Name(), " (Pending: its EBS volume is made once a pod needs it)"); err != nil {
+				return err
+			}
+		}
 	}
 	sets, err := c.list(ctx, kubeapi.StatefulSets)
 	if err != nil {
@@ -729,6 +758,59 @@ func (c *cleaner) volumes(ctx context.Context) error {
 			}
 			return append(doomed, attached...), nil
 		})
+}
+
+// volumeMakers are what makes EBS volumes without a PersistentVolume yet:
+// StatefulSets whose claim templates are of an EBS StorageClass (the
+// default class when they name none, as the DefaultStorageClass admission
+// plugin gives their claims), and Pending claims of one. StorageClasses
+// not served, none is.
+func (c *cleaner) volumeMakers(ctx context.Context) ([]found, error) {
+	classes, err := c.list(ctx, kubeapi.StorageClasses)
+	if kubeapi.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ebs, defaultClass := map[string]bool{}, ""
+	for _, sc := range classes {
+		if p := sc.Str("provisioner"); p == EBSCSIDriver || p == "kubernetes.io/aws-ebs" {
+			ebs[sc.Name()] = true
+		}
+		if sc.Annotation("storageclass.kubernetes.io/is-default-class") == "true" {
+			defaultClass = sc.Name()
+		}
+	}
+	if len(ebs) == 0 {
+		return nil, nil
+	}
+	var out []found
+	sets, err := c.list(ctx, kubeapi.StatefulSets)
+	if err != nil {
+		return nil, err
+	}
+	for _, set := range sets {
+		if set.Deleting() {
+			continue // it makes no more claims
+		}
+		for _, t := range set.Items("spec", "volumeClaimTemplates") {
+			if ebs[cmp.Or(t.Str("spec", "storageClassName"), defaultClass)] {
+				out = append(out, found{kubeapi.StatefulSets, set})
+				break
+			}
+		}
+	}
+	claims, err := c.list(ctx, kubeapi.Claims)
+	if err != nil {
+		return nil, err
+	}
+	for _, claim := range claims {
+		if ebs[claim.Str("spec", "storageClassName")] && claim.Str("status", "phase") == "Pending" && !claim.Deleting() {
+			out = append(out, found{kubeapi.Claims, claim})
+		}
+	}
+	return out, nil
 }
 
 // attached are the kept volumes (PersistentVolume names) that a

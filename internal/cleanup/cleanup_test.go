@@ -47,7 +47,11 @@ type fakeCluster struct {
 	// lateService is a controller that makes a LoadBalancer Service once
 	// the StatefulSet db is deleted, during the volumes' step.
 	lateService bool
-	notServed   map[kubeapi.Resource]bool
+	// lateVolumeMaker is an operator that makes StatefulSet cache, of the
+	// default (EBS) class, and its claim, Pending under
+	// WaitForFirstConsumer, once the StatefulSet db is deleted.
+	lateVolumeMaker bool
+	notServed       map[kubeapi.Resource]bool
 	// listErrors fail the next lists of a resource with these errors.
 	listErrors map[kubeapi.Resource][]error
 	// pingErrors fail the next pings; pingErr fails every ping.
@@ -225,6 +229,11 @@ func (f *fakeCluster) Delete(_ context.Context, r kubeapi.Resource, namespace, n
 					map[string]any{"manager": "argocd-application-controller", "operation": "Update", "time": "2026-12-01T00:00:05Z"},
 					map[string]any{"manager": "karpenter", "operation": "Update", "subresource": "status", "time": "2026-12-01T00:00:06Z"}}
 				f.objs[r] = append(f.objs[r], again)
+			}
+			if r == kubeapi.StatefulSets && f.lateVolumeMaker {
+				f.lateVolumeMaker = false
+				f.objs[r] = append(f.objs[r], cacheSet())
+				f.objs[kubeapi.Claims] = append(f.objs[kubeapi.Claims], pendingClaim("data-cache-0", "gp3"))
 			}
 			if r == kubeapi.StatefulSets && f.lateService {
 				late := withUID(obj("late-lb", "shop", nil, map[string]any{"type": "LoadBalancer"}), "u-late")
@@ -530,6 +539,63 @@ func TestOwnIsWhatTheStackRegistered(t *testing.T) {
 	err := Run(context.Background(), f, registered(&log))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "NodeClaim ghost-1 of NodePool ghost")
+}
+
+// ebsClasses are EKS's gp2 (in-tree, migrated), the stack's gp3 (the
+// EBS CSI driver's, the default) and an EFS class.
+func ebsClasses() []kubeapi.Object {
+	gp3 := obj("gp3", "", nil, nil)
+	gp3["provisioner"] = EBSCSIDriver
+	gp3["metadata"].(map[string]any)["annotations"] = map[string]any{"storageclass.kubernetes.io/is-default-class": "true"}
+	gp2, efs := obj("gp2", "", nil, nil), obj("efs", "", nil, nil)
+	gp2["provisioner"], efs["provisioner"] = "kubernetes.io/aws-ebs", "efs.csi.aws.com"
+	return []kubeapi.Object{gp2, gp3, efs}
+}
+
+// cacheSet is a StatefulSet an operator made, whose claim template names
+// no class.
+func cacheSet() kubeapi.Object {
+	set := withUID(obj("cache", "shop", nil, map[string]any{"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"}}}}), "u-cache")
+	set["metadata"].(map[string]any)["managedFields"] = []any{map[string]any{"manager": "shop-operator", "operation": "Update"}}
+	return set
+}
+
+func pendingClaim(name, class string) kubeapi.Object {
+	claim := withUID(obj(name, "shop", nil, map[string]any{"storageClassName": class}), "u-"+name)
+	claim["status"] = map[string]any{"phase": "Pending"}
+	return claim
+}
+
+// TestWhatMakesVolumes: a claim still Pending under WaitForFirstConsumer
+// has no volume yet, and gets one once a pod needs it. The volume step
+// deletes such claims, and StatefulSets of an EBS class, even where no
+// EBS volume exists yet; one made after it, which the EBS CSI driver,
+// gone with the cluster, would never delete, fails the last look, naming
+// its maker. A StatefulSet of an EFS class is not the cleanup's.
+func TestWhatMakesVolumes(t *testing.T) {
+	t.Run("made after the volume step", func(t *testing.T) {
+		f := workloadsLeftBehind()
+		f.objs[kubeapi.StorageClasses] = ebsClasses()
+		f.lateVolumeMaker = true
+		var log bytes.Buffer
+		err := Run(context.Background(), f, options(&log))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "StatefulSet shop/cache (written by field manager shop-operator)")
+		assert.Contains(t, err.Error(), "PersistentVolumeClaim shop/data-cache-0")
+		assert.Contains(t, err.Error(), "EBS volumes")
+	})
+	t.Run("there from the start, before any volume", func(t *testing.T) {
+		f := &fakeCluster{lbController: true, csiDriver: true, karpenter: true, notServed: map[kubeapi.Resource]bool{}, listErrors: map[kubeapi.Resource][]error{}}
+		efsSet := obj("files", "shop", nil, map[string]any{"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"},
+			"spec": map[string]any{"storageClassName": "efs"}}}})
+		f.objs = map[kubeapi.Resource][]kubeapi.Object{kubeapi.StorageClasses: ebsClasses(),
+			kubeapi.StatefulSets: {cacheSet(), efsSet}, kubeapi.Claims: {pendingClaim("data-cache-0", "gp3"), pendingClaim("data-files-0", "efs")}}
+		var log bytes.Buffer
+		require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
+		assert.Contains(t, f.deletes, "StatefulSet shop/cache")
+		assert.Contains(t, f.deletes, "PersistentVolumeClaim shop/data-cache-0")
+		assert.NotContains(t, f.deletes, "PersistentVolumeClaim shop/data-files-0", "an EFS claim is not the cleanup's")
+	})
 }
 
 // TestRunCleansOnlyWhatIsProvenGone: only proof that the cluster is gone
@@ -860,7 +926,7 @@ func TestRunDoesNotWaitForeverOnAReconciler(t *testing.T) {
 		var log bytes.Buffer
 		err := Run(context.Background(), f, options(&log))
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "removing load balancers, node pools and nodes made since the first step: there after the cleanup's steps, by "+
+		assert.Contains(t, err.Error(), "removing load balancers, volumes, node pools and nodes made since the first step: there after the cleanup's steps, by "+
 			"something that still runs: Service shop/late-lb (written by field manager shop-operator)")
 		assert.Contains(t, f.deletes, "NodePool argocd-batch", "after the other steps")
 	})

@@ -38,7 +38,6 @@
 package cleanup
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -488,7 +487,11 @@ func (c *cleaner) lastLook(ctx context.Context) error {
 		return err
 	}
 	for _, nc := range claims {
-		if pool := nc.Label("karpenter.sh/nodepool"); c.o.OwnNodePools != nil && !slices.Contains(c.o.OwnNodePools, pool) {
+		switch pool := nc.Label("karpenter.sh/nodepool"); {
+		case pool == "":
+			// A standalone NodeClaim (Karpenter's v1 API design allows one).
+			made = append(made, "standalone NodeClaim "+nc.Name()+" ("+maker(nc)+")")
+		case c.o.OwnNodePools != nil && !slices.Contains(c.o.OwnNodePools, pool):
 			made = append(made, "NodeClaim "+nc.Name()+" of NodePool "+pool+" ("+maker(nc)+")")
 		}
 	}
@@ -704,15 +707,6 @@ func (c *cleaner) volumes(ctx context.Context) error {
 		c.logf("no EBS volume with a claim, and nothing that makes one")
 		return nil
 	}
-	// A claim still Pending has no volume yet, which it gets once a pod
-	// that mounts it is scheduled (WaitForFirstConsumer).
-	for _, m := range makers {
-		if m.r == kubeapi.Claims {
-			if err := c.remove(ctx, kubeapi.Claims, m.o.Namespace(), m.o.Name(), " (Pending: its EBS volume is made once a pod needs it)"); err != nil {
-				return err
-			}
-		}
-	}
 	sets, err := c.list(ctx, kubeapi.StatefulSets)
 	if err != nil {
 		return err
@@ -728,6 +722,22 @@ func (c *cleaner) volumes(ctx context.Context) error {
 	return c.waitFor(ctx, c.o.VolumeTimeout, "EBS volumes (the EBS CSI driver deletes those with reclaim policy Delete once their claims "+
 		"are gone, and detaches those it keeps)",
 		func(ctx context.Context) ([]string, error) {
+			// A claim still Pending has no volume yet, which it gets once a
+			// pod that mounts it is scheduled (WaitForFirstConsumer); each
+			// round, since a StatefulSet recreates the claims of its pending
+			// pods until it is gone (stateful_set_control.go).
+			makers, err := c.volumeMakers(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range makers {
+				if m.r == kubeapi.Claims && !asked[identity(m.o)] {
+					asked[identity(m.o)] = true
+					if err := c.remove(ctx, kubeapi.Claims, m.o.Namespace(), m.o.Name(), " (Pending: its EBS volume is made once a pod needs it)"); err != nil {
+						return nil, err
+					}
+				}
+			}
 			pvs, err := c.list(ctx, kubeapi.Volumes)
 			if err != nil {
 				return nil, err
@@ -773,14 +783,39 @@ func (c *cleaner) volumeMakers(ctx context.Context) ([]found, error) {
 	if err != nil {
 		return nil, err
 	}
-	ebs, defaultClass := map[string]bool{}, ""
+	ebs := map[string]bool{}
+	var defaultClass kubeapi.Object
 	for _, sc := range classes {
 		if p := sc.Str("provisioner"); p == EBSCSIDriver || p == "kubernetes.io/aws-ebs" {
 			ebs[sc.Name()] = true
 		}
-		if sc.Annotation("storageclass.kubernetes.io/is-default-class") == "true" {
-			defaultClass = sc.Name()
+		// The newest default, the first by name among equals, as
+		// Kubernetes picks it (pkg/volume/util/storageclass.go).
+		if sc.Annotation("storageclass.kubernetes.io/is-default-class") == "true" || sc.Annotation("storageclass.beta.kubernetes.io/is-default-class") == "true" {
+			created, newest := sc.Str("metadata", "creationTimestamp"), ""
+			if defaultClass != nil {
+				newest = defaultClass.Str("metadata", "creationTimestamp")
+			}
+			if defaultClass == nil || created > newest || created == newest && sc.Name() < defaultClass.Name() {
+				defaultClass = sc
+			}
 		}
+	}
+	class := func(claim kubeapi.Object) string {
+		// The beta annotation first, as Kubernetes reads it
+		// (GetPersistentVolumeClaimClass); an empty storageClassName is
+		// no class; none at all is the default, which admission, or the
+		// retroactive assignment of a default, gives the claim.
+		if c := claim.Annotation("volume.beta.kubernetes.io/storage-class"); c != "" {
+			return c
+		}
+		if c, set := claim.Get("spec", "storageClassName").(string); set {
+			return c
+		}
+		if defaultClass == nil {
+			return ""
+		}
+		return defaultClass.Name()
 	}
 	if len(ebs) == 0 {
 		return nil, nil
@@ -795,7 +830,7 @@ func (c *cleaner) volumeMakers(ctx context.Context) ([]found, error) {
 			continue // it makes no more claims
 		}
 		for _, t := range set.Items("spec", "volumeClaimTemplates") {
-			if ebs[cmp.Or(t.Str("spec", "storageClassName"), defaultClass)] {
+			if ebs[class(t)] {
 				out = append(out, found{kubeapi.StatefulSets, set})
 				break
 			}
@@ -806,7 +841,7 @@ func (c *cleaner) volumeMakers(ctx context.Context) ([]found, error) {
 		return nil, err
 	}
 	for _, claim := range claims {
-		if ebs[claim.Str("spec", "storageClassName")] && claim.Str("status", "phase") == "Pending" && !claim.Deleting() {
+		if ebs[class(claim)] && claim.Str("status", "phase") == "Pending" && !claim.Deleting() {
 			out = append(out, found{kubeapi.Claims, claim})
 		}
 	}

@@ -291,6 +291,13 @@ func (f *fakeCluster) tick() {
 			remove(r, func(o kubeapi.Object) bool { return o.Deleting() && !inUse(o) })
 		}
 	}
+	// Set cache recreates the claim of its pending pod while it lives.
+	if cache := slices.IndexFunc(f.objs[kubeapi.StatefulSets], func(o kubeapi.Object) bool { return o.Name() == "cache" }); cache >= 0 &&
+		!f.objs[kubeapi.StatefulSets][cache].Deleting() &&
+		!slices.ContainsFunc(f.objs[kubeapi.Claims], func(o kubeapi.Object) bool { return o.Name() == "data-cache-0" }) {
+		f.objs[kubeapi.Claims] = append(f.objs[kubeapi.Claims], withUID(pendingClaim("data-cache-0", "gp3"), fmt.Sprintf("u-again-%d", len(f.deletes))))
+	}
+	remove(kubeapi.StatefulSets, func(o kubeapi.Object) bool { return o.Name() == "cache" && o.Deleting() })
 	// The StatefulSet controller: a deleted set takes its pod with it; a
 	// live one recreates its pod, which the scheduler keeps pending while
 	// its claim is being deleted, and, once the claim is gone, a new claim
@@ -595,6 +602,17 @@ func TestWhatMakesVolumes(t *testing.T) {
 		assert.Contains(t, f.deletes, "StatefulSet shop/cache")
 		assert.Contains(t, f.deletes, "PersistentVolumeClaim shop/data-cache-0")
 		assert.NotContains(t, f.deletes, "PersistentVolumeClaim shop/data-files-0", "an EFS claim is not the cleanup's")
+		set, claim := slices.Index(f.deletes, "StatefulSet shop/cache"), slices.Index(f.deletes, "PersistentVolumeClaim shop/data-cache-0")
+		assert.Less(t, set, claim, "the set first: it recreates the claims of its pending pods while it lives")
+	})
+	t.Run("a template that asks for no class makes no EBS volume", func(t *testing.T) {
+		f := &fakeCluster{lbController: true, csiDriver: true, karpenter: true, notServed: map[kubeapi.Resource]bool{}, listErrors: map[kubeapi.Resource][]error{}}
+		static := obj("static", "shop", nil, map[string]any{"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"},
+			"spec": map[string]any{"storageClassName": ""}}}})
+		f.objs = map[kubeapi.Resource][]kubeapi.Object{kubeapi.StorageClasses: ebsClasses(), kubeapi.StatefulSets: {static}}
+		var log bytes.Buffer
+		require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
+		assert.NotContains(t, f.deletes, "StatefulSet shop/static")
 	})
 }
 

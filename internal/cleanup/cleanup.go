@@ -106,6 +106,10 @@ func Run(ctx context.Context, api kubeapi.API, o Options) error {
 		return errors.New("the stack's own label is not set; without it the cleanup cannot tell the stack's node pools from others")
 	}
 	c := &cleaner{api: api, o: o}
+	if o.OwnNodePools == nil || o.OwnNodeClasses == nil {
+		c.logf("the stack's state holds no names of its NodePools and EC2NodeClasses (written by an earlier version; `pulumi up` " +
+			"records them): the label alone tells the stack's, and a copy of one of its pools passes for it")
+	}
 	if err := c.reach(ctx); err != nil {
 		if errors.Is(err, errNothingToClean) {
 			return nil

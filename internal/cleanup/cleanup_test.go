@@ -538,6 +538,7 @@ func TestOwnIsWhatTheStackRegistered(t *testing.T) {
 	log.Reset()
 	require.NoError(t, Run(context.Background(), f, options(&log)))
 	assert.Contains(t, names(f.objs[kubeapi.NodePools]), "general-copy", "the label alone: the copy passes for the stack's")
+	assert.Contains(t, log.String(), "a copy of one of its pools passes for it", "and it says so")
 
 	f = workloadsLeftBehind()
 	f.objs[kubeapi.NodeClaims] = append(f.objs[kubeapi.NodeClaims],

@@ -99,9 +99,14 @@ func withUID(o kubeapi.Object, uid string) kubeapi.Object {
 // driver; the stack's own pool and class with a node, and an ArgoCD
 // application's pool and class with a node that runs a job and a
 // DaemonSet's pod.
-func workloadsLeftBehind() *fakeCluster {
-	f := &fakeCluster{lbController: true, csiDriver: true, karpenter: true,
+// runningCluster is an empty cluster whose controllers run.
+func runningCluster() *fakeCluster {
+	return &fakeCluster{lbController: true, csiDriver: true, karpenter: true,
 		notServed: map[kubeapi.Resource]bool{}, listErrors: map[kubeapi.Resource][]error{}}
+}
+
+func workloadsLeftBehind() *fakeCluster {
+	f := runningCluster()
 	own := map[string]any{ownKey: ownValue}
 	f.objs = map[kubeapi.Resource][]kubeapi.Object{
 		kubeapi.Ingresses: {withUID(obj("web", "shop", nil, nil), "u-web")},
@@ -291,7 +296,9 @@ func (f *fakeCluster) tick() {
 			remove(r, func(o kubeapi.Object) bool { return o.Deleting() && !inUse(o) })
 		}
 	}
-	// Set cache recreates the claim of its pending pod while it lives.
+	// Set cache recreates the claim of its pending pod while it lives
+	// (kubernetes pkg/controller/statefulset stateful_set_control.go: a
+	// pending pod's missing claims are created again).
 	if cache := slices.IndexFunc(f.objs[kubeapi.StatefulSets], func(o kubeapi.Object) bool { return o.Name() == "cache" }); cache >= 0 &&
 		!f.objs[kubeapi.StatefulSets][cache].Deleting() &&
 		!slices.ContainsFunc(f.objs[kubeapi.Claims], func(o kubeapi.Object) bool { return o.Name() == "data-cache-0" }) {
@@ -593,7 +600,7 @@ func TestWhatMakesVolumes(t *testing.T) {
 		assert.Contains(t, err.Error(), "EBS volumes")
 	})
 	t.Run("there from the start, before any volume", func(t *testing.T) {
-		f := &fakeCluster{lbController: true, csiDriver: true, karpenter: true, notServed: map[kubeapi.Resource]bool{}, listErrors: map[kubeapi.Resource][]error{}}
+		f := runningCluster()
 		efsSet := obj("files", "shop", nil, map[string]any{"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"},
 			"spec": map[string]any{"storageClassName": "efs"}}}})
 		f.objs = map[kubeapi.Resource][]kubeapi.Object{kubeapi.StorageClasses: ebsClasses(),
@@ -607,7 +614,7 @@ func TestWhatMakesVolumes(t *testing.T) {
 		assert.Less(t, set, claim, "the set first: it recreates the claims of its pending pods while it lives")
 	})
 	t.Run("a template that asks for no class makes no EBS volume", func(t *testing.T) {
-		f := &fakeCluster{lbController: true, csiDriver: true, karpenter: true, notServed: map[kubeapi.Resource]bool{}, listErrors: map[kubeapi.Resource][]error{}}
+		f := runningCluster()
 		static := obj("static", "shop", nil, map[string]any{"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"},
 			"spec": map[string]any{"storageClassName": ""}}}})
 		f.objs = map[kubeapi.Resource][]kubeapi.Object{kubeapi.StorageClasses: ebsClasses(), kubeapi.StatefulSets: {static}}
@@ -712,8 +719,7 @@ func TestAStaticDeleteVolumeIsReportedNotWaitedFor(t *testing.T) {
 // Without the driver, the wait ends at its bound, naming the attachment.
 func TestARetainVolumeOnTheStacksOwnPool(t *testing.T) {
 	retained := func() *fakeCluster {
-		f := &fakeCluster{lbController: true, csiDriver: true, karpenter: true,
-			notServed: map[kubeapi.Resource]bool{}, listErrors: map[kubeapi.Resource][]error{}}
+		f := runningCluster()
 		f.objs = map[kubeapi.Resource][]kubeapi.Object{
 			kubeapi.Volumes: {obj("pvc-orders", "", nil, map[string]any{"persistentVolumeReclaimPolicy": "Retain",
 				"csi": map[string]any{"driver": EBSCSIDriver, "volumeHandle": "vol-0orders"}, "claimRef": map[string]any{"namespace": "shop", "name": "orders", "uid": "u-orders"}})},

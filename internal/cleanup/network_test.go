@@ -29,8 +29,10 @@ type fakeVPC struct {
 	enis   []eni
 	groups []securityGroup
 	rules  []securityGroupRule
-	// endpoints are the VPC's endpoints; a deleted one is "deleting",
-	// unless unsuccessful names the code its delete answers with.
+	// endpoints are the VPC's endpoints; a deleted one is "deleting" (the
+	// VpcEndpoint State values, EC2 API reference), unless unsuccessful
+	// names the code its delete answers with, in an Unsuccessful item and
+	// exit 0 (DeleteVpcEndpoints' response: Unsuccessful, UnsuccessfulItem).
 	endpoints    []map[string]any
 	unsuccessful string
 	// goAfter removes an interface by ID once that many rounds passed.

@@ -225,8 +225,8 @@ func DeployerPolicy(s Scope) iampolicy.Document {
 		// cluster, Karpenter, EKS or the LB controller claims groups by: in
 		// its account and region, one that nobody's cluster made
 		// (THREATS.md). Neither statement may write the tags Karpenter and
-		// the LB controller pick groups by, so a claimed group never joins
-		// a cluster's nodes or load balancers.
+		// the LB controller pick groups by, so no selector by those tags
+		// puts a claimed group on a cluster's nodes or load balancers.
 		iampolicy.Statement{Sid: "ClaimTheDefaultSecurityGroup", Effect: "Allow", Action: "ec2:CreateTags",
 			Resource: s.arn("ec2", "security-group/*"),
 			Condition: map[string]any{

@@ -393,6 +393,19 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 		"template":             m{"metadata": m{"labels": m{"app": "db"}}, "spec": m{"containers": []m{{"name": "db", "image": "postgres:16"}}}},
 		"volumeClaimTemplates": []m{{"metadata": m{"name": "data"}, "spec": m{"accessModes": []string{"ReadWriteOnce"}, "resources": m{"requests": m{"storage": "1Gi"}}}}}}})
 	s.create(t, pod("db-0", "shop", "ip-10-0-1-1", "data-db-0", m{"app": "db"}))
+	// The default class, an EBS one, and a claim that names none: the real
+	// server's admission gives it the default, and it is Pending (no
+	// volume yet, as under WaitForFirstConsumer). The other claims name
+	// no class ("") and stay the cleanup's only through their volumes.
+	gp3 := s.create(t, m{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "provisioner": "ebs.csi.aws.com",
+		"volumeBindingMode": "WaitForFirstConsumer",
+		"metadata":          m{"name": "realapi-gp3", "annotations": m{"storageclass.kubernetes.io/is-default-class": "true"}}})
+	pending := s.create(t, m{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta("cache-0", "zz", nil),
+		"spec": m{"accessModes": []string{"ReadWriteOnce"}, "resources": m{"requests": m{"storage": "1Gi"}}}})
+	require.Equal(t, "realapi-gp3", pending["spec"].(m)["storageClassName"], "DefaultStorageClass admission")
+	require.Equal(t, "Pending", pending["status"].(m)["phase"])
+	// A copy of the stack's pool, under another name, with its label.
+	s.create(t, nodePool("realapi-own-copy", m{ownKey: ownValue}))
 	s.create(t, pod("logger", "legacy", "ip-10-0-1-1", "logs", nil))
 	s.create(t, pod("web-1", "shop", "ip-10-0-1-1", "", nil))
 	s.create(t, nodeClass("realapi-own", m{ownKey: ownValue}))
@@ -403,7 +416,7 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 	argoClaim := s.create(t, nodeClaim("argo-pool", "argo-class", "karpenter.sh/termination"))
 	s.setStatus(t, argoClaim, m{"nodeName": "ip-10-0-9-9", "conditions": []m{condition("Launched", "True", "", "", time.Now())}})
 	t.Cleanup(func() {
-		for _, o := range []m{ownClaim, {"kind": "NodePool", "metadata": m{"name": "realapi-own"}}, {"kind": "EC2NodeClass", "metadata": m{"name": "realapi-own"}},
+		for _, o := range []m{ownClaim, {"kind": "NodePool", "metadata": m{"name": "realapi-own"}}, {"kind": "EC2NodeClass", "metadata": m{"name": "realapi-own"}}, gp3,
 			{"kind": "Service", "metadata": m{"name": "operator-lb", "namespace": "shop"}}} {
 			_ = s.release(ctxT(), o)
 			s.do(ctxT(), http.MethodDelete, collection(o)+"/"+name(o), "", nil)
@@ -424,6 +437,7 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 	// (a minute by default).
 	cmd := underPulumi(ctx, t, bin, false, "destroy", "--yes", "--stack", "dev")
 	cmd.Env = append(cmd.Env, "NODELESS_EKS_KUBECONFIG="+s.Kubeconfig(execPlugin(t)), "NODELESS_EKS_OWN_LABEL="+ownKey+"="+ownValue,
+		"NODELESS_EKS_OWN_NODEPOOLS=realapi-own", "NODELESS_EKS_OWN_NODECLASSES=realapi-own",
 		"NODELESS_EKS_LB_TIMEOUT=1m", "NODELESS_EKS_VOLUME_TIMEOUT=2m30s", "NODELESS_EKS_NODE_TIMEOUT=1m", "NODELESS_EKS_CLEANUP_REPORT="+report,
 		"NODELESS_EKS_STUCK_POD_WAIT=5s")
 	start := time.Now()
@@ -498,6 +512,8 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 			assert.Equal(t, http.StatusNotFound, status, "%s is deleted, its volume kept", gone)
 		}
 		assert.Contains(t, log, "deleting PersistentVolumeClaim shop/archive (its EBS volume is kept")
+		assert.Contains(t, log, "deleting PersistentVolumeClaim zz/cache-0 (Pending: its EBS volume is made once a pod needs it)")
+		assert.NotContains(t, log, "deleting PersistentVolumeClaim shop/shared", "a claim of no class, of another driver's volume")
 		// A static volume (made by hand) with reclaim policy Delete: nothing
 		// deletes it, so it is kept and named, not waited for.
 		assert.Contains(t, log, "keeping EBS volume vol-0orders (PersistentVolume pv-orders, claim shop/orders): it was made by hand")
@@ -522,6 +538,7 @@ func TestDestroyCleanupAgainstARealServer(t *testing.T) {
 			assert.Equal(t, want, status, path)
 		}
 		assert.Contains(t, log, "keeping NodePool realapi-own: the stack created it")
+		assert.Contains(t, log, "deleting NodePool realapi-own-copy (the stack did not create it)", "a copy keeps the label, not the name")
 		before("deleting NodePool argo-pool", "deleting EC2NodeClass argo-class")
 		assert.Contains(t, strings.Join(ctl.Done(), "\n"), "Karpenter: drained and terminated NodeClaim argo-pool-")
 	})
@@ -637,6 +654,7 @@ func TestTheTargetedDestroyGuardUnderARealProcessTree(t *testing.T) {
 			defer cancel()
 			cmd := underPulumi(ctx, t, bin, tc.asPID1, tc.args...)
 			cmd.Env = append(cmd.Env, "NODELESS_EKS_KUBECONFIG="+s.Kubeconfig(""), "NODELESS_EKS_OWN_LABEL="+ownKey+"="+ownValue,
+				"NODELESS_EKS_OWN_NODEPOOLS=realapi-own", "NODELESS_EKS_OWN_NODECLASSES=realapi-own",
 				"NODELESS_EKS_LB_TIMEOUT=1m", "NODELESS_EKS_VOLUME_TIMEOUT=1m", "NODELESS_EKS_NODE_TIMEOUT=1m")
 			out, err := cmd.CombinedOutput()
 			require.Error(t, err, "%s", out)

@@ -168,6 +168,7 @@ var paths = map[string]string{
 	"NodePool":     "/apis/karpenter.sh/v1/nodepools", "NodeClaim": "/apis/karpenter.sh/v1/nodeclaims",
 	"EC2NodeClass": "/apis/karpenter.k8s.aws/v1/ec2nodeclasses",
 	"StatefulSet":  "/apis/apps/v1/namespaces/%s/statefulsets",
+	"StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
 	// The LB controller's own kinds, at the versions the tier's CRDs serve.
 	"TargetGroupBinding":        "/apis/elbv2.k8s.aws/v1beta1/namespaces/%s/targetgroupbindings",
 	"GlobalAccelerator":         "/apis/aga.k8s.aws/v1beta1/namespaces/%s/globalaccelerators",

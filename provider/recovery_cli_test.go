@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/recovery"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
@@ -134,7 +135,7 @@ func TestARealUpKilledMidCreateIsRecovered(t *testing.T) {
 			if name == "pulumi" {
 				name = filepath.Join(k.bin, name) // exec finds a name on this process's PATH, not the one given
 			}
-			return recovery.Exec(ctx, append(vars, extra...), name, args...)
+			return awscli.Exec(ctx, append(vars, extra...), name, args...)
 		}}
 
 	_, err := s.Recover(ctx)

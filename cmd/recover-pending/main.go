@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/recovery"
 )
@@ -73,7 +74,7 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	s := &recovery.Session{
-		Run: recovery.Exec, Dir: *dir, Stack: *stack, Out: os.Stdout, DryRun: *dryRun,
+		Run: awscli.Exec, Dir: *dir, Stack: *stack, Out: os.Stdout, DryRun: *dryRun,
 		Options: recovery.Options{Settle: *settle, Decisions: decisions, Since: since},
 	}
 	if _, err := s.Recover(ctx); err != nil {

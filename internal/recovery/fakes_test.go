@@ -111,37 +111,8 @@ func (f *fakeAWS) run(_ context.Context, env []string, name string, args ...stri
 	if a.code != "" {
 		return nil, fmt.Sprintf("\nAn error occurred (%s) when calling the %s operation: what AWS says\n", a.code, rest[1]), exitStatus(254)
 	}
-	if _, ok := a.out.(printsNothing); ok {
-		return nil, "", nil
-	}
 	out, err := json.Marshal(a.out)
 	return out, "", err
-}
-
-// printsNothing is an answer the CLI prints nothing for (one without
-// fields).
-type printsNothing struct{}
-
-// filterOf is the value an EC2 describe call filters name by ("" when it
-// does not): the recovery passes filters in the CLI's JSON form.
-func filterOf(args []string, name string) string {
-	raw := arg(args, "--filters")
-	if raw == "" {
-		raw = arg(args, "--filter")
-	}
-	var filters []struct {
-		Name   string
-		Values []string
-	}
-	if json.Unmarshal([]byte(raw), &filters) != nil {
-		return ""
-	}
-	for _, f := range filters {
-		if f.Name == name {
-			return strings.Join(f.Values, ",")
-		}
-	}
-	return ""
 }
 
 // arg is the value after flag in args.

@@ -1,7 +1,6 @@
 package recovery
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,9 +25,7 @@ func awsJSON(ctx context.Context, l Lookups, t Target, out any, notFound []strin
 		}
 		return false, err
 	}
-	// The CLI prints nothing for an answer without fields (SQS's
-	// get-queue-attributes of a queue without the attribute asked for).
-	if out != nil && len(bytes.TrimSpace(raw)) > 0 {
+	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
 			return false, fmt.Errorf("reading aws %s: %w", strings.Join(args[:2], " "), err)
 		}
@@ -134,7 +131,8 @@ func findNatGateway(ctx context.Context, l Lookups, t Target) (Found, error) {
 }
 
 func findCommand(_ context.Context, _ Lookups, t Target) (Found, error) {
-	if t.Input("create") != "" {
+	// A secret create is an object (the export's secret envelope): any value but none or "" may have run.
+	if create, ok := t.Op.Resource.Inputs["create"]; ok && create != nil && create != "" {
 		return absent, cannotTell("its create command may have run; run it again by hand if it is safe to, or decide")
 	}
 	return absent, nil

@@ -84,7 +84,7 @@ func findCluster(ctx context.Context, l Lookups, t Target) (Found, error) {
 		return absent, cannotTell("EKS failed to create cluster %s; delete it (`aws eks delete-cluster --name %s --region %s`), wait until it is gone, "+
 			"then %s", in[0], in[0], t.Access.Region, thenClear)
 	}
-	return absent, cannotTell("cluster %s is %s", in[0], status)
+	return absent, cannotTell("cluster %s is %s: wait until it is ACTIVE or gone, then run the recovery again", in[0], status)
 }
 
 func findFargateProfile(ctx context.Context, l Lookups, t Target) (Found, error) {

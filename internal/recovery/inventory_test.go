@@ -172,6 +172,14 @@ func TestEveryKindIsImportedClearedOrReported(t *testing.T) {
 					"and the command a person runs")
 				assert.Contains(t, report.String(), "-clear '"+op.Resource.URN+"'")
 				assert.NotContains(t, report.String(), "--clear-pending-creates", "which clears every pending create")
+				if typ == "command:local:Command" {
+					// A secret create, as the export holds it: undecided too.
+					op.Resource.Inputs["create"] = map[string]any{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+						"ciphertext": "v1:abc"}
+					d.PendingOperations[0] = op
+					v := verdictOf(t, f, d)
+					assert.Equal(t, Undecided, v.Outcome, v.Why)
+				}
 			})
 		})
 	}

@@ -28,26 +28,18 @@ func (a AWSAccess) key() string { return a.Profile + "|" + a.RoleArn }
 
 // Lookups answer what the finders ask of each backend.
 type Lookups interface {
-	// AWS runs the AWS CLI (`aws <args> --output json --region <region>`)
-	// with the access's credentials and returns its output, or an
-	// *awscli.Error.
+	// AWS runs `aws <args> --output json --region <region>` with the
+	// access's credentials: its output, or an *awscli.Error.
 	AWS(ctx context.Context, a AWSAccess, args ...string) ([]byte, error)
-	// Account is the AWS account the access's credentials are for; an
-	// error when it is not one the provider allows.
+	// Account is the access's AWS account; an error if the provider bars it.
 	Account(ctx context.Context, a AWSAccess) (string, error)
 	// Wait polls cond every poll interval, up to bound.
 	Wait(ctx context.Context, bound time.Duration, cond func(context.Context) (bool, string, error)) error
 }
 
-// Runner runs a command (awscli.Runner); Exec runs it for real.
-type Runner = awscli.Runner
-
-// Exec runs a command for real (awscli.Exec).
-var Exec = awscli.Exec
-
 // CLILookups answer through the AWS CLI.
 type CLILookups struct {
-	Run Runner
+	Run awscli.Runner
 	// Poll is how often a wait asks again (30 s when zero).
 	Poll time.Duration
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"nodeless-eks/internal/awscli"
 	"nodeless-eks/testkit/moto"
 )
 
@@ -89,7 +90,7 @@ var motoCases = []motoCase{
 
 // motoLookups answer through the real AWS CLI (through moto's wrapper).
 func motoLookups() *CLILookups {
-	return &CLILookups{Run: Exec, Poll: 10 * time.Millisecond}
+	return &CLILookups{Run: awscli.Exec, Poll: 10 * time.Millisecond}
 }
 
 // TestLookupsAgainstMoto runs every lookup of the types the recovery

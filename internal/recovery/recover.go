@@ -46,7 +46,7 @@ type Verdict struct {
 // Found is what a finder learned of a pending create's object.
 type Found struct {
 	// Exists, with the ID its provider imports it by; else it provably
-	// does not exist (once Fix, when there is one, is applied).
+	// does not exist.
 	Exists bool
 	ID     string
 	// Created is when the object was made; zero when its API does not
@@ -280,7 +280,7 @@ func undecided(t Target, since time.Time) string {
 			sent = append(sent, strings.Join(key, ".")+" "+v)
 		}
 	}
-	if tags, ok := t.Op.Resource.Inputs["tags"].(map[string]any); ok && len(tags) > 0 {
+	if tags, ok := decoded(t.Op.Resource.Inputs["tags"]).(map[string]any); ok && len(tags) > 0 {
 		b, _ := json.Marshal(tags)
 		sent = append(sent, "tags "+string(b))
 	}
@@ -291,9 +291,8 @@ func undecided(t Target, since time.Time) string {
 	next := fmt.Sprintf("find the object the create sent (%s): %s", cmp.Or(strings.Join(sent, ", "), "see its inputs: `pulumi stack export`"),
 		importOrClear(t.Op.Resource.URN, "made "+after))
 	if t.Op.Resource.Type == helmRelease {
-		// Helm's secrets driver labels each record with the release's name
-		// and status (helm.sh/helm/v3 v3.20.2 pkg/storage/driver/secrets.go).
-		next += fmt.Sprintf("; a release left pending-install: `kubectl delete secret -n %s -l owner=helm,name=%s,status=pending-install` first",
+		// Its records' labels: helm.sh/helm/v3 v3.20.2 pkg/storage/driver/secrets.go.
+		next += fmt.Sprintf("; a release left pending-install: `kubectl delete secret -n %s -l owner=helm,name=%s,status=pending-install` first (Helm's default secrets driver)",
 			cmp.Or(t.Input("namespace"), "default"), cmp.Or(t.Input("name"), "<release>"))
 	}
 	return next
@@ -320,7 +319,7 @@ const thenClear = "clear its pending create with the -clear command below"
 // account is the provider's allowedAccountIds, else the one the ARNs of
 // the state's resources of that provider name; none is no proof.
 func checkAccess(ctx context.Context, l Lookups, t Target, kind Kind) error {
-	if !kind.asksAWS() {
+	if len(kind.Actions) == 0 { // a finder that reads no AWS
 		return nil
 	}
 	if len(t.Access.Unsupported) > 0 {
@@ -337,9 +336,6 @@ func checkAccess(ctx context.Context, l Lookups, t Target, kind Kind) error {
 	_, err := l.Account(ctx, want)
 	return err
 }
-
-// asksAWS reports a finder that reads AWS.
-func (k Kind) asksAWS() bool { return len(k.Actions) > 0 }
 
 var accountInARN = regexp.MustCompile(`^arn:[a-z-]+:[a-z0-9-]+:[a-z0-9-]*:(\d{12}):`)
 

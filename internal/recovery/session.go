@@ -12,12 +12,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"nodeless-eks/internal/awscli"
 )
 
 // Session recovers one stack through the Pulumi CLI.
 type Session struct {
-	// Run runs commands (pulumi, aws, ps).
-	Run Runner
+	// Run runs commands (pulumi, aws).
+	Run awscli.Runner
 	// Dir is the Pulumi project's directory; Stack the stack, as `pulumi
 	// --stack` takes it.
 	Dir, Stack string
@@ -25,7 +27,7 @@ type Session struct {
 	Out io.Writer
 	// DryRun decides and reports, and changes nothing.
 	DryRun bool
-	// Lookups answer the finders; nil builds CLILookups from the state.
+	// Lookups answer the finders; nil is CLILookups through Run.
 	Lookups Lookups
 	Options Options
 }
@@ -200,7 +202,7 @@ func (s *Session) unmoved(ctx context.Context, raw []byte) error {
 	}
 	if !bytes.Equal(raw, again) {
 		return errors.New("the stack's state changed since the recovery read it (another run wrote it meanwhile): nothing was " +
-			"imported, cleared or fixed; run the recovery again once that run has ended")
+			"imported or cleared; run the recovery again once that run has ended")
 	}
 	return nil
 }
@@ -238,7 +240,8 @@ func (s *Session) editState(ctx context.Context, raw []byte, verdicts []Verdict,
 		return err
 	}
 	if _, err := s.pulumi(ctx, "stack", "import", "--file", file); err != nil {
-		return fmt.Errorf("writing the recovered state: %w", err)
+		return fmt.Errorf("writing the recovered state (`pulumi stack import`): %w. Nothing was changed; if a run holds the stack, "+
+			"let it end, or, if it is gone, `pulumi cancel --stack %s --yes`, then run the recovery again", err, s.Stack)
 	}
 	return nil
 }

@@ -304,10 +304,14 @@ func TestUpInterruptedDuringTheClusterCreate(t *testing.T) {
 	lockDir := filepath.Join(root, ".pulumi", "locks", "organization", "nodeless-eks", "dev")
 	require.NoError(t, os.MkdirAll(lockDir, 0o755))
 	lock := filepath.Join(lockDir, "7f9a.json")
-	require.NoError(t, os.WriteFile(lock, []byte(`{"pid":4242,"username":"runner","hostname":"runner-1","timestamp":"2026-12-01T10:00:00Z"}`), 0o600))
+	// The dead run began at 08:30, before it created the cluster (09:00).
+	require.NoError(t, os.WriteFile(lock, []byte(`{"pid":4242,"username":"runner","hostname":"runner-1","timestamp":"2026-12-01T08:30:00Z"}`), 0o600))
 	_, err := s.Recover(context.Background())
 	require.ErrorContains(t, err, "stack dev is locked by runner@runner-1 (pid 4242)")
+	require.ErrorContains(t, err, "-since 2026-12-01T08:30:00Z")
 	require.NoError(t, os.Remove(lock)) // what `pulumi cancel` does
+	// The person follows the advice.
+	s.Options.Since = time.Date(2026, 12, 1, 8, 30, 0, 0, time.UTC)
 
 	res, err := s.Recover(context.Background())
 	require.NoError(t, err, out.String())
@@ -421,6 +425,25 @@ func TestALockIsNeverRemoved(t *testing.T) {
 			assert.Empty(t, f.aws.calls, "nothing is looked up while another run may be writing")
 		})
 	}
+	t.Run("a lock that says no time, and locks that cannot be read", func(t *testing.T) {
+		f := newFixture(t)
+		role := res(karpRole, "aws:sqs/queue:Queue", true, "", stackURN, awsProviderURN+"::prov-id", map[string]any{"name": "r"})
+		p := &fakePulumi{export: exportOf(t, time.Now().Add(-time.Hour), baseResources(), []map[string]any{pending(Creating, role)})}
+		s := newSession(t, p, f, &bytes.Buffer{})
+		locks := filepath.Join(strings.TrimPrefix(p.backend, "file://"), ".pulumi", "locks")
+		require.NoError(t, os.MkdirAll(filepath.Join(locks, "dev"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(locks, "dev", "l.json"), []byte(`{}`), 0o600))
+		_, err := s.Recover(context.Background())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "at a time it does not say")
+		assert.Contains(t, err.Error(), "-since when that run began")
+
+		require.NoError(t, os.RemoveAll(filepath.Join(locks, "dev")))
+		require.NoError(t, os.WriteFile(filepath.Join(locks, "dev"), nil, 0o600)) // not a directory
+		_, err = s.Recover(context.Background())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "the recovery cannot tell whether a run holds the stack")
+	})
 }
 
 // TestAnotherBackendRefusesTheWrite: on a backend whose locks the

@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -155,15 +156,12 @@ func Name(urn string) string {
 // project is the project the state's URNs name
 // (urn:pulumi:<stack>::<project>::...).
 func (d *Deployment) project() string {
-	urns := []string{}
-	for _, r := range d.Resources {
-		urns = append(urns, r.URN)
-	}
+	all := slices.Clone(d.Resources)
 	for _, op := range d.PendingOperations {
-		urns = append(urns, op.Resource.URN)
+		all = append(all, op.Resource)
 	}
-	for _, u := range urns {
-		if parts := strings.Split(u, "::"); len(parts) > 2 {
+	for _, r := range all {
+		if parts := strings.Split(r.URN, "::"); len(parts) > 2 {
 			return parts[1]
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -409,7 +410,11 @@ func mustMarshal(v any) string {
 func stackID(api *cloudAPI, c *Config, stack string) (string, error) {
 	var s struct{ ID string }
 	path := "/api/stacks/" + url.PathEscape(c.Organization) + "/" + url.PathEscape(c.Project) + "/" + url.PathEscape(stack)
-	if err := api.call(context.Background(), http.MethodGet, path, nil, &s); err != nil || s.ID == "" {
+	err := api.call(context.Background(), http.MethodGet, path, nil, &s)
+	if err == nil && s.ID == "" {
+		err = errors.New("the answer has no id")
+	}
+	if err != nil {
 		return "", fmt.Errorf("reading the Pulumi Cloud ID of stack %s (%w): its role cannot name it", stack, err)
 	}
 	return s.ID, nil

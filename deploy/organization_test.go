@@ -50,6 +50,13 @@ func TestAFailedPreconditionNeverStopsTheRestore(t *testing.T) {
 		{"a stack deploy/ cannot see", meta("stackCount", 9), "holds 9 stacks, and deploy/ sees"},
 		{"a default runner pool", func(o *fakecloud.Organization) { o.DefaultAgentPool = "pool-shared" },
 			"the organization's default runner pool pool-shared would run deploy/ and the production stacks"},
+		// An edition without customer-managed runners has no pool to list,
+		// and the 403 says nothing; where it has them, a 403 hides a pool.
+		{"an edition without customer-managed pools", func(o *fakecloud.Organization) {
+			o.NoAgentPools = true
+			o.Metadata["features"].(map[string]any)["selfHostedDeploymentsEnabled"] = false
+		}, ""},
+		{"pools deploy/ may not list", func(o *fakecloud.Organization) { o.NoAgentPools = true }, "403"},
 		{"an admin organization token by OIDC", policy(map[string]any{"decision": "allow", "tokenType": "organization",
 			"authorizedPermissions": []any{"admin"}, "rules": branch}), `an organization token with the permissions ["admin"]`},
 		{"an organization token that states no permissions", policy(map[string]any{"decision": "allow", "tokenType": "organization",

@@ -242,7 +242,11 @@ func DeployerPolicy(s Scope) iampolicy.Document {
 				"StringLike":                   map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters},
 				"ForAllValues:StringNotEquals": groupPickingTags,
 			}},
-		iampolicy.Statement{Sid: "PassFlowLogRolesToVPCFlowLogs", Effect: "Allow", Action: "iam:PassRole", Resource: roles,
+		// The flow logs' role alone (cluster/hardening.go: <cluster>-flow-logs-*).
+		iampolicy.Statement{Sid: "PassFlowLogRolesToVPCFlowLogs", Effect: "Allow", Action: "iam:PassRole",
+			Resource: each(clusters, func(c string) []string {
+				return []string{s.iam("role/" + c + "-flow-logs-*"), s.iam("role/*/" + c + "-flow-logs-*")}
+			}),
 			Condition: map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "vpc-flow-logs.amazonaws.com"}}},
 		// The network sweep (internal/cleanup, network.go): the VPC CNI's
 		// detached interfaces carry no cluster tag the CLUSTER_NAME
@@ -365,10 +369,11 @@ var secretDescribes = []string{
 	"ec2:DescribeSpotFleetRequests", "ec2:DescribeSpotInstanceRequests", "ec2:DescribeVpnConnections",
 }
 
-// groupPickingTags are the tag keys Karpenter (the EC2NodeClass's
-// securityGroupSelectorTerms) and the LB controller pick security groups
-// by; a default security group must never be given one.
-var groupPickingTags = map[string]any{"aws:TagKeys": []string{names.DiscoveryTagKey, "elbv2.k8s.aws/cluster"}}
+// groupPickingTags are the tag keys a claimed default security group may
+// not be given: those Karpenter (the EC2NodeClass's
+// securityGroupSelectorTerms) and the LB controller pick groups by, and
+// GuardDuty's, by which SweepGuardDutysGroup deletes a group.
+var groupPickingTags = map[string]any{"aws:TagKeys": []string{names.DiscoveryTagKey, "elbv2.k8s.aws/cluster", "GuardDutyManaged"}}
 
 // securityGroupWrites change a security group and its rules.
 var securityGroupWrites = []string{"ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress",
@@ -465,7 +470,9 @@ func WorkloadBoundary(s Scope) iampolicy.Document {
 			}},
 		// The VPC flow logs' role writes its group (cluster.FlowLogPolicy).
 		iampolicy.Statement{Effect: "Allow", Action: []string{"logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"},
-			Resource: each(clusters, func(c string) []string { return []string{s.arn("logs", "log-group:/aws/vpc-flow-logs/"+c+"*")} })},
+			Resource: each(clusters, func(c string) []string {
+				return []string{s.arn("logs", "log-group:/aws/vpc-flow-logs/"+c), s.arn("logs", "log-group:/aws/vpc-flow-logs/"+c+":*")}
+			})},
 		// Bottlerocket and EKS AMIs, for the nodes Karpenter launches.
 		iampolicy.Statement{Effect: "Allow", Action: []string{"ssm:GetParameter", "ssm:GetParameters"},
 			Resource: s.arnIn("ssm", "*", "*", "parameter/aws/service/*")},

@@ -181,6 +181,11 @@ func TestPreviewNeverWrites(t *testing.T) {
 	for _, s := range w.org.Stacks {
 		assert.Empty(t, s.Writes, "a preview writes nothing")
 	}
+	require.NotEmpty(t, w.api.Requests)
+	for _, r := range w.api.Requests {
+		assert.True(t, strings.HasPrefix(r, "GET "), "a preview only reads: %s", r)
+	}
+	assert.Empty(t, w.api.BadHeaders)
 	staging := res.Exports["settings"].(map[string]string)["staging"]
 	for _, diff := range []string{"vcs.previewPullRequests is true, not null", "operationContext.preRunCommands is",
 		"operationContext.environmentVariables.PULUMI_ACCESS_TOKEN is \"pul-x\", not null", "executorContext.executorImage.reference is", "operationContext.servicePrincipal.teamName is null"} {

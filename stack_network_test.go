@@ -150,7 +150,8 @@ func TestAStackThatNamesNoVpc(t *testing.T) {
 		assert.Equal(t, "arn:aws:ec2:eu-west-1:"+testAccount+":vpc/vpc-eks-demo-vpc", env["NODELESS_EKS_VPC_ARN"].StringValue())
 		assert.Equal(t, "sg-eks-demo-node", env["NODELESS_EKS_NODE_SECURITY_GROUP"].StringValue())
 		assert.Equal(t, "eks-demo", env["NODELESS_EKS_CLUSTER_NAME"].StringValue())
-		assert.Equal(t, "17m0s", sweep.DeleteTimeout, "its 15-minute bound and the build")
+		assert.Equal(t, "18m0s", sweep.DeleteTimeout, "the audit's settle, the sweep's 15-minute bound and the build")
+		assert.NotContains(t, env, resource.PropertyKey("NODELESS_EKS_AUDIT_ONLY"), "it sweeps")
 		assert.Empty(t, sweep.Inputs["create"], "it does nothing on `pulumi up`")
 
 		order := topologicalOrder(t, rec)
@@ -187,11 +188,30 @@ func TestAStackThatNamesNoVpc(t *testing.T) {
 	})
 }
 
-// TestAWSAccessTheSweepCannotReproduce: a stack that makes its VPC, whose
-// aws provider assumes a chain of roles or passes an externalId, is
-// refused before anything is registered: its destroy's network sweep
-// would run as another identity, or none.
-func TestAWSAccessTheSweepCannotReproduce(t *testing.T) {
+// TestAStackThatNamesItsVpcAuditsAWSAfterTheCluster: a stack in a VPC it
+// did not make sweeps nothing there, and its destroy still audits AWS for
+// what the cluster's controllers left, once the cluster is deleted.
+func TestAStackThatNamesItsVpcAuditsAWSAfterTheCluster(t *testing.T) {
+	run := runProgram(t, stackConfig(t, "Pulumi.dev.yaml"), fakeaws.DevVpc())
+	require.NoError(t, run.err)
+	rec := run.rec
+	audit := rec.Get(t, tokens.Command, "eks-demo-destroy-audit-of-aws-leftovers")
+	_, swept := rec.Find(tokens.Command, "eks-demo-destroy-sweep-of-vpc-leftovers")
+	assert.False(t, swept, "no sweep of a VPC the stack did not make")
+	env := audit.Inputs["environment"].ObjectValue()
+	assert.Equal(t, "network", env["NODELESS_EKS_CLEANUP_PHASE"].StringValue())
+	assert.Equal(t, "true", env["NODELESS_EKS_AUDIT_ONLY"].StringValue())
+	assert.Regexp(t, `^arn:aws:ec2:eu-west-1:\d{12}:vpc/vpc-`, env["NODELESS_EKS_VPC_ARN"].StringValue(), "the named VPC's ARN: its account and region")
+	assert.Equal(t, "eks-demo", env["NODELESS_EKS_CLUSTER_NAME"].StringValue())
+	assert.Empty(t, audit.Inputs["create"], "it does nothing on `pulumi up`")
+	rec.RequireDependsOn(t, rec.Get(t, tokens.EKSCluster, "eks-demo"), audit)
+}
+
+// TestAWSAccessTheAuditCannotReproduce: a stack whose aws provider assumes
+// a chain of roles or passes an externalId is refused before anything is
+// registered, whether it makes its VPC or names one: its destroy's
+// leftover audit would run as another identity, or none.
+func TestAWSAccessTheAuditCannotReproduce(t *testing.T) {
 	ownVpc := func(key, value string) map[string]string {
 		cfg := stackConfig(t, "Pulumi.dev.yaml")
 		for _, k := range []string{"vpcName", "privateSubnetNamePattern", "podSubnetNamePattern"} {
@@ -200,17 +220,24 @@ func TestAWSAccessTheSweepCannotReproduce(t *testing.T) {
 		cfg[key] = value
 		return cfg
 	}
+	namedVpc := func(key, value string) map[string]string {
+		cfg := stackConfig(t, "Pulumi.dev.yaml")
+		cfg[key] = value
+		return cfg
+	}
 	for name, tc := range map[string]struct{ key, value, want string }{
 		"a chain of roles": {"aws:assumeRoles", `[{"roleArn":"arn:aws:iam::123456789012:role/a"},{"roleArn":"arn:aws:iam::123456789012:role/b"}]`,
 			"aws:assumeRoles: a chain of 2 roles"},
 		"an external ID": {"aws:assumeRole", `{"roleArn":"arn:aws:iam::123456789012:role/a","externalId":"x"}`, "aws:assumeRole sets externalId"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			run := runProgram(t, ownVpc(tc.key, tc.value), fakeaws.Vpc{})
-			require.Error(t, run.err)
-			assert.Contains(t, run.err.Error(), tc.want)
-			assert.Empty(t, programRegistrations(run.rec), "nothing registered")
-		})
+		for vpc, cfg := range map[string]func(string, string) map[string]string{"own VPC": ownVpc, "named VPC": namedVpc} {
+			t.Run(name+", "+vpc, func(t *testing.T) {
+				run := runProgram(t, cfg(tc.key, tc.value), fakeaws.DevVpc())
+				require.Error(t, run.err)
+				assert.Contains(t, run.err.Error(), tc.want)
+				assert.Empty(t, programRegistrations(run.rec), "nothing registered")
+			})
+		}
 	}
 	run := runProgram(t, ownVpc("aws:assumeRoles", `[{"roleArn":"arn:aws:iam::123456789012:role/a"}]`), fakeaws.Vpc{})
 	require.NoError(t, run.err)

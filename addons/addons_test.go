@@ -240,6 +240,10 @@ func TestEBSCSIDriver(t *testing.T) {
 		assert.Equal(t, fakeaws.DefaultAddonVersions["aws-ebs-csi-driver"], addon.Inputs["addonVersion"].StringValue())
 	})
 
+	t.Run("every volume the driver makes carries the cluster's tag, which the leftover audit finds", func(t *testing.T) {
+		assert.JSONEq(t, `{"controller":{"extraVolumeTags":{"nodeless-eks/cluster":"eks-demo"}}}`, addon.Inputs["configurationValues"].StringValue())
+	})
+
 	t.Run("the role trusts only the driver's service account on this cluster and has AWS's policy", func(t *testing.T) {
 		trust := iamtest.Parse(t, role.Inputs["assumeRolePolicy"].StringValue())
 		require.Len(t, trust, 1)

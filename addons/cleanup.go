@@ -118,13 +118,16 @@ func newDestroyCleanup(ctx *pulumi.Context, name string, args *Args, needs []pul
 	return r, nil
 }
 
-// NetworkSweepArgs are what the network sweep of a VPC the stack made
-// needs (internal/cleanup, network.go).
+// NetworkSweepArgs are what the leftover audit, and the network sweep of
+// a VPC the stack made, need (internal/cleanup, audit.go and network.go).
 type NetworkSweepArgs struct {
 	// VpcArn is the VPC; ClusterName the cluster whose leftovers are the
 	// stack's; NodeSecurityGroupID the group Pulumi deletes after it.
 	VpcArn, NodeSecurityGroupID pulumi.StringOutput
 	ClusterName                 string
+	// AuditOnly, for a VPC the stack did not make, audits without the
+	// sweep.
+	AuditOnly bool
 	// AWSProfile and AWSRoleArn are the stack's aws:profile and
 	// aws:assumeRole role, which the sweep's AWS CLI calls use.
 	AWSProfile, AWSRoleArn string
@@ -142,11 +145,12 @@ type NetworkSweepArgs struct {
 // controller's groups go as soon as nothing refers to them.
 const networkSweepTimeout = 15 * time.Minute
 
-// NewNetworkSweep registers the network sweep: like the destroy cleanup,
-// it does nothing on create and update, and its delete runs
-// internal/cleanup.Main, in its network phase. What it needs deleted
-// first depends on it (cluster.Args.Sweep), and it depends on deps (the
-// VPC, its subnets), so destroy runs it between the two.
+// NewNetworkSweep registers the leftover audit and, unless AuditOnly, the
+// network sweep: like the destroy cleanup, it does nothing on create and
+// update, and its delete runs internal/cleanup.Main, in its network
+// phase. What it needs deleted first depends on it (cluster.Args.Sweep),
+// and it depends on deps (the VPC, its subnets, when the stack made them),
+// so destroy runs it between the two.
 func NewNetworkSweep(ctx *pulumi.Context, name string, args NetworkSweepArgs, deps []pulumi.Resource,
 	opts ...pulumi.ResourceOption) (pulumi.Resource, error) {
 	settings := pulumi.StringMap{
@@ -160,11 +164,16 @@ func NewNetworkSweep(ctx *pulumi.Context, name string, args NetworkSweepArgs, de
 		cleanup.EnvOwnLabel:          pulumi.String(names.StackSelector(args.StackLabel)),
 		cleanup.EnvReport:            pulumi.String(ReportFile(args.StackLabel)),
 	}
+	suffix := networkSweepName
+	if args.AuditOnly {
+		settings[cleanup.EnvAuditOnly] = pulumi.String("true")
+		suffix = leftoverAuditName
+	}
 	register := args.DestroyCleanup
 	if register == nil {
 		register = commandCleanup
 	}
-	r, err := register(ctx, name+networkSweepName, settings, append(opts,
+	r, err := register(ctx, name+suffix, settings, append(opts,
 		// Deleted before the VPC and its subnets.
 		pulumi.DependsOn(deps),
 		pulumi.Timeouts(&pulumi.CustomTimeouts{Delete: cleanup.NetworkBudget(networkSweepTimeout).String()}),
@@ -175,8 +184,12 @@ func NewNetworkSweep(ctx *pulumi.Context, name string, args NetworkSweepArgs, de
 	return r, nil
 }
 
-// networkSweepName says, in every plan that shows it, what its delete does.
-const networkSweepName = "-destroy-sweep-of-vpc-leftovers"
+// networkSweepName and leftoverAuditName say, in every plan that shows
+// them, what their delete does.
+const (
+	networkSweepName  = "-destroy-sweep-of-vpc-leftovers"
+	leftoverAuditName = "-destroy-audit-of-aws-leftovers"
+)
 
 // CleanupRegistrar registers the destroy cleanup under name: a resource
 // that does nothing on create and update and, on delete, runs

@@ -52,9 +52,9 @@ type Args struct {
 	FargateSettle time.Duration
 	// Sweep registers, when set, what is deleted after the control plane
 	// and its Fargate profile and before the node security group (which it
-	// is given) and the VPC: the sweep of what the cluster's parts leave in
-	// a VPC the stack made (addons.NewNetworkSweep). nil for a VPC looked
-	// up.
+	// is given) and the VPC: the audit of what the cluster's controllers
+	// left in AWS, and the sweep of what its parts leave in a VPC the
+	// stack made (addons.NewNetworkSweep).
 	Sweep func(nodeSecurityGroupID pulumi.StringOutput) (pulumi.Resource, error)
 	// FargateNamespace is the only namespace the Fargate profile selects.
 	// Required.

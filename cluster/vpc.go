@@ -40,7 +40,7 @@ type VpcArgs struct {
 type Vpc struct {
 	pulumi.ResourceState
 
-	// ID is the VPC's id; Arn its ARN, when the stack made it.
+	// ID is the VPC's id; Arn its ARN.
 	ID, Arn pulumi.StringOutput
 	// PrivateSubnetIDs are the private subnets, sorted by id when looked up
 	// and by zone when made.
@@ -143,7 +143,7 @@ func (v *Vpc) lookUp(ctx *pulumi.Context, args *VpcArgs) error {
 	if err != nil {
 		return fmt.Errorf("vpc %q (%s): %w", args.VpcName, vpc.Id, err)
 	}
-	v.ID = pulumi.String(vpc.Id).ToStringOutput()
+	v.ID, v.Arn = pulumi.String(vpc.Id).ToStringOutput(), pulumi.String(vpc.Arn).ToStringOutput()
 	v.PrivateSubnetIDs = pulumi.ToStringArray(privateIDs).ToStringArrayOutput()
 	v.PodSubnetIDsByAZ = map[string]pulumi.StringOutput{}
 	for az, id := range podIDs {

@@ -239,6 +239,17 @@ func TestReachTable(t *testing.T) {
 			Resource: ec2(prodAccount, "vpc-endpoint/vpce-s3"), Account: prodAccount,
 			Context:  with(region, "aws:ResourceTag/GuardDutyManaged", "true", "ec2:VpceServiceName", "com.amazonaws.eu-west-1.s3"),
 			identity: prodPolicy, want: iamtest.ImplicitDeny},
+		// The kept volumes the cleanup marks for the leftover audit: its own
+		// cluster's, with that tag alone.
+		{Name: "production's role marks its cluster's volume kept", Action: "ec2:CreateTags", Resource: ec2(prodAccount, "volume/vol-1"),
+			Account: prodAccount, Context: with(region, "aws:ResourceTag/"+names.ClusterTagKey, "nodeless-eks-prod"),
+			TagKeys: []string{names.KeptTagKey}, identity: prodPolicy, want: iamtest.Allowed},
+		{Name: "production's role marks another cluster's volume kept", Action: "ec2:CreateTags", Resource: ec2(prodAccount, "volume/vol-2"),
+			Account: prodAccount, Context: with(region, "aws:ResourceTag/"+names.ClusterTagKey, "billing"),
+			TagKeys: []string{names.KeptTagKey}, identity: prodPolicy, want: iamtest.ImplicitDeny},
+		{Name: "production's role gives its cluster's volume another tag", Action: "ec2:CreateTags", Resource: ec2(prodAccount, "volume/vol-1"),
+			Account: prodAccount, Context: with(region, "aws:ResourceTag/"+names.ClusterTagKey, "nodeless-eks-prod"),
+			TagKeys: []string{names.KeptTagKey, "Name"}, identity: prodPolicy, want: iamtest.ImplicitDeny},
 		// The network a stack makes, by its tag.
 		{Name: "production's role deletes its own subnet", Action: "ec2:DeleteSubnet", Resource: ec2(prodAccount, "subnet/subnet-1"), Account: prodAccount,
 			Context: with(region, "aws:ResourceTag/"+names.ClusterTagKey, "nodeless-eks-prod"), identity: prodPolicy, want: iamtest.Allowed},

@@ -118,28 +118,25 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 			vpcArgs.Own.FlowLogs = &cluster.FlowLogs{RetentionDays: cfg.LogRetentionDays, IAM: cfg.IAM}
 		}
 	}
-	// The sweep runs the AWS CLI as the provider does; what it cannot
-	// reproduce is refused before anything is registered.
-	var profile, roleArn string
-	if vpcArgs.Own != nil {
-		var err error
-		if profile, roleArn, err = awsAccess(ctx); err != nil {
-			return nil, err
-		}
+	// The leftover audit and the sweep run the AWS CLI as the provider
+	// does; what they cannot reproduce is refused before anything is
+	// registered.
+	profile, roleArn, err := awsAccess(ctx)
+	if err != nil {
+		return nil, err
 	}
 	vpc, err := cluster.NewVpc(ctx, cfg.ClusterName, vpcArgs, layer...)
 	if err != nil {
 		return nil, err
 	}
-	var sweep func(pulumi.StringOutput) (pulumi.Resource, error)
-	if vpc.Made {
-		sweep = func(nodeSG pulumi.StringOutput) (pulumi.Resource, error) {
-			return addons.NewNetworkSweep(ctx, cfg.ClusterName, addons.NetworkSweepArgs{
-				VpcArn: vpc.Arn, NodeSecurityGroupID: nodeSG, ClusterName: cfg.ClusterName,
-				AWSProfile: profile, AWSRoleArn: roleArn, StackLabel: stackLabel,
-				DestroyCleanup: o.DestroyCleanup, Protect: cfg.Production,
-			}, vpc.Subnets, layer...)
-		}
+	// Every stack audits AWS for what its cluster's controllers left once
+	// the cluster is deleted; a stack that made its VPC sweeps it too.
+	sweep := func(nodeSG pulumi.StringOutput) (pulumi.Resource, error) {
+		return addons.NewNetworkSweep(ctx, cfg.ClusterName, addons.NetworkSweepArgs{
+			VpcArn: vpc.Arn, NodeSecurityGroupID: nodeSG, ClusterName: cfg.ClusterName, AuditOnly: !vpc.Made,
+			AWSProfile: profile, AWSRoleArn: roleArn, StackLabel: stackLabel,
+			DestroyCleanup: o.DestroyCleanup, Protect: cfg.Production,
+		}, vpc.Subnets, layer...)
 	}
 	fargateSettle := time.Duration(0)
 	if !cfg.ClusterExists {
@@ -301,8 +298,8 @@ func podSubnetIDs(vpc *cluster.Vpc) pulumi.StringMap {
 
 // awsAccess is the profile and role the stack's aws provider uses (its
 // aws:profile, and aws:assumeRole's or aws:assumeRoles' one roleArn), for
-// the destroy's network sweep, which runs `aws sts assume-role --role-arn`
-// with nothing else. A chain of roles (assumeRoles with more than one:
+// the destroy's leftover audit and network sweep, which run `aws sts
+// assume-role --role-arn` with nothing else. A chain of roles (assumeRoles with more than one:
 // each assumed from the last, terraform-provider-aws's assume_role, which
 // pulumi-aws v6 bridges) or an externalId would make the sweep another
 // identity than the provider's, or none: refused, saying what to change.
@@ -320,12 +317,11 @@ func awsAccess(ctx *pulumi.Context) (profile, roleArn string, err error) {
 	case len(roles) == 0:
 		return profile, "", nil
 	case len(roles) > 1:
-		return "", "", fmt.Errorf("aws:assumeRoles: a chain of %d roles, which the destroy's network sweep of the VPC this stack "+
-			"makes cannot follow (it assumes one role); assume the last one directly (aws:assumeRole), or name an existing "+
-			"VPC (vpcName), which needs no sweep", len(roles))
+		return "", "", fmt.Errorf("aws:assumeRoles: a chain of %d roles, which the destroy's leftover audit in AWS cannot follow "+
+			"(it assumes one role); assume the last one directly (aws:assumeRole)", len(roles))
 	case roles[0].ExternalID != "":
-		return "", "", fmt.Errorf("aws:assumeRole sets externalId, which the destroy's network sweep of the VPC this stack makes " +
-			"cannot pass; use a role that needs none, or name an existing VPC (vpcName), which needs no sweep")
+		return "", "", fmt.Errorf("aws:assumeRole sets externalId, which the destroy's leftover audit in AWS cannot pass; use " +
+			"a role that needs none")
 	}
 	return profile, roles[0].RoleArn, nil
 }

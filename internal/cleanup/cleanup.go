@@ -74,9 +74,11 @@ type Options struct {
 	// API server has not answered within ReachTimeout; nil when it cannot
 	// be asked. Only its "no" proves there is nothing to clean.
 	ClusterExists func(ctx context.Context) (exists bool, status string, err error)
-	// Leftovers lists what still carries the cluster's tags in AWS, once
-	// the cluster is proven gone; nil when it cannot be asked.
-	Leftovers func(ctx context.Context) ([]string, error)
+	// MarkKept tags the EBS volumes the cleanup keeps on purpose (volume
+	// ID: PersistentVolume name) with KeptTagKey, so that the leftover
+	// audit, after the cluster is gone, passes them; nil when AWS cannot
+	// be asked (not an EKS kubeconfig).
+	MarkKept func(ctx context.Context, volumes map[string]string) error
 	// LoadBalancerTimeout, VolumeTimeout and NodeTimeout bound the steps.
 	LoadBalancerTimeout, VolumeTimeout, NodeTimeout time.Duration
 	// Settle is how long, once the load balancers it deleted are gone,
@@ -105,7 +107,7 @@ func Run(ctx context.Context, api kubeapi.API, o Options) error {
 	if o.OwnLabelKey == "" || o.OwnLabelValue == "" {
 		return errors.New("the stack's own label is not set; without it the cleanup cannot tell the stack's node pools from others")
 	}
-	c := &cleaner{api: api, o: o}
+	c := &cleaner{api: api, o: o, kept: map[string]string{}}
 	if o.OwnNodePools == nil || o.OwnNodeClasses == nil {
 		c.logf("the stack's state holds no names of its NodePools and EC2NodeClasses (written by an earlier version; `pulumi up` " +
 			"records them): the label alone tells the stack's, and a copy of one of its pools passes for it")
@@ -141,6 +143,8 @@ type cleaner struct {
 	// forced are the pods (by identity) deleted at once already: one a
 	// finalizer holds stays, and is not deleted again on every poll.
 	forced map[string]bool
+	// kept are the EBS volumes kept on purpose: volume ID, PersistentVolume.
+	kept map[string]string
 }
 
 func (c *cleaner) logf(format string, a ...any) {
@@ -204,8 +208,8 @@ func (c *cleaner) gone(ctx context.Context, cause error) error {
 				"this machine's resolver cannot see it; %s", cause, status, unreachableWayOut)
 		}
 		c.logf("the cluster's API server name no longer resolves and EKS says the cluster does not exist: "+
-			"the cluster is gone, so nothing is left to clean (%v)", cause)
-		c.reportLeftovers(ctx)
+			"the cluster is gone, so nothing is left to clean in it; the leftover audit, once Pulumi has deleted the cluster, "+
+			"looks in AWS (%v)", cause)
 		return errNothingToClean
 	}
 	c.logf("the cluster's API server name no longer resolves: the cluster is gone, so nothing is left to clean (%v)", cause)
@@ -218,30 +222,6 @@ const unreachableWayOut = "run `pulumi destroy` again from where the API server 
 	"its VPC, a public one only to the addresses in publicAccessCidrs); or, if it can never be reached again, set " +
 	"NODELESS_EKS_SKIP_DESTROY_CLEANUP=true and PULUMI_K8S_DELETE_UNREACHABLE=true and delete the load balancers and EBS " +
 	"volumes its workloads created by hand (docs/troubleshooting.md, \"During pulumi destroy\")"
-
-// reportLeftovers says what still carries the cluster's tags once it is
-// proven gone: a cluster that went without this cleanup (deleted by hand,
-// or with the cleanup skipped) may have left load balancers, volumes or
-// nodes, billed until someone deletes them. Listing them proves nothing
-// either way, so its failure is said, not fatal.
-func (c *cleaner) reportLeftovers(ctx context.Context) {
-	if c.o.Leftovers == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.o.ReachTimeout)
-	defer cancel()
-	left, err := c.o.Leftovers(ctx)
-	switch {
-	case err != nil:
-		c.logf("could not list what still carries the cluster's tags in AWS (%v); look with aws resourcegroupstaggingapi "+
-			"get-resources --tag-filters Key=<tag>,Values=<cluster name>, for the tags docs/troubleshooting.md names", err)
-	case len(left) == 0:
-		c.logf("nothing in AWS carries the cluster's tags any more")
-	default:
-		c.logf("still carrying the cluster's tags in AWS, made by its controllers and not deleted (the tagging API may still "+
-			"list what went minutes ago; delete the rest by hand): %s", strings.Join(left, ", "))
-	}
-}
 
 // unreachable decides what an API server that does not answer means: the
 // user's switch, or EKS's word that the cluster is gone, end the cleanup
@@ -265,8 +245,8 @@ func (c *cleaner) unreachable(ctx context.Context, cause error, waited time.Dura
 		return fmt.Errorf("the API server does not answer after %s (%v), and asking EKS whether the cluster still exists failed "+
 			"too (%v), so nothing proves it is gone: %s", waited, cause, err, unreachableWayOut)
 	case !exists:
-		c.logf("the API server does not answer (%v) and EKS says the cluster does not exist: nothing is left to clean", cause)
-		c.reportLeftovers(ctx)
+		c.logf("the API server does not answer (%v) and EKS says the cluster does not exist: nothing is left to clean in it; the "+
+			"leftover audit, once Pulumi has deleted the cluster, looks in AWS", cause)
 		return errNothingToClean
 	}
 	return fmt.Errorf("the API server does not answer after %s (%v), but EKS says the cluster exists (status %s), so the "+
@@ -703,6 +683,7 @@ func (c *cleaner) volumes(ctx context.Context) error {
 		return err
 	}
 	doomed, _, kept := c.ebsVolumes(pvs, true)
+	c.markKept(ctx)
 	makers, err := c.volumeMakers(ctx)
 	if err != nil {
 		return err
@@ -772,6 +753,24 @@ func (c *cleaner) volumes(ctx context.Context) error {
 			}
 			return append(doomed, attached...), nil
 		})
+}
+
+// markKept tags the volumes kept on purpose in AWS, for the leftover
+// audit. A volume it cannot tag is said, not fatal: the audit then names
+// it, with the command that keeps it.
+func (c *cleaner) markKept(ctx context.Context) {
+	switch {
+	case len(c.kept) == 0:
+	case c.o.MarkKept == nil:
+		c.logf("the kept volumes are not marked as kept in AWS (the kubeconfig is not EKS's), so the leftover audit, after the " +
+			"cluster is gone, will name them")
+	default:
+		if err := c.o.MarkKept(ctx, c.kept); err != nil {
+			c.logf("could not mark the kept volumes as kept in AWS (%v); the leftover audit, after the cluster is gone, will name them", err)
+			return
+		}
+		c.logf("marked %d kept EBS volume(s) with tag %s, which the leftover audit passes", len(c.kept), KeptTagKey)
+	}
 }
 
 // volumeMakers are what makes EBS volumes without a PersistentVolume yet:
@@ -935,6 +934,7 @@ func (c *cleaner) ebsVolumes(pvs []kubeapi.Object, report bool) (doomed []string
 		if retain && report {
 			c.logf("keeping EBS volume %s (PersistentVolume %s, claim %s): %s. It is billed until you "+
 				"delete it: aws ec2 delete-volume --volume-id %s", volumeID, pv.Name(), claim, why, volumeID)
+			c.kept[volumeID] = pv.Name()
 		}
 		if retain {
 			kept[pv.Name()] = true // waited for until detached, claimed or not

@@ -454,7 +454,10 @@ func names(objs []kubeapi.Object) []string {
 func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 	f := workloadsLeftBehind()
 	var log bytes.Buffer
-	require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
+	o := options(&log)
+	var marked map[string]string
+	o.MarkKept = func(_ context.Context, volumes map[string]string) error { marked = volumes; return nil }
+	require.NoError(t, Run(context.Background(), f, o), log.String())
 
 	t.Run("load balancers of Ingresses, Gateways and LoadBalancer Services are gone, a ClusterIP Service stays", func(t *testing.T) {
 		assert.Empty(t, f.objs[kubeapi.Ingresses])
@@ -480,6 +483,10 @@ func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 		assert.Contains(t, f.deletes, "PersistentVolumeClaim shop/archive", "the volume stays, Released")
 		assert.Contains(t, log.String(), "keeping EBS volume vol-0keep (PersistentVolume pvc-keep, claim shop/archive): its reclaim policy is Retain")
 		assert.Contains(t, log.String(), "aws ec2 delete-volume --volume-id vol-0keep")
+	})
+	t.Run("the kept volumes are marked in AWS, for the leftover audit after the cluster is gone", func(t *testing.T) {
+		assert.Equal(t, map[string]string{"vol-0keep": "pvc-keep", "vol-0gp2keep": "pvc-gp2-keep"}, marked)
+		assert.Contains(t, log.String(), "marked 2 kept EBS volume(s) with tag "+KeptTagKey)
 	})
 	t.Run("EKS's gp2 class: in-tree volumes are deleted or listed like the driver's", func(t *testing.T) {
 		assert.NotContains(t, names(f.objs[kubeapi.Volumes]), "pvc-gp2", "deletes: %v", f.deletes)
@@ -702,8 +709,12 @@ func TestAStaticDeleteVolumeIsReportedNotWaitedFor(t *testing.T) {
 		"claimRef": map[string]any{"namespace": "shop", "name": "orders", "uid": "u-orders"}}))
 	f.objs[kubeapi.Claims] = append(f.objs[kubeapi.Claims], obj("orders", "shop", nil, nil))
 	var log bytes.Buffer
-	require.NoError(t, Run(context.Background(), f, options(&log)), log.String())
+	o := options(&log)
+	o.MarkKept = func(context.Context, map[string]string) error { return errors.New("UnauthorizedOperation") }
+	require.NoError(t, Run(context.Background(), f, o), log.String())
 	assert.Contains(t, log.String(), "keeping EBS volume vol-0static (PersistentVolume static-orders, claim shop/orders): it was made by hand")
+	assert.Contains(t, log.String(), "could not mark the kept volumes as kept in AWS (UnauthorizedOperation); the leftover audit, after "+
+		"the cluster is gone, will name them", "said, not fatal: the audit fails over them")
 	assert.Contains(t, log.String(), "aws ec2 delete-volume --volume-id vol-0static")
 	assert.Contains(t, f.deletes, "PersistentVolumeClaim shop/orders")
 	assert.Contains(t, names(f.objs[kubeapi.Volumes]), "static-orders", "nothing deletes it")
@@ -799,19 +810,10 @@ func TestRunCleansOnlyWhatIsProvenGone(t *testing.T) {
 			f.pingErr = refused
 			o.ClusterExists = eks(false, "", nil)
 		}, wantLog: "the API server does not answer (dial tcp: connection refused) and EKS says the cluster does not exist: nothing is left to clean"},
-		{name: "proven gone, what still carries its tags is listed", setup: func(f *fakeCluster, o *Options) {
-			f.pingErr = refused
-			o.ClusterExists = eks(false, "", nil)
-			o.Leftovers = func(context.Context) ([]string, error) {
-				return []string{"arn:aws:ec2:eu-west-1:111122223333:volume/vol-0left (tagged nodeless-eks/cluster=eks-demo)"}, nil
-			}
-		}, wantLog: "still carrying the cluster's tags in AWS, made by its controllers and not deleted (the tagging API may still list " +
-			"what went minutes ago; delete the rest by hand): arn:aws:ec2:eu-west-1:111122223333:volume/vol-0left"},
-		{name: "proven gone, and the tags cannot be listed: said, not fatal", setup: func(f *fakeCluster, o *Options) {
+		{name: "proven gone, the audit in AWS is left to the phase after the cluster's deletion", setup: func(f *fakeCluster, o *Options) {
 			f.pingErr = dnsGone
 			o.ClusterExists = eks(false, "", nil)
-			o.Leftovers = func(context.Context) ([]string, error) { return nil, errors.New("AccessDenied") }
-		}, wantLog: "could not list what still carries the cluster's tags in AWS (AccessDenied)"},
+		}, wantLog: "the leftover audit, once Pulumi has deleted the cluster, looks in AWS"},
 		{name: "an API server that does not answer, and EKS says the cluster is there", setup: func(f *fakeCluster, o *Options) {
 			f.pingErr = refused
 			o.ClusterExists = eks(true, "ACTIVE", nil)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/kubeapi"
-	tagkeys "nodeless-eks/internal/names"
 )
 
 // eksCluster is the cluster a kubeconfig authenticates to through `aws eks
@@ -157,50 +157,23 @@ func (c eksCluster) exists(ctx context.Context) (bool, string, error) {
 	return true, described.Cluster.Status, nil
 }
 
-// leftoverTags are the tags by which what a cluster's controllers made in
-// AWS is found, each with the cluster's name as its value: the LB
-// controller's load balancers, target groups and security groups
-// (elbv2.k8s.aws/cluster, its default tags), what Karpenter makes for any
-// node class, the stack's or not (eks:eks-cluster-name on its instances
-// and launch templates: v1.EKSClusterNameTagKey, which the tagging
-// controller and the launch template provider of karpenter-provider-aws
-// v1.14.3 write), the stack's node classes' own tag
-// (karpenter.sh/discovery, from nodepool/spec), and the volumes of the
-// stack's StorageClass (nodeless-eks/cluster, its tagSpecification).
-var leftoverTags = []string{"elbv2.k8s.aws/cluster", "eks:eks-cluster-name", tagkeys.DiscoveryTagKey, tagkeys.ClusterTagKey}
-
-// leftovers lists, once the cluster is proven gone, the ARNs of what still
-// carries its tags in its account and region (the Resource Groups Tagging
-// API's get-resources, which the CLI pages through), each with the command
-// that found it: what the cluster's controllers made and nobody deleted,
-// if it went without this cleanup.
-func (c eksCluster) leftovers(ctx context.Context) ([]string, error) {
+// markKept tags each EBS volume the cleanup keeps with KeptTagKey, its
+// value the PersistentVolume's name, in the cluster's account and region
+// (the ARN's), with the kubeconfig's credentials.
+func (c eksCluster) markKept(ctx context.Context, volumes map[string]string) error {
 	if region, _, _, ok := arnParts(c.Arn); ok {
 		c.Region = region
 	}
 	creds, err := c.session(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []string
-	for _, key := range leftoverTags {
-		filter := "Key=" + key + ",Values=" + c.Name
-		raw, err := c.aws(ctx, creds, "resourcegroupstaggingapi", "get-resources", "--tag-filters", filter)
-		if err != nil {
-			return nil, err
-		}
-		var found struct {
-			ResourceTagMappingList []struct{ ResourceARN string }
-		}
-		if err := json.Unmarshal(raw, &found); err != nil {
-			return nil, fmt.Errorf("aws resourcegroupstaggingapi get-resources printed no resource list: %w", err)
-		}
-		for _, r := range found.ResourceTagMappingList {
-			out = append(out, fmt.Sprintf("%s (tagged %s=%s)", r.ResourceARN, key, c.Name))
+	for _, id := range slices.Sorted(maps.Keys(volumes)) {
+		if _, err := c.aws(ctx, creds, "ec2", "create-tags", "--resources", id, "--tags", "Key="+KeptTagKey+",Value="+volumes[id]); err != nil {
+			return err
 		}
 	}
-	slices.Sort(out)
-	return out, nil
+	return nil
 }
 
 // sameTime compares pulumi-aws's createdAt (RFC 3339) with EKS's as the

@@ -104,7 +104,7 @@ func run(ctx context.Context, getenv func(string) string, log io.Writer) error {
 	if getenv(EnvSkip) == "true" {
 		left := "Load balancers, EBS volumes and nodes that workloads created are"
 		if getenv(EnvPhase) == PhaseNetwork {
-			left = "Network interfaces and security groups that the cluster's parts left in its VPC are"
+			left = "Nothing audits what the cluster's controllers left in AWS, and network interfaces and security groups that its parts left in a VPC the stack made are"
 		}
 		fmt.Fprintf(log, "%s=true: skipping the destroy cleanup. %s left for you to remove\n", EnvSkip, left)
 		return nil
@@ -156,7 +156,7 @@ func run(ctx context.Context, getenv func(string) string, log io.Writer) error {
 	if cluster, ok := eksClusterOf(kubeconfig); ok {
 		cluster.Arn, cluster.CreatedAt = getenv(EnvClusterArn), getenv(EnvClusterCreatedAt)
 		o.ClusterExists = cluster.exists
-		o.Leftovers = cluster.leftovers
+		o.MarkKept = cluster.markKept
 	}
 	// Its own deadline: a credential plugin that hangs (a login prompt)
 	// must not outlast the delete timeout the program gives the command.

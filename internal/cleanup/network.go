@@ -56,16 +56,22 @@ const (
 	EnvAWSRoleArn = "NODELESS_EKS_AWS_ROLE_ARN"
 	// EnvNetworkTimeout bounds the sweep.
 	EnvNetworkTimeout = "NODELESS_EKS_NETWORK_TIMEOUT"
+	// EnvAuditOnly, "true" for a VPC the stack did not make (EnvVpcArn is
+	// then the VPC it names), runs the leftover audit without the sweep.
+	// Unset, as in the state of an earlier version, which registered the
+	// phase for a VPC the stack made alone, the phase sweeps too.
+	EnvAuditOnly = "NODELESS_EKS_AUDIT_ONLY"
 )
 
-// NetworkBudget is how long the sweep's delete may take: its bound, and
-// the time `go run` needs to build it.
-func NetworkBudget(sweep time.Duration) time.Duration { return sweep + 2*time.Minute }
+// NetworkBudget is how long the phase's delete may take: the audit's
+// settle, the sweep's bound, and the time `go run` needs to build it.
+func NetworkBudget(sweep time.Duration) time.Duration { return auditSettle + sweep + 2*time.Minute }
 
 // networkAWS runs the AWS CLI for the sweep; a variable for tests.
 type networkAWS func(ctx context.Context, args ...string) ([]byte, error)
 
-// runNetwork reads the sweep's settings and sweeps.
+// runNetwork reads the phase's settings, audits what the cluster's
+// controllers left in AWS and, in a VPC the stack made, sweeps it.
 func runNetwork(ctx context.Context, getenv func(string) string, log io.Writer) error {
 	region, account, vpcID, ok := vpcArnParts(getenv(EnvVpcArn))
 	if !ok {
@@ -80,7 +86,7 @@ func runNetwork(ctx context.Context, getenv func(string) string, log io.Writer) 
 		return fmt.Errorf("%s is empty; the program sets it to the cluster's name", EnvClusterName)
 	}
 	c := eksCluster{Region: region, Profile: getenv(EnvAWSProfile), RoleArn: getenv(EnvAWSRoleArn)}
-	ctx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, auditSettle+timeout+time.Minute)
 	defer cancel()
 	creds, err := c.session(ctx)
 	if err != nil {
@@ -95,6 +101,14 @@ func runNetwork(ctx context.Context, getenv func(string) string, log io.Writer) 
 		// From another account every VPC is "not found" and nothing is ours.
 		return fmt.Errorf("the credentials are for account %s (%s), and VPC %s is in account %s: run `pulumi destroy` with the "+
 			"stack's own credentials (its aws:profile or aws:assumeRole)", callerAccount, callerArn, vpcID, account)
+	}
+	// The audit first: a load balancer left over would hold its network
+	// interfaces, which the sweep would wait for until its bound.
+	if err := Audit(ctx, aws, AuditArgs{ClusterName: cluster, Region: region, Settle: auditSettle, Interval: interval, Log: log}); err != nil {
+		return err
+	}
+	if getenv(EnvAuditOnly) == "true" {
+		return nil
 	}
 	return Sweep(ctx, aws, Network{VpcID: vpcID, Region: region, ClusterName: cluster, Keep: []string{getenv(EnvNodeSecurityGroup)},
 		Timeout: timeout, Interval: interval, ReportEvery: reportEvery, Log: log})

@@ -97,13 +97,25 @@ func DeployerPolicy(s Scope) iampolicy.Document {
 	withBoundary := map[string]any{"StringEquals": map[string]any{"iam:PermissionsBoundary": s.BoundaryArn}}
 	inRegion := map[string]any{"StringEquals": map[string]any{"aws:RequestedRegion": s.Region}}
 	statements := append([]iampolicy.Statement{
-		// tag:GetResources: the destroy cleanup lists, once the cluster is
-		// proven gone, what still carries its tags (internal/cleanup,
-		// leftovers).
+		// The load balancers' reads: the destroy's leftover audit
+		// (internal/cleanup, audit.go), with ec2:Describe*.
 		iampolicy.Statement{Sid: "ReadForLookupsAndPlans", Effect: "Allow", Resource: "*",
 			Action: []string{"ec2:Describe*", "eks:DescribeAddonVersions", "eks:DescribeAddonConfiguration", "eks:ListClusters",
-				"logs:DescribeLogGroups", "kms:ListAliases", "sqs:ListQueues", "tag:GetResources"},
+				"logs:DescribeLogGroups", "kms:ListAliases", "sqs:ListQueues", "elasticloadbalancing:DescribeLoadBalancers",
+				"elasticloadbalancing:DescribeTargetGroups", "elasticloadbalancing:DescribeTags"},
 			Condition: inRegion},
+		// The audit lists Karpenter's instance profiles of each cluster by
+		// their path: names and roles only. The action takes no resource
+		// type (IAM's service authorization reference, by iam-data).
+		iampolicy.Statement{Sid: "AuditInstanceProfiles", Effect: "Allow", Action: "iam:ListInstanceProfiles", Resource: "*"},
+		// The workloads' cleanup marks the volumes it keeps, of its own
+		// cluster, for the audit (names.KeptTagKey), with that tag alone.
+		iampolicy.Statement{Sid: "MarkKeptVolumes", Effect: "Allow", Action: "ec2:CreateTags", Resource: s.arn("ec2", "volume/*"),
+			Condition: map[string]any{
+				"StringLike":                map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters},
+				"ForAllValues:StringEquals": map[string]any{"aws:TagKeys": []string{names.KeptTagKey}},
+				"Null":                      map[string]any{"aws:TagKeys": "false"},
+			}},
 		// ListRoles takes no resource-level scope (IAM's service
 		// authorization reference); preview lists the Spot service-linked role.
 		iampolicy.Statement{Sid: "FindSpotServiceLinkedRole", Effect: "Allow", Action: "iam:ListRoles", Resource: "*"},

@@ -77,6 +77,12 @@ func StackLabel(project, stack string) string {
 // for its own clusters.
 const ClusterTagKey = "nodeless-eks/cluster"
 
+// KeptTagKey marks an EBS volume the destroy cleanup kept on purpose
+// (reclaim policy Retain, or made by hand), its value the
+// PersistentVolume's name: the leftover audit, in another process once
+// the cluster is gone, passes it.
+const KeptTagKey = "nodeless-eks/kept"
+
 // DiscoveryTagKey is Karpenter's discovery tag. The program puts it, with
 // the cluster name, on the node security group it creates (for people and
 // tools; node classes select by ID), and deploy/'s policy lets a run change

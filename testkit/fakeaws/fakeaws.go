@@ -384,7 +384,9 @@ func (a *Account) invoke(rec *mock.Recorder, args pulumi.MockCallArgs) (resource
 		for k, val := range v.Tags {
 			tags[resource.PropertyKey(k)] = resource.NewProperty(val)
 		}
+		// Its ARN too (the data source's arn attribute).
 		return resource.PropertyMap{"id": resource.NewProperty(v.ID), "tags": resource.NewProperty(tags),
+			"arn":       resource.NewProperty("arn:aws:ec2:" + Region + ":" + a.caller() + ":vpc/" + v.ID),
 			"cidrBlock": resource.NewProperty(cmp.Or(v.Cidr, "10.0.0.0/16"))}, nil
 	case "aws:ec2/getRouteTables:getRouteTables":
 		var ids []resource.PropertyValue

@@ -1,0 +1,295 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	tagkeys "nodeless-eks/internal/names"
+)
+
+// The leftover audit runs, for every stack, once the EKS cluster is
+// deleted (the network phase's command, which the cluster depends on): it
+// reads AWS itself, where the bill is, for what the cluster's controllers
+// made and did not delete, each kind by the typed describe call of its
+// service and the tag or path its maker writes. It fails, naming each
+// object with the command that deletes it, over any of them left after
+// auditSettle; it deletes nothing. Nothing it reads is the stack's own:
+// the stack makes no instance, load balancer, volume, instance profile or
+// launch template.
+//
+//   - instances pending, running, stopping or stopped, tagged
+//     eks:eks-cluster-name=<cluster> (karpenter-provider-aws v1.14.3
+//     pkg/utils GetTags, v1.EKSClusterNameTagKey, on every instance and
+//     launch template it makes; one shutting down goes by itself);
+//   - ALBs, NLBs and target groups tagged elbv2.k8s.aws/cluster=<cluster>
+//     (the LB controller's default tags, pkg/deploy/tracking) or
+//     kubernetes.io/cluster/<cluster>, and Classic ELBs with the latter
+//     (the in-tree service controller's, k8s.io/cloud-provider-aws
+//     TagNameKubernetesClusterPrefix);
+//   - EBS volumes tagged nodeless-eks/cluster=<cluster>, which the EBS CSI
+//     add-on writes on every volume it makes (addons/ebscsi.go,
+//     extraVolumeTags), except those the workloads' cleanup marked kept
+//     (KeptTagKey) and those that go with their instance;
+//   - instance profiles under Karpenter's path for the cluster,
+//     /karpenter/<region>/<cluster>/ (v1.14.3 pkg/controllers/nodeclass,
+//     instanceprofile.FormatPath);
+//   - launch templates tagged eks:eks-cluster-name=<cluster> (v1.14.3
+//     pkg/providers/launchtemplate, hydrateCache and DeleteAll filter so).
+
+// KeptTagKey marks an EBS volume the workloads' cleanup kept on purpose.
+const KeptTagKey = tagkeys.KeptTagKey
+
+// auditSettle is how long the audit looks again before it fails, in case
+// a describe lags a delete that already happened: six polls.
+var auditSettle = 6 * interval
+
+// AuditArgs say whose leftovers the audit looks for, and pace it.
+type AuditArgs struct {
+	ClusterName, Region string
+	// Settle bounds the audit: it fails once what it found is still there
+	// after Settle. Interval paces its looks.
+	Settle, Interval time.Duration
+	Log              io.Writer
+	// Sleep waits between looks; a timer when nil.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Audit fails, naming each with its command, over what the cluster's
+// controllers left in AWS and is still there after a.Settle.
+func Audit(ctx context.Context, aws networkAWS, a AuditArgs) error {
+	sleep := a.Sleep
+	if sleep == nil {
+		sleep = func(ctx context.Context, d time.Duration) error {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(d):
+				return nil
+			}
+		}
+	}
+	fmt.Fprintf(a.Log, "leftover audit of cluster %s in %s: instances, load balancers, target groups, EBS volumes, instance "+
+		"profiles and launch templates its controllers made\n", a.ClusterName, a.Region)
+	for waited := time.Duration(0); ; waited += a.Interval {
+		left, err := leftovers(ctx, aws, a.ClusterName, a.Region)
+		switch {
+		case err != nil && refusedByIAM(err):
+			return fmt.Errorf("auditing what cluster %s left in AWS: %w; the credentials that run the destroy may not read it: give "+
+				"them the permission (deploy/'s roles have it), then run `pulumi destroy` again", a.ClusterName, err)
+		case err != nil:
+			return fmt.Errorf("auditing what cluster %s left in AWS: %w", a.ClusterName, err)
+		case len(left) == 0:
+			fmt.Fprintf(a.Log, "leftover audit: nothing cluster %s's controllers made is left in AWS\n", a.ClusterName)
+			return nil
+		case waited >= a.Settle:
+			return fmt.Errorf("cluster %s is deleted, and what its controllers made is still in AWS, billed until deleted (each with "+
+				"its command):\n  %s\ndelete each (a volume kept on purpose: tag it, as its line says), then run `pulumi destroy` again", a.ClusterName, strings.Join(left, "\n  "))
+		}
+		fmt.Fprintf(a.Log, "leftover audit: %d object(s) still there, looking again: %s\n", len(left), strings.Join(left, "; "))
+		if err := sleep(ctx, a.Interval); err != nil {
+			return fmt.Errorf("auditing what cluster %s left in AWS: %w", a.ClusterName, err)
+		}
+	}
+}
+
+// leftovers is one look at every kind, each line with its command.
+func leftovers(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+	var left []string
+	for _, kind := range []func(context.Context, networkAWS, string, string) ([]string, error){
+		leftInstances, leftLoadBalancers, leftClassicLoadBalancers, leftVolumes, leftInstanceProfiles, leftLaunchTemplates,
+	} {
+		found, err := kind(ctx, aws, cluster, region)
+		if err != nil {
+			return nil, err
+		}
+		left = append(left, found...)
+	}
+	return left, nil
+}
+
+func leftInstances(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+	var out struct {
+		Reservations []struct {
+			Instances []struct {
+				InstanceId string
+				State      struct{ Name string }
+			}
+		}
+	}
+	if err := call(ctx, aws, &out, "ec2", "describe-instances", "--filters", "Name=tag:eks:eks-cluster-name,Values="+cluster,
+		"Name=instance-state-name,Values=pending,running,stopping,stopped"); err != nil {
+		return nil, err
+	}
+	var left []string
+	for _, r := range out.Reservations {
+		for _, i := range r.Instances {
+			left = append(left, fmt.Sprintf("instance %s (%s, a Karpenter node): aws ec2 terminate-instances --region %s --instance-ids %s",
+				i.InstanceId, i.State.Name, region, i.InstanceId))
+		}
+	}
+	return left, nil
+}
+
+// clusterTagged is true of an ELB's tags that name the cluster.
+func clusterTagged(tags []tag, cluster string) bool {
+	return tagOf(tags, "elbv2.k8s.aws/cluster") == cluster || slices.ContainsFunc(tags, func(t tag) bool { return t.Key == "kubernetes.io/cluster/"+cluster })
+}
+
+// leftLoadBalancers are the region's ALBs, NLBs and target groups that
+// name the cluster; DescribeTags takes 20 ARNs at a time (ELBv2 API
+// reference).
+func leftLoadBalancers(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+	var lbs struct {
+		LoadBalancers []struct{ LoadBalancerArn, LoadBalancerName string }
+	}
+	if err := call(ctx, aws, &lbs, "elbv2", "describe-load-balancers"); err != nil {
+		return nil, err
+	}
+	var groups struct {
+		TargetGroups []struct{ TargetGroupArn, TargetGroupName string }
+	}
+	if err := call(ctx, aws, &groups, "elbv2", "describe-target-groups"); err != nil {
+		return nil, err
+	}
+	command := map[string]string{}
+	var arns []string
+	for _, lb := range lbs.LoadBalancers {
+		arns = append(arns, lb.LoadBalancerArn)
+		command[lb.LoadBalancerArn] = fmt.Sprintf("load balancer %s: aws elbv2 delete-load-balancer --region %s --load-balancer-arn %s",
+			lb.LoadBalancerName, region, lb.LoadBalancerArn)
+	}
+	for _, g := range groups.TargetGroups {
+		arns = append(arns, g.TargetGroupArn)
+		command[g.TargetGroupArn] = fmt.Sprintf("target group %s (after its load balancer): aws elbv2 delete-target-group --region %s "+
+			"--target-group-arn %s", g.TargetGroupName, region, g.TargetGroupArn)
+	}
+	var left []string
+	for batch := range slices.Chunk(arns, 20) {
+		var tags struct {
+			TagDescriptions []struct {
+				ResourceArn string
+				Tags        []tag
+			}
+		}
+		if err := call(ctx, aws, &tags, append([]string{"elbv2", "describe-tags", "--resource-arns"}, batch...)...); err != nil {
+			return nil, err
+		}
+		for _, d := range tags.TagDescriptions {
+			if clusterTagged(d.Tags, cluster) {
+				left = append(left, command[d.ResourceArn])
+			}
+		}
+	}
+	return left, nil
+}
+
+// leftClassicLoadBalancers are the region's Classic ELBs that name the
+// cluster; DescribeTags takes 20 names at a time (ELB API reference).
+func leftClassicLoadBalancers(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+	var lbs struct {
+		LoadBalancerDescriptions []struct{ LoadBalancerName string }
+	}
+	if err := call(ctx, aws, &lbs, "elb", "describe-load-balancers"); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, lb := range lbs.LoadBalancerDescriptions {
+		names = append(names, lb.LoadBalancerName)
+	}
+	var left []string
+	for batch := range slices.Chunk(names, 20) {
+		var tags struct {
+			TagDescriptions []struct {
+				LoadBalancerName string
+				Tags             []tag
+			}
+		}
+		if err := call(ctx, aws, &tags, append([]string{"elb", "describe-tags", "--load-balancer-names"}, batch...)...); err != nil {
+			return nil, err
+		}
+		for _, d := range tags.TagDescriptions {
+			if clusterTagged(d.Tags, cluster) {
+				left = append(left, fmt.Sprintf("Classic ELB %s: aws elb delete-load-balancer --region %s --load-balancer-name %s",
+					d.LoadBalancerName, region, d.LoadBalancerName))
+			}
+		}
+	}
+	return left, nil
+}
+
+// leftVolumes skips a volume that goes with the instance it is attached
+// to (DeleteOnTermination: a node's root volume; the instance, if left, is
+// named) and one being deleted.
+func leftVolumes(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+	var out struct {
+		Volumes []struct {
+			VolumeId, State string
+			Tags            []tag
+			Attachments     []struct{ DeleteOnTermination bool }
+		}
+	}
+	if err := call(ctx, aws, &out, "ec2", "describe-volumes", "--filters", "Name=tag:"+clusterTagKey+",Values="+cluster); err != nil {
+		return nil, err
+	}
+	var left []string
+	for _, v := range out.Volumes {
+		if v.State == "deleting" || v.State == "deleted" || tagOf(v.Tags, KeptTagKey) != "" ||
+			slices.ContainsFunc(v.Attachments, func(a struct{ DeleteOnTermination bool }) bool { return a.DeleteOnTermination }) {
+			continue
+		}
+		what := "EBS volume " + v.VolumeId + " (" + v.State
+		if pvc := tagOf(v.Tags, "kubernetes.io/created-for/pvc/name"); pvc != "" {
+			what += ", made for claim " + tagOf(v.Tags, "kubernetes.io/created-for/pvc/namespace") + "/" + pvc
+		}
+		left = append(left, fmt.Sprintf("%s): aws ec2 delete-volume --region %s --volume-id %s; or, to keep it, aws ec2 create-tags "+
+			"--region %s --resources %s --tags Key=%s,Value=true", what, region, v.VolumeId, region, v.VolumeId, KeptTagKey))
+	}
+	return left, nil
+}
+
+func leftInstanceProfiles(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+	var out struct {
+		InstanceProfiles []struct {
+			InstanceProfileName, Path string
+			Roles                     []struct{ RoleName string }
+		}
+	}
+	prefix := "/karpenter/" + region + "/" + cluster + "/"
+	if err := call(ctx, aws, &out, "iam", "list-instance-profiles", "--path-prefix", prefix); err != nil {
+		return nil, err
+	}
+	var left []string
+	for _, p := range out.InstanceProfiles {
+		// Read here as well as filtered on: a filter that is ignored (moto
+		// 5.2.1 ignores this one) would pass another cluster's profiles.
+		if !strings.HasPrefix(p.Path, prefix) {
+			continue
+		}
+		var cmds []string
+		for _, r := range p.Roles {
+			cmds = append(cmds, "aws iam remove-role-from-instance-profile --instance-profile-name "+p.InstanceProfileName+" --role-name "+r.RoleName)
+		}
+		cmds = append(cmds, "aws iam delete-instance-profile --instance-profile-name "+p.InstanceProfileName)
+		left = append(left, fmt.Sprintf("instance profile %s (Karpenter's): %s", p.InstanceProfileName, strings.Join(cmds, " && ")))
+	}
+	return left, nil
+}
+
+func leftLaunchTemplates(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+	var out struct {
+		LaunchTemplates []struct{ LaunchTemplateId, LaunchTemplateName string }
+	}
+	if err := call(ctx, aws, &out, "ec2", "describe-launch-templates", "--filters", "Name=tag:eks:eks-cluster-name,Values="+cluster); err != nil {
+		return nil, err
+	}
+	var left []string
+	for _, lt := range out.LaunchTemplates {
+		left = append(left, fmt.Sprintf("launch template %s (%s, Karpenter's): aws ec2 delete-launch-template --region %s --launch-template-id %s",
+			lt.LaunchTemplateId, lt.LaunchTemplateName, region, lt.LaunchTemplateId))
+	}
+	return left, nil
+}

@@ -163,6 +163,12 @@ func TestReleaseArchiveThroughTheRealCLI(t *testing.T) {
 		want = append(want, "pulumi-resource-nodeless-eks-v1.2.3-"+p+".tar.gz")
 	}
 	assert.Equal(t, want, strings.Fields(string(names)))
+
+	// The archive's binary runs the leftover audit without a stack.
+	audit := exec.Command(filepath.Join(home, "plugins", "resource-"+Name+"-v"+version, "pulumi-resource-"+Name), "audit-leftovers")
+	out, err = audit.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "audit-leftovers: --cluster and --region are required")
 }
 
 // lbStandIn plays the LB controller for one Service: when the Service is

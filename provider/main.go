@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"nodeless-eks/internal/cleanup"
+
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
@@ -58,6 +60,16 @@ func Namespace() string {
 }
 
 func main() {
+	// The leftover audit without a stack, for a user with the release
+	// archive alone (internal/cleanup, AuditCommand). The engine starts
+	// the plugin with its address, never with this word.
+	if len(os.Args) > 1 && os.Args[1] == cleanup.AuditCommandName {
+		if err := cleanup.AuditCommand(context.Background(), os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, cleanup.AuditCommandName+":", err)
+			os.Exit(1)
+		}
+		return
+	}
 	prov, err := Provider(func() time.Time { return time.Now().UTC() })
 	if err == nil {
 		err = prov.Run(context.Background(), Name, version)

@@ -75,7 +75,8 @@ func Audit(ctx context.Context, aws networkAWS, a AuditArgs) error {
 	fmt.Fprintf(a.Log, "leftover audit of cluster %s in %s: instances, load balancers, target groups, EBS volumes, instance "+
 		"profiles and launch templates its controllers made\n", a.ClusterName, a.Region)
 	for waited := time.Duration(0); ; waited += a.Interval {
-		left, err := leftovers(ctx, aws, a.ClusterName, a.Region)
+		found, err := leftovers(ctx, aws, a.ClusterName, a.Region)
+		left := lines(found)
 		switch {
 		case err != nil && refusedByIAM(err):
 			return fmt.Errorf("auditing what cluster %s left in AWS: %w; the credentials that run the destroy may not read it: give "+
@@ -96,10 +97,29 @@ func Audit(ctx context.Context, aws networkAWS, a AuditArgs) error {
 	}
 }
 
-// leftovers is one look at every kind, each line with its command.
-func leftovers(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
-	var left []string
-	for _, kind := range []func(context.Context, networkAWS, string, string) ([]string, error){
+// leftover is what the audit found: what it is, the AWS CLI calls that
+// delete it, in order (each with its region where the service has one),
+// and how to keep it, when it may be kept.
+type leftover struct {
+	what   string
+	delete [][]string
+	keep   string
+}
+
+func (l leftover) String() string {
+	var cmds []string
+	for _, c := range l.delete {
+		cmds = append(cmds, "aws "+strings.Join(c, " "))
+	}
+	return l.what + ": " + strings.Join(cmds, " && ") + l.keep
+}
+
+// leftovers is one look at every kind, in the order they are deleted: the
+// instances first (their volumes and the profiles they hold), load
+// balancers before their target groups.
+func leftovers(ctx context.Context, aws networkAWS, cluster, region string) ([]leftover, error) {
+	var left []leftover
+	for _, kind := range []func(context.Context, networkAWS, string, string) ([]leftover, error){
 		leftInstances, leftLoadBalancers, leftClassicLoadBalancers, leftVolumes, leftInstanceProfiles, leftLaunchTemplates,
 	} {
 		found, err := kind(ctx, aws, cluster, region)
@@ -111,7 +131,15 @@ func leftovers(ctx context.Context, aws networkAWS, cluster, region string) ([]s
 	return left, nil
 }
 
-func leftInstances(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+func lines(left []leftover) []string {
+	var out []string
+	for _, l := range left {
+		out = append(out, l.String())
+	}
+	return out
+}
+
+func leftInstances(ctx context.Context, aws networkAWS, cluster, region string) ([]leftover, error) {
 	var out struct {
 		Reservations []struct {
 			Instances []struct {
@@ -124,11 +152,11 @@ func leftInstances(ctx context.Context, aws networkAWS, cluster, region string) 
 		"Name=instance-state-name,Values=pending,running,stopping,stopped"); err != nil {
 		return nil, err
 	}
-	var left []string
+	var left []leftover
 	for _, r := range out.Reservations {
 		for _, i := range r.Instances {
-			left = append(left, fmt.Sprintf("instance %s (%s, a Karpenter node): aws ec2 terminate-instances --region %s --instance-ids %s",
-				i.InstanceId, i.State.Name, region, i.InstanceId))
+			left = append(left, leftover{what: fmt.Sprintf("instance %s (%s, a Karpenter node)", i.InstanceId, i.State.Name),
+				delete: [][]string{{"ec2", "terminate-instances", "--region", region, "--instance-ids", i.InstanceId}}})
 		}
 	}
 	return left, nil
@@ -142,7 +170,7 @@ func clusterTagged(tags []tag, cluster string) bool {
 // leftLoadBalancers are the region's ALBs, NLBs and target groups that
 // name the cluster; DescribeTags takes 20 ARNs at a time (ELBv2 API
 // reference).
-func leftLoadBalancers(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+func leftLoadBalancers(ctx context.Context, aws networkAWS, cluster, region string) ([]leftover, error) {
 	var lbs struct {
 		LoadBalancers []struct{ LoadBalancerArn, LoadBalancerName string }
 	}
@@ -155,19 +183,19 @@ func leftLoadBalancers(ctx context.Context, aws networkAWS, cluster, region stri
 	if err := call(ctx, aws, &groups, "elbv2", "describe-target-groups"); err != nil {
 		return nil, err
 	}
-	command := map[string]string{}
+	found := map[string]leftover{}
 	var arns []string
 	for _, lb := range lbs.LoadBalancers {
 		arns = append(arns, lb.LoadBalancerArn)
-		command[lb.LoadBalancerArn] = fmt.Sprintf("load balancer %s: aws elbv2 delete-load-balancer --region %s --load-balancer-arn %s",
-			lb.LoadBalancerName, region, lb.LoadBalancerArn)
+		found[lb.LoadBalancerArn] = leftover{what: "load balancer " + lb.LoadBalancerName,
+			delete: [][]string{{"elbv2", "delete-load-balancer", "--region", region, "--load-balancer-arn", lb.LoadBalancerArn}}}
 	}
 	for _, g := range groups.TargetGroups {
 		arns = append(arns, g.TargetGroupArn)
-		command[g.TargetGroupArn] = fmt.Sprintf("target group %s (after its load balancer): aws elbv2 delete-target-group --region %s "+
-			"--target-group-arn %s", g.TargetGroupName, region, g.TargetGroupArn)
+		found[g.TargetGroupArn] = leftover{what: "target group " + g.TargetGroupName + " (after its load balancer)",
+			delete: [][]string{{"elbv2", "delete-target-group", "--region", region, "--target-group-arn", g.TargetGroupArn}}}
 	}
-	var left []string
+	var left []leftover
 	for batch := range slices.Chunk(arns, 20) {
 		var tags struct {
 			TagDescriptions []struct {
@@ -180,7 +208,7 @@ func leftLoadBalancers(ctx context.Context, aws networkAWS, cluster, region stri
 		}
 		for _, d := range tags.TagDescriptions {
 			if clusterTagged(d.Tags, cluster) {
-				left = append(left, command[d.ResourceArn])
+				left = append(left, found[d.ResourceArn])
 			}
 		}
 	}
@@ -189,7 +217,7 @@ func leftLoadBalancers(ctx context.Context, aws networkAWS, cluster, region stri
 
 // leftClassicLoadBalancers are the region's Classic ELBs that name the
 // cluster; DescribeTags takes 20 names at a time (ELB API reference).
-func leftClassicLoadBalancers(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+func leftClassicLoadBalancers(ctx context.Context, aws networkAWS, cluster, region string) ([]leftover, error) {
 	var lbs struct {
 		LoadBalancerDescriptions []struct{ LoadBalancerName string }
 	}
@@ -200,7 +228,7 @@ func leftClassicLoadBalancers(ctx context.Context, aws networkAWS, cluster, regi
 	for _, lb := range lbs.LoadBalancerDescriptions {
 		names = append(names, lb.LoadBalancerName)
 	}
-	var left []string
+	var left []leftover
 	for batch := range slices.Chunk(names, 20) {
 		var tags struct {
 			TagDescriptions []struct {
@@ -213,8 +241,8 @@ func leftClassicLoadBalancers(ctx context.Context, aws networkAWS, cluster, regi
 		}
 		for _, d := range tags.TagDescriptions {
 			if clusterTagged(d.Tags, cluster) {
-				left = append(left, fmt.Sprintf("Classic ELB %s: aws elb delete-load-balancer --region %s --load-balancer-name %s",
-					d.LoadBalancerName, region, d.LoadBalancerName))
+				left = append(left, leftover{what: "Classic ELB " + d.LoadBalancerName,
+					delete: [][]string{{"elb", "delete-load-balancer", "--region", region, "--load-balancer-name", d.LoadBalancerName}}})
 			}
 		}
 	}
@@ -224,7 +252,7 @@ func leftClassicLoadBalancers(ctx context.Context, aws networkAWS, cluster, regi
 // leftVolumes skips a volume that goes with the instance it is attached
 // to (DeleteOnTermination: a node's root volume; the instance, if left, is
 // named) and one being deleted.
-func leftVolumes(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+func leftVolumes(ctx context.Context, aws networkAWS, cluster, region string) ([]leftover, error) {
 	var out struct {
 		Volumes []struct {
 			VolumeId, State string
@@ -235,7 +263,7 @@ func leftVolumes(ctx context.Context, aws networkAWS, cluster, region string) ([
 	if err := call(ctx, aws, &out, "ec2", "describe-volumes", "--filters", "Name=tag:"+clusterTagKey+",Values="+cluster); err != nil {
 		return nil, err
 	}
-	var left []string
+	var left []leftover
 	for _, v := range out.Volumes {
 		if v.State == "deleting" || v.State == "deleted" || tagOf(v.Tags, KeptTagKey) != "" ||
 			slices.ContainsFunc(v.Attachments, func(a struct{ DeleteOnTermination bool }) bool { return a.DeleteOnTermination }) {
@@ -245,13 +273,13 @@ func leftVolumes(ctx context.Context, aws networkAWS, cluster, region string) ([
 		if pvc := tagOf(v.Tags, "kubernetes.io/created-for/pvc/name"); pvc != "" {
 			what += ", made for claim " + tagOf(v.Tags, "kubernetes.io/created-for/pvc/namespace") + "/" + pvc
 		}
-		left = append(left, fmt.Sprintf("%s): aws ec2 delete-volume --region %s --volume-id %s; or, to keep it, aws ec2 create-tags "+
-			"--region %s --resources %s --tags Key=%s,Value=true", what, region, v.VolumeId, region, v.VolumeId, KeptTagKey))
+		left = append(left, leftover{what: what + ")", delete: [][]string{{"ec2", "delete-volume", "--region", region, "--volume-id", v.VolumeId}},
+			keep: fmt.Sprintf("; or, to keep it, aws ec2 create-tags --region %s --resources %s --tags Key=%s,Value=true", region, v.VolumeId, KeptTagKey)})
 	}
 	return left, nil
 }
 
-func leftInstanceProfiles(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+func leftInstanceProfiles(ctx context.Context, aws networkAWS, cluster, region string) ([]leftover, error) {
 	var out struct {
 		InstanceProfiles []struct {
 			InstanceProfileName, Path string
@@ -262,34 +290,34 @@ func leftInstanceProfiles(ctx context.Context, aws networkAWS, cluster, region s
 	if err := call(ctx, aws, &out, "iam", "list-instance-profiles", "--path-prefix", prefix); err != nil {
 		return nil, err
 	}
-	var left []string
+	var left []leftover
 	for _, p := range out.InstanceProfiles {
 		// Read here as well as filtered on: a filter that is ignored (moto
 		// 5.2.1 ignores this one) would pass another cluster's profiles.
 		if !strings.HasPrefix(p.Path, prefix) {
 			continue
 		}
-		var cmds []string
+		var cmds [][]string
 		for _, r := range p.Roles {
-			cmds = append(cmds, "aws iam remove-role-from-instance-profile --instance-profile-name "+p.InstanceProfileName+" --role-name "+r.RoleName)
+			cmds = append(cmds, []string{"iam", "remove-role-from-instance-profile", "--instance-profile-name", p.InstanceProfileName, "--role-name", r.RoleName})
 		}
-		cmds = append(cmds, "aws iam delete-instance-profile --instance-profile-name "+p.InstanceProfileName)
-		left = append(left, fmt.Sprintf("instance profile %s (Karpenter's): %s", p.InstanceProfileName, strings.Join(cmds, " && ")))
+		cmds = append(cmds, []string{"iam", "delete-instance-profile", "--instance-profile-name", p.InstanceProfileName})
+		left = append(left, leftover{what: "instance profile " + p.InstanceProfileName + " (Karpenter's)", delete: cmds})
 	}
 	return left, nil
 }
 
-func leftLaunchTemplates(ctx context.Context, aws networkAWS, cluster, region string) ([]string, error) {
+func leftLaunchTemplates(ctx context.Context, aws networkAWS, cluster, region string) ([]leftover, error) {
 	var out struct {
 		LaunchTemplates []struct{ LaunchTemplateId, LaunchTemplateName string }
 	}
 	if err := call(ctx, aws, &out, "ec2", "describe-launch-templates", "--filters", "Name=tag:eks:eks-cluster-name,Values="+cluster); err != nil {
 		return nil, err
 	}
-	var left []string
+	var left []leftover
 	for _, lt := range out.LaunchTemplates {
-		left = append(left, fmt.Sprintf("launch template %s (%s, Karpenter's): aws ec2 delete-launch-template --region %s --launch-template-id %s",
-			lt.LaunchTemplateId, lt.LaunchTemplateName, region, lt.LaunchTemplateId))
+		left = append(left, leftover{what: fmt.Sprintf("launch template %s (%s, Karpenter's)", lt.LaunchTemplateId, lt.LaunchTemplateName),
+			delete: [][]string{{"ec2", "delete-launch-template", "--region", region, "--launch-template-id", lt.LaunchTemplateId}}})
 	}
 	return left, nil
 }

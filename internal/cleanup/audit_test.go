@@ -3,6 +3,7 @@ package cleanup
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,4 +192,68 @@ func tagList(kv ...string) []string {
 		out = append(out, "Key="+kv[i]+",Value="+kv[i+1])
 	}
 	return out
+}
+
+// TestAuditCommandWithoutAStack runs the stateless command against moto,
+// with the ambient credentials, as a user whose state is lost would: it
+// prints the account and lists what the destroy's audit lists; its delete
+// is refused while a cluster of that name exists (the instance stays),
+// and without the account the credentials are for; once the cluster is
+// gone it deletes, and another cluster's decoy stays.
+func TestAuditCommandWithoutAStack(t *testing.T) {
+	s := moto.Start(t)
+	const cluster = "eks-stateless"
+	var out struct {
+		Instances []struct{ InstanceId string }
+		VolumeId  string
+	}
+	moto.Field(t, s.AWS(t, nil, "ec2", "run-instances", "--image-id", "ami-12c6146b", "--count", "1", "--instance-type", "t3.micro",
+		"--tag-specifications", "ResourceType=instance,Tags=[{Key=eks:eks-cluster-name,Value="+cluster+"}]"), &out)
+	node := out.Instances[0].InstanceId
+	moto.Field(t, s.AWS(t, nil, "ec2", "create-volume", "--availability-zone", moto.Region+"a", "--size", "1",
+		"--tag-specifications", "ResourceType=volume,Tags=[{Key="+clusterTagKey+",Value="+cluster+"}]"), &out)
+	volume := out.VolumeId
+	moto.Field(t, s.AWS(t, nil, "ec2", "create-volume", "--availability-zone", moto.Region+"a", "--size", "1",
+		"--tag-specifications", "ResourceType=volume,Tags=[{Key="+clusterTagKey+",Value="+cluster+"-2}]"), &out)
+	decoy := out.VolumeId
+	s.AWS(t, nil, "eks", "create-cluster", "--name", cluster, "--role-arn", "arn:aws:iam::"+moto.Account+":role/eks", "--resources-vpc-config", "subnetIds=subnet-1")
+	ctx := context.Background()
+	aws := func(ctx context.Context, args ...string) ([]byte, error) { return s.Try(nil, append(args, "--region", moto.Region)...) }
+	want, err := leftovers(ctx, aws, cluster, moto.Region)
+	require.NoError(t, err)
+	require.Len(t, want, 2)
+
+	t.Run("it lists what the destroy's audit lists, and the account", func(t *testing.T) {
+		var log bytes.Buffer
+		require.NoError(t, AuditCommand(ctx, []string{"--cluster", cluster, "--region", moto.Region}, &log))
+		assert.Contains(t, log.String(), "the credentials are for account "+moto.Account)
+		for _, l := range want {
+			assert.Contains(t, log.String(), "  "+l.String()+"\n")
+		}
+		assert.NotContains(t, log.String(), decoy)
+	})
+	t.Run("its delete is refused while a cluster of that name exists", func(t *testing.T) {
+		err := AuditCommand(ctx, []string{"--cluster", cluster, "--region", moto.Region, "--delete", "--account", moto.Account}, io.Discard)
+		require.ErrorContains(t, err, "EKS cluster "+cluster+" exists in "+moto.Region+" (account "+moto.Account+")")
+		var got struct {
+			Reservations []struct{ Instances []struct{ State struct{ Name string } } }
+		}
+		moto.Field(t, s.AWS(t, nil, "ec2", "describe-instances", "--instance-ids", node), &got)
+		assert.Equal(t, "running", got.Reservations[0].Instances[0].State.Name, "untouched")
+	})
+	s.AWS(t, nil, "eks", "delete-cluster", "--name", cluster)
+	t.Run("its delete is refused without the credentials' account", func(t *testing.T) {
+		err := AuditCommand(ctx, []string{"--cluster", cluster, "--region", moto.Region, "--delete"}, io.Discard)
+		require.ErrorContains(t, err, "--delete needs --account")
+		err = AuditCommand(ctx, []string{"--cluster", cluster, "--region", moto.Region, "--delete", "--account", moto.Other}, io.Discard)
+		require.ErrorContains(t, err, "--account "+moto.Other+", and the credentials are for account "+moto.Account+": nothing deleted")
+	})
+	t.Run("once the cluster is gone, it deletes what it listed and nothing else", func(t *testing.T) {
+		var log bytes.Buffer
+		require.NoError(t, AuditCommand(ctx, []string{"--cluster", cluster, "--region", moto.Region, "--delete", "--account", moto.Account}, &log), log.String())
+		assert.Contains(t, log.String(), "deleted instance "+node)
+		assert.Contains(t, log.String(), "deleted EBS volume "+volume)
+		assert.Contains(t, log.String(), "nothing cluster "+cluster+"'s controllers made is left")
+		s.AWS(t, nil, "ec2", "describe-volumes", "--volume-ids", decoy)
+	})
 }

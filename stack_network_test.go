@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/names"
 	"nodeless-eks/testkit/fakeaws"
 	"nodeless-eks/testkit/mock"
@@ -207,11 +208,13 @@ func TestAStackThatNamesItsVpcAuditsAWSAfterTheCluster(t *testing.T) {
 	rec.RequireDependsOn(t, rec.Get(t, tokens.EKSCluster, "eks-demo"), audit)
 }
 
-// TestAWSAccessTheAuditCannotReproduce: a stack whose aws provider assumes
-// a chain of roles or passes an externalId is refused before anything is
-// registered, whether it makes its VPC or names one: its destroy's
-// leftover audit would run as another identity, or none.
-func TestAWSAccessTheAuditCannotReproduce(t *testing.T) {
+// TestTheAuditReachesAWSAsTheProviderDoes: one row per credential setting
+// of pulumi-aws v6 (awscli.CredentialKeys, each field of a role), for a
+// stack that makes its VPC and one that names it: the command the destroy
+// runs gets the provider's credentials whole (profile, every role of a
+// chain with every field), and a setting the AWS CLI cannot be given is
+// refused before anything is registered, naming its key.
+func TestTheAuditReachesAWSAsTheProviderDoes(t *testing.T) {
 	ownVpc := func(key, value string) map[string]string {
 		cfg := stackConfig(t, "Pulumi.dev.yaml")
 		for _, k := range []string{"vpcName", "privateSubnetNamePattern", "podSubnetNamePattern"} {
@@ -225,31 +228,51 @@ func TestAWSAccessTheAuditCannotReproduce(t *testing.T) {
 		cfg[key] = value
 		return cfg
 	}
-	for name, tc := range map[string]struct{ key, value, want string }{
-		"a chain of roles": {"aws:assumeRoles", `[{"roleArn":"arn:aws:iam::123456789012:role/a"},{"roleArn":"arn:aws:iam::123456789012:role/b"}]`,
-			"aws:assumeRoles: a chain of 2 roles"},
-		"an external ID": {"aws:assumeRole", `{"roleArn":"arn:aws:iam::123456789012:role/a","externalId":"x"}`, "aws:assumeRole sets externalId"},
-	} {
+	const a, b = "arn:aws:iam::123456789012:role/a", "arn:aws:iam::123456789012:role/b"
+	rows := []struct{ key, value, access, refused string }{
+		{key: "aws:profile", value: "sandbox", access: `{"profile":"sandbox"}`},
+		{key: "aws:assumeRole", value: `{"roleArn":"` + a + `","externalId":"x","sessionName":"ci","duration":"1h","policy":"{}",` +
+			`"policyArns":["arn:aws:iam::aws:policy/ReadOnlyAccess"],"tags":{"team":"platform"},"transitiveTagKeys":["team"],"sourceIdentity":"alice"}`,
+			access: `{"roles":[{"roleArn":"` + a + `","externalId":"x","sessionName":"ci","duration":"1h","policy":"{}",` +
+				`"policyArns":["arn:aws:iam::aws:policy/ReadOnlyAccess"],"tags":{"team":"platform"},"transitiveTagKeys":["team"],"sourceIdentity":"alice"}]}`},
+		{key: "aws:assumeRoles", value: `[{"roleArn":"` + a + `"},{"roleArn":"` + b + `","externalId":"y"}]`,
+			access: `{"roles":[{"roleArn":"` + a + `"},{"roleArn":"` + b + `","externalId":"y"}]}`},
+		{key: "aws:assumeRole", value: `{"roleArn":"` + a + `","duration":"an hour"}`, refused: `aws:assumeRole: duration "an hour" is not a duration`},
+		{key: "aws:accessKey", value: "AKIA", refused: "aws:accessKey is set, which the AWS CLI"},
+		{key: "aws:secretKey", value: "s", refused: "aws:secretKey is set"},
+		{key: "aws:token", value: "t", refused: "aws:token is set"},
+		{key: "aws:sharedCredentialsFiles", value: `["/x"]`, refused: "aws:sharedCredentialsFiles is set"},
+		{key: "aws:sharedConfigFiles", value: `["/x"]`, refused: "aws:sharedConfigFiles is set"},
+		{key: "aws:assumeRoleWithWebIdentity", value: `{"roleArn":"` + a + `"}`, refused: "aws:assumeRoleWithWebIdentity is set"},
+	}
+	covered := map[string]bool{}
+	for _, row := range rows {
+		covered[strings.TrimPrefix(row.key, "aws:")] = true
 		for vpc, cfg := range map[string]func(string, string) map[string]string{"own VPC": ownVpc, "named VPC": namedVpc} {
-			t.Run(name+", "+vpc, func(t *testing.T) {
-				run := runProgram(t, cfg(tc.key, tc.value), fakeaws.DevVpc())
-				require.Error(t, run.err)
-				assert.Contains(t, run.err.Error(), tc.want)
-				assert.Empty(t, programRegistrations(run.rec), "nothing registered")
+			t.Run(row.key+", "+vpc, func(t *testing.T) {
+				run := runProgram(t, cfg(row.key, row.value), fakeaws.DevVpc())
+				if row.refused != "" {
+					require.Error(t, run.err)
+					assert.Contains(t, run.err.Error(), row.refused)
+					assert.Empty(t, programRegistrations(run.rec), "nothing registered")
+					return
+				}
+				require.NoError(t, run.err)
+				var found bool
+				for _, reg := range run.rec.OfType(tokens.Command) {
+					if env := reg.Inputs["environment"].ObjectValue(); env["NODELESS_EKS_CLEANUP_PHASE"].IsString() &&
+						env["NODELESS_EKS_CLEANUP_PHASE"].StringValue() == "network" {
+						found = true
+						assert.JSONEq(t, row.access, env["NODELESS_EKS_AWS_ACCESS"].StringValue())
+					}
+				}
+				assert.True(t, found, "the network phase's command")
 			})
 		}
 	}
-	run := runProgram(t, ownVpc("aws:assumeRoles", `[{"roleArn":"arn:aws:iam::123456789012:role/a"}]`), fakeaws.Vpc{})
-	require.NoError(t, run.err)
-	var roles []string
-	for _, reg := range run.rec.OfType("command:local:Command") {
-		if env, ok := reg.Inputs["environment"]; ok && env.IsObject() {
-			if v, ok := env.ObjectValue()["NODELESS_EKS_AWS_ROLE_ARN"]; ok {
-				roles = append(roles, v.StringValue())
-			}
-		}
+	for _, key := range awscli.CredentialKeys() {
+		assert.True(t, covered[key], "a row for %s", key)
 	}
-	assert.Contains(t, roles, "arn:aws:iam::123456789012:role/a", "one role: the sweep assumes it")
 }
 
 // TestAProductionStackThatNamesNoVpc: a NAT gateway per zone, and every

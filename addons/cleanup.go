@@ -1,11 +1,13 @@
 package addons
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/cleanup"
 	"nodeless-eks/internal/names"
 
@@ -128,9 +130,9 @@ type NetworkSweepArgs struct {
 	// AuditOnly, for a VPC the stack did not make, audits without the
 	// sweep.
 	AuditOnly bool
-	// AWSProfile and AWSRoleArn are the stack's aws:profile and
-	// aws:assumeRole role, which the sweep's AWS CLI calls use.
-	AWSProfile, AWSRoleArn string
+	// AWSAccess is the stack's aws provider's credentials, which the
+	// phase's AWS CLI calls use.
+	AWSAccess awscli.Access
 	// StackLabel names the report file.
 	StackLabel string
 	// DestroyCleanup registers it (Args.DestroyCleanup); nil is the
@@ -153,13 +155,16 @@ const networkSweepTimeout = 15 * time.Minute
 // so destroy runs it between the two.
 func NewNetworkSweep(ctx *pulumi.Context, name string, args NetworkSweepArgs, deps []pulumi.Resource,
 	opts ...pulumi.ResourceOption) (pulumi.Resource, error) {
+	access, err := json.Marshal(args.AWSAccess)
+	if err != nil {
+		return nil, err
+	}
 	settings := pulumi.StringMap{
 		cleanup.EnvPhase:             pulumi.String(cleanup.PhaseNetwork),
 		cleanup.EnvVpcArn:            args.VpcArn,
 		cleanup.EnvClusterName:       pulumi.String(args.ClusterName),
 		cleanup.EnvNodeSecurityGroup: args.NodeSecurityGroupID,
-		cleanup.EnvAWSProfile:        pulumi.String(args.AWSProfile),
-		cleanup.EnvAWSRoleArn:        pulumi.String(args.AWSRoleArn),
+		cleanup.EnvAWSAccess:         pulumi.String(string(access)),
 		cleanup.EnvNetworkTimeout:    pulumi.String(networkSweepTimeout.String()),
 		cleanup.EnvOwnLabel:          pulumi.String(names.StackSelector(args.StackLabel)),
 		cleanup.EnvReport:            pulumi.String(ReportFile(args.StackLabel)),

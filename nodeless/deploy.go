@@ -8,8 +8,6 @@ package nodeless
 
 import (
 	"cmp"
-	"encoding/json"
-	"fmt"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -18,6 +16,7 @@ import (
 	"nodeless-eks/addons"
 	"nodeless-eks/cluster"
 	"nodeless-eks/config"
+	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/names"
 	"nodeless-eks/karpenter"
 	"nodeless-eks/nodepool"
@@ -121,7 +120,7 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 	// The leftover audit and the sweep run the AWS CLI as the provider
 	// does; what they cannot reproduce is refused before anything is
 	// registered.
-	profile, roleArn, err := awsAccess(ctx)
+	access, err := awsAccess(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +133,7 @@ func Deploy(ctx *pulumi.Context, cfg *config.Config, o Options) (*Outputs, error
 	sweep := func(nodeSG pulumi.StringOutput) (pulumi.Resource, error) {
 		return addons.NewNetworkSweep(ctx, cfg.ClusterName, addons.NetworkSweepArgs{
 			VpcArn: vpc.Arn, NodeSecurityGroupID: nodeSG, ClusterName: cfg.ClusterName, AuditOnly: !vpc.Made,
-			AWSProfile: profile, AWSRoleArn: roleArn, StackLabel: stackLabel,
+			AWSAccess: access, StackLabel: stackLabel,
 			DestroyCleanup: o.DestroyCleanup, Protect: cfg.Production,
 		}, vpc.Subnets, layer...)
 	}
@@ -296,32 +295,16 @@ func podSubnetIDs(vpc *cluster.Vpc) pulumi.StringMap {
 	return m
 }
 
-// awsAccess is the profile and role the stack's aws provider uses (its
-// aws:profile, and aws:assumeRole's or aws:assumeRoles' one roleArn), for
-// the destroy's leftover audit and network sweep, which run `aws sts
-// assume-role --role-arn` with nothing else. A chain of roles (assumeRoles with more than one:
-// each assumed from the last, terraform-provider-aws's assume_role, which
-// pulumi-aws v6 bridges) or an externalId would make the sweep another
-// identity than the provider's, or none: refused, saying what to change.
-func awsAccess(ctx *pulumi.Context) (profile, roleArn string, err error) {
-	profile = pulumiconfig.Get(ctx, "aws:profile")
-	type role struct{ RoleArn, ExternalID string }
-	var roles []role
-	var one role
-	if raw := pulumiconfig.Get(ctx, "aws:assumeRole"); raw != "" && json.Unmarshal([]byte(raw), &one) == nil && one.RoleArn != "" {
-		roles = append(roles, one)
-	} else if raw := pulumiconfig.Get(ctx, "aws:assumeRoles"); raw != "" {
-		_ = json.Unmarshal([]byte(raw), &roles)
+// awsAccess is how the stack's aws provider reaches AWS (its aws:profile,
+// aws:assumeRole or aws:assumeRoles, and the settings the AWS CLI cannot
+// be given, which are refused naming the key), for the destroy's leftover
+// audit and network sweep, which run the AWS CLI as the provider does.
+func awsAccess(ctx *pulumi.Context) (awscli.Access, error) {
+	settings := map[string]any{}
+	for _, key := range awscli.CredentialKeys() {
+		if v := pulumiconfig.Get(ctx, "aws:"+key); v != "" {
+			settings[key] = v
+		}
 	}
-	switch {
-	case len(roles) == 0:
-		return profile, "", nil
-	case len(roles) > 1:
-		return "", "", fmt.Errorf("aws:assumeRoles: a chain of %d roles, which the destroy's leftover audit in AWS cannot follow "+
-			"(it assumes one role); assume the last one directly (aws:assumeRole)", len(roles))
-	case roles[0].ExternalID != "":
-		return "", "", fmt.Errorf("aws:assumeRole sets externalId, which the destroy's leftover audit in AWS cannot pass; use " +
-			"a role that needs none")
-	}
-	return profile, roles[0].RoleArn, nil
+	return awscli.AccessOf(settings, "aws:")
 }

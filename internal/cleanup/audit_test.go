@@ -22,7 +22,8 @@ import (
 // cluster whose name extends this one's, another account's), and runs the
 // network phase as the command does, for a VPC the stack did not make and
 // for one it made: the audit fails over each leftover, names no decoy and
-// deletes nothing; once the leftovers go, it passes.
+// deletes nothing; once the leftovers go, it passes. It reaches the
+// stack's account as the provider would, through a chain of two roles.
 func TestAuditAgainstMoto(t *testing.T) {
 	s := moto.Start(t)
 	other := s.In(t, moto.Other, "deployer")
@@ -94,7 +95,7 @@ func TestAuditAgainstMoto(t *testing.T) {
 	// Kept on purpose: marked as the workloads' cleanup marks it, in its
 	// own process, before the cluster went.
 	kept := volume(other, clusterTagKey, cluster)
-	require.NoError(t, eksCluster{Name: cluster, RoleArn: "arn:aws:iam::" + moto.Other + ":role/deployer",
+	require.NoError(t, eksCluster{Name: cluster, Access: roleAccess("arn:aws:iam::" + moto.Other + ":role/deployer"),
 		Arn: "arn:aws:eks:" + moto.Region + ":" + moto.Other + ":cluster/" + cluster}.markKept(context.Background(), map[string]string{kept: "pv-kept"}))
 	otherVolume, ambientVolume := volume(other, clusterTagKey, cluster+"-2"), volume(nil, clusterTagKey, cluster)
 	s.AWS(t, other, "iam", "create-role", "--role-name", "KarpenterNodeRole-"+cluster, "--assume-role-policy-document", "{}")
@@ -112,7 +113,8 @@ func TestAuditAgainstMoto(t *testing.T) {
 	lt, otherLT := template("karpenter.k8s.aws/1111", cluster), template("karpenter.k8s.aws/2222", cluster+"-2")
 
 	env := map[string]string{EnvVpcArn: "arn:aws:ec2:" + moto.Region + ":" + moto.Other + ":vpc/" + vpc, EnvClusterName: cluster,
-		EnvNetworkTimeout: "1s", EnvAWSRoleArn: "arn:aws:iam::" + moto.Other + ":role/deployer"}
+		EnvNetworkTimeout: "1s", EnvAWSAccess: `{"roles":[{"roleArn":"arn:aws:iam::` + moto.Account + `:role/hub","externalId":"ext-1"},` +
+			`{"roleArn":"arn:aws:iam::` + moto.Other + `:role/deployer","sessionName":"audit","duration":"15m"}]}`}
 	getenv := func(k string) string { return env[k] }
 	ctx := context.Background()
 	leftovers := []string{
@@ -218,7 +220,9 @@ func TestAuditCommandWithoutAStack(t *testing.T) {
 	decoy := out.VolumeId
 	s.AWS(t, nil, "eks", "create-cluster", "--name", cluster, "--role-arn", "arn:aws:iam::"+moto.Account+":role/eks", "--resources-vpc-config", "subnetIds=subnet-1")
 	ctx := context.Background()
-	aws := func(ctx context.Context, args ...string) ([]byte, error) { return s.Try(nil, append(args, "--region", moto.Region)...) }
+	aws := func(ctx context.Context, args ...string) ([]byte, error) {
+		return s.Try(nil, append(args, "--region", moto.Region)...)
+	}
 	want, err := leftovers(ctx, aws, cluster, moto.Region)
 	require.NoError(t, err)
 	require.Len(t, want, 2)
@@ -236,7 +240,9 @@ func TestAuditCommandWithoutAStack(t *testing.T) {
 		err := AuditCommand(ctx, []string{"--cluster", cluster, "--region", moto.Region, "--delete", "--account", moto.Account}, io.Discard)
 		require.ErrorContains(t, err, "EKS cluster "+cluster+" exists in "+moto.Region+" (account "+moto.Account+")")
 		var got struct {
-			Reservations []struct{ Instances []struct{ State struct{ Name string } } }
+			Reservations []struct {
+				Instances []struct{ State struct{ Name string } }
+			}
 		}
 		moto.Field(t, s.AWS(t, nil, "ec2", "describe-instances", "--instance-ids", node), &got)
 		assert.Equal(t, "running", got.Reservations[0].Instances[0].State.Name, "untouched")

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/kubeapi"
 
 	"github.com/stretchr/testify/assert"
@@ -1310,8 +1311,8 @@ func TestAskEKS(t *testing.T) {
 		"env":[{"name":"AWS_PROFILE","value":"sandbox"}]}}}]}`
 	c, ok := eksClusterOf(kubeconfig)
 	require.True(t, ok)
-	assert.Equal(t, eksCluster{Name: "eks-demo", Region: "eu-west-1", Profile: "sandbox", RoleArn: "arn:aws:iam::111122223333:role/deployer",
-		Env: []string{"AWS_PROFILE=sandbox"}}, c)
+	assert.Equal(t, eksCluster{Name: "eks-demo", Region: "eu-west-1", Access: awscli.Access{Profile: "sandbox",
+		Roles: []awscli.Role{{RoleArn: "arn:aws:iam::111122223333:role/deployer"}}}, Env: []string{"AWS_PROFILE=sandbox"}}, c)
 	_, ok = eksClusterOf(`{"users":[{"user":{"token":"t"}}]}`)
 	assert.False(t, ok, "a token kubeconfig names no EKS cluster to ask about")
 	c.Arn, c.CreatedAt = "arn:aws:eks:eu-west-1:111122223333:cluster/eks-demo", "2026-12-01T09:00:00Z"
@@ -1339,7 +1340,7 @@ func TestAskEKS(t *testing.T) {
 	assert.True(t, exists)
 	assert.Equal(t, "ACTIVE", status)
 	raw, _ := os.ReadFile(calls)
-	assert.Equal(t, "sts assume-role --role-arn arn:aws:iam::111122223333:role/deployer --role-session-name nodeless-eks-destroy-cleanup --output json --region eu-west-1 --profile sandbox key= profile=sandbox\n"+
+	assert.Equal(t, "sts assume-role --role-arn arn:aws:iam::111122223333:role/deployer --role-session-name nodeless-eks-destroy-cleanup --output json --region eu-west-1 key= profile=sandbox\n"+
 		"sts get-caller-identity --output json --region eu-west-1 key=AKIAROLE profile=\n"+
 		"eks describe-cluster --name eks-demo --output json --region eu-west-1 key=AKIAROLE profile=\n", string(raw),
 		"the kubeconfig's own credentials: its profile, then its role's session")
@@ -1389,3 +1390,6 @@ func mustRead(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return string(raw)
 }
+
+// roleAccess is the access of one role, assumed with nothing else.
+func roleAccess(arn string) awscli.Access { return awscli.Access{Roles: []awscli.Role{{RoleArn: arn}}} }

@@ -22,8 +22,11 @@ import (
 // that the cluster is gone counts only from the ARN's account and region,
 // asked with the kubeconfig's own credentials, role included.
 type eksCluster struct {
-	Name, Region, Profile, RoleArn string
-	Env                            []string
+	Name, Region string
+	Env          []string
+	// Access is the kubeconfig's profile and role, or the stack's aws
+	// provider's credentials (EnvAWSAccess).
+	Access awscli.Access
 	// Arn and CreatedAt are the created cluster's (EnvClusterArn,
 	// EnvClusterCreatedAt).
 	Arn, CreatedAt string
@@ -44,14 +47,14 @@ func eksClusterOf(kubeconfigJSON string) (eksCluster, bool) {
 		case "--region":
 			c.Region = args[i+1]
 		case "--profile":
-			c.Profile = args[i+1]
+			c.Access.Profile = args[i+1]
 		case "--role", "--role-arn": // the CLI takes --role-arn; pulumi-eks writes --role
-			c.RoleArn = args[i+1]
+			c.Access.Roles = []awscli.Role{{RoleArn: args[i+1]}}
 		}
 	}
 	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, "AWS_PROFILE="); ok && c.Profile == "" {
-			c.Profile = v
+		if v, ok := strings.CutPrefix(e, "AWS_PROFILE="); ok && c.Access.Profile == "" {
+			c.Access.Profile = v
 		}
 	}
 	return c, c.Name != ""
@@ -67,30 +70,25 @@ func arnParts(arn string) (region, account, name string, ok bool) {
 	return parts[3], parts[4], strings.TrimPrefix(parts[5], "cluster/"), true
 }
 
-// aws runs the AWS CLI with the kubeconfig's credentials: its env, its
-// profile, and a session of its role when it names one.
+// aws runs the AWS CLI with the kubeconfig's env and creds laid over it
+// ("AWS_PROFILE=" unsets it).
 func (c eksCluster) aws(ctx context.Context, creds []string, args ...string) ([]byte, error) {
 	full := append(args, "--output", "json")
 	if c.Region != "" {
 		full = append(full, "--region", c.Region)
 	}
-	if c.Profile != "" && creds == nil {
-		full = append(full, "--profile", c.Profile)
-	}
-	out, stderr, err := awscli.Exec(ctx, append(slices.Clone(c.Env), creds...), "aws", full...) // "AWS_PROFILE=" unsets it
+	out, stderr, err := awscli.Exec(ctx, append(slices.Clone(c.Env), creds...), "aws", full...)
 	if err != nil {
 		return nil, awscli.NewError(full, stderr, err)
 	}
 	return out, nil
 }
 
-// session is the environment of the kubeconfig's role, as `aws eks
-// get-token --role` assumes it: nil when it names none.
+// session is the environment of c.Access: its profile, and a session of
+// each of its roles, as `aws eks get-token --role` assumes the
+// kubeconfig's.
 func (c eksCluster) session(ctx context.Context) ([]string, error) {
-	if c.RoleArn == "" {
-		return nil, nil
-	}
-	return awscli.AssumeRole(ctx, c.aws, nil, c.RoleArn, "nodeless-eks-destroy-cleanup")
+	return c.Access.Env(ctx, c.aws, "nodeless-eks-destroy-cleanup")
 }
 
 // exists asks EKS, through the AWS CLI the kubeconfig already needs,

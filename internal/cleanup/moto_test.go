@@ -47,7 +47,7 @@ func TestEKSProofAgainstMoto(t *testing.T) {
 		assert.Contains(t, err.Error(), "cluster eks-demo is in account "+moto.Other)
 	})
 	t.Run("through the kubeconfig's role, the cluster's account says ACTIVE", func(t *testing.T) {
-		c := eksCluster{Name: "eks-demo", Region: moto.Region, RoleArn: "arn:aws:iam::" + moto.Other + ":role/deployer", Arn: arn, CreatedAt: created}
+		c := eksCluster{Name: "eks-demo", Region: moto.Region, Access: roleAccess("arn:aws:iam::" + moto.Other + ":role/deployer"), Arn: arn, CreatedAt: created}
 		ok, status, err := c.exists(ctx)
 		require.NoError(t, err)
 		assert.True(t, ok)
@@ -55,7 +55,7 @@ func TestEKSProofAgainstMoto(t *testing.T) {
 	})
 	t.Run("a cluster of that name created at another time is refused, naming both times", func(t *testing.T) {
 		recorded := described.Cluster.CreatedAt.Add(-48 * time.Hour).UTC().Format(time.RFC3339)
-		c := eksCluster{Name: "eks-demo", Region: moto.Region, RoleArn: "arn:aws:iam::" + moto.Other + ":role/deployer", Arn: arn,
+		c := eksCluster{Name: "eks-demo", Region: moto.Region, Access: roleAccess("arn:aws:iam::" + moto.Other + ":role/deployer"), Arn: arn,
 			CreatedAt: recorded}
 		_, _, err := c.exists(ctx)
 		require.ErrorContains(t, err, "exists, created "+described.Cluster.CreatedAt.UTC().Format(time.RFC3339)+
@@ -63,7 +63,7 @@ func TestEKSProofAgainstMoto(t *testing.T) {
 	})
 	t.Run("gone from its own account: proven", func(t *testing.T) {
 		s.AWS(t, other, "eks", "delete-cluster", "--name", "eks-demo")
-		c := eksCluster{Name: "eks-demo", Region: moto.Region, RoleArn: "arn:aws:iam::" + moto.Other + ":role/deployer", Arn: arn, CreatedAt: created}
+		c := eksCluster{Name: "eks-demo", Region: moto.Region, Access: roleAccess("arn:aws:iam::" + moto.Other + ":role/deployer"), Arn: arn, CreatedAt: created}
 		ok, _, err := c.exists(ctx)
 		require.NoError(t, err)
 		assert.False(t, ok)
@@ -71,7 +71,7 @@ func TestEKSProofAgainstMoto(t *testing.T) {
 	t.Run("a kept volume is marked in the cluster's account, through the kubeconfig's role", func(t *testing.T) {
 		var v struct{ VolumeId string }
 		moto.Field(t, s.AWS(t, other, "ec2", "create-volume", "--availability-zone", moto.Region+"a", "--size", "1"), &v)
-		c := eksCluster{Name: "eks-demo", RoleArn: "arn:aws:iam::" + moto.Other + ":role/deployer", Arn: arn}
+		c := eksCluster{Name: "eks-demo", Access: roleAccess("arn:aws:iam::" + moto.Other + ":role/deployer"), Arn: arn}
 		require.NoError(t, c.markKept(ctx, map[string]string{v.VolumeId: "pv-data"}))
 		var tags struct{ Tags []tag }
 		moto.Field(t, s.AWS(t, other, "ec2", "describe-tags", "--filters", "Name=resource-id,Values="+v.VolumeId), &tags)

@@ -50,8 +50,10 @@ const (
 	// EnvNodeSecurityGroup is the stack's own node security group, which
 	// Pulumi deletes after the sweep.
 	EnvNodeSecurityGroup = "NODELESS_EKS_NODE_SECURITY_GROUP"
-	// EnvAWSProfile and EnvAWSRoleArn are the stack's aws:profile and
-	// aws:assumeRole, the credentials its provider creates with.
+	// EnvAWSAccess is the stack's aws provider's credentials, the JSON of
+	// an awscli.Access. EnvAWSProfile and EnvAWSRoleArn, its profile and
+	// one role, are what the state of an earlier version holds instead.
+	EnvAWSAccess  = "NODELESS_EKS_AWS_ACCESS"
 	EnvAWSProfile = "NODELESS_EKS_AWS_PROFILE"
 	EnvAWSRoleArn = "NODELESS_EKS_AWS_ROLE_ARN"
 	// EnvNetworkTimeout bounds the sweep.
@@ -85,7 +87,11 @@ func runNetwork(ctx context.Context, getenv func(string) string, log io.Writer) 
 	if cluster == "" {
 		return fmt.Errorf("%s is empty; the program sets it to the cluster's name", EnvClusterName)
 	}
-	c := eksCluster{Region: region, Profile: getenv(EnvAWSProfile), RoleArn: getenv(EnvAWSRoleArn)}
+	access, err := accessOf(getenv)
+	if err != nil {
+		return err
+	}
+	c := eksCluster{Region: region, Access: access}
 	ctx, cancel := context.WithTimeout(ctx, auditSettle+timeout+time.Minute)
 	defer cancel()
 	creds, err := c.session(ctx)
@@ -99,8 +105,8 @@ func runNetwork(ctx context.Context, getenv func(string) string, log io.Writer) 
 	}
 	if callerAccount != account {
 		// From another account every VPC is "not found" and nothing is ours.
-		return fmt.Errorf("the credentials are for account %s (%s), and VPC %s is in account %s: run `pulumi destroy` with the "+
-			"stack's own credentials (its aws:profile or aws:assumeRole)", callerAccount, callerArn, vpcID, account)
+		return fmt.Errorf("the credentials are for account %s (%s, reached with %s), and VPC %s is in account %s: run `pulumi destroy` "+
+			"with the stack's own credentials (its aws:profile or aws:assumeRole)", callerAccount, callerArn, access, vpcID, account)
 	}
 	// The audit first: a load balancer left over would hold its network
 	// interfaces, which the sweep would wait for until its bound.
@@ -112,6 +118,23 @@ func runNetwork(ctx context.Context, getenv func(string) string, log io.Writer) 
 	}
 	return Sweep(ctx, aws, Network{VpcID: vpcID, Region: region, ClusterName: cluster, Keep: []string{getenv(EnvNodeSecurityGroup)},
 		Timeout: timeout, Interval: interval, ReportEvery: reportEvery, Log: log})
+}
+
+// accessOf reads the stack's credentials, or those an earlier version's
+// state recorded.
+func accessOf(getenv func(string) string) (awscli.Access, error) {
+	var a awscli.Access
+	if raw := getenv(EnvAWSAccess); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &a); err != nil {
+			return a, fmt.Errorf("%s is not what the program writes: %w", EnvAWSAccess, err)
+		}
+		return a, nil
+	}
+	a.Profile = getenv(EnvAWSProfile)
+	if role := getenv(EnvAWSRoleArn); role != "" {
+		a.Roles = []awscli.Role{{RoleArn: role}}
+	}
+	return a, nil
 }
 
 // vpcArnParts are the region, account and ID of arn:<partition>:ec2:<region>:<account>:vpc/<id>.

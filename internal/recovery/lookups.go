@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,19 +13,23 @@ import (
 	"nodeless-eks/internal/poll"
 )
 
-// AWSAccess is how a resource's provider reaches AWS: its region, the
-// profile and role it uses (none: the ambient credentials), and the
-// accounts it allows (allowedAccountIds; none: any).
+// AWSAccess is how a resource's provider reaches AWS: its region, its
+// credentials (none: the ambient ones), and the accounts it allows
+// (allowedAccountIds; none: any).
 type AWSAccess struct {
-	Region, Profile, RoleArn string
-	Accounts                 []string
-	// Unsupported are the provider's credential settings the recovery does
-	// not reproduce (static keys, web identity): it then cannot tell.
-	Unsupported []string
+	Region   string
+	Creds    awscli.Access
+	Accounts []string
+	// Unreproducible names the provider's setting the recovery cannot
+	// reproduce (awscli.AccessOf): it then cannot tell.
+	Unreproducible error
 }
 
 // key names the credentials of an access.
-func (a AWSAccess) key() string { return a.Profile + "|" + a.RoleArn }
+func (a AWSAccess) key() string {
+	raw, _ := json.Marshal(a.Creds)
+	return string(raw)
+}
 
 // Lookups answer what the finders ask of each backend.
 type Lookups interface {
@@ -49,23 +54,16 @@ type CLILookups struct {
 }
 
 // env is the environment the access's calls run with: the ambient
-// credentials, its profile's, or a session of its role (one per role and
-// run).
+// credentials, its profile's, or a session of its roles (one per
+// credentials and run).
 func (l *CLILookups) env(ctx context.Context, a AWSAccess) ([]string, error) {
-	var profile []string
-	if a.Profile != "" {
-		profile = []string{"AWS_PROFILE=" + a.Profile}
-	}
-	if a.RoleArn == "" {
-		return profile, nil
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if env, ok := l.creds[a.key()]; ok {
 		return env, nil
 	}
 	// STS's regional endpoint, as the provider's own calls use it.
-	env, err := awscli.AssumeRole(ctx, l.call(a.Region), profile, a.RoleArn, "nodeless-eks-recover-pending")
+	env, err := a.Creds.Env(ctx, l.call(a.Region), "nodeless-eks-recover-pending")
 	if err != nil {
 		return nil, err
 	}

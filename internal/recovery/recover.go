@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"nodeless-eks/internal/awscli"
 	"nodeless-eks/internal/poll"
 )
 
@@ -322,8 +322,8 @@ func checkAccess(ctx context.Context, l Lookups, t Target, kind Kind) error {
 	if len(kind.Actions) == 0 { // a finder that reads no AWS
 		return nil
 	}
-	if len(t.Access.Unsupported) > 0 {
-		return cannotTell("its provider sets %s, credentials the recovery does not use", strings.Join(t.Access.Unsupported, ", "))
+	if t.Access.Unreproducible != nil {
+		return cannotTell("%v", t.Access.Unreproducible)
 	}
 	want := t.Access
 	if len(want.Accounts) == 0 {
@@ -355,9 +355,9 @@ func accountsOf(d *Deployment, provider string) []string {
 }
 
 // accessOf is how the provider a reference ("<urn>::<id>") names reaches
-// AWS, from its inputs in the state: its region, assumed role and allowed
+// AWS, from its inputs in the state: its region, credentials and allowed
 // accounts. A provider's inputs may hold lists and objects JSON-encoded
-// in strings (provider inputs are strings on the wire).
+// in strings (provider inputs are strings on the wire), as config does.
 func accessOf(d *Deployment, ref string) AWSAccess {
 	var a AWSAccess
 	p := d.providerOf(ref)
@@ -366,34 +366,7 @@ func accessOf(d *Deployment, ref string) AWSAccess {
 	}
 	a.Region = Str(p.Inputs, "region")
 	a.Accounts = stringList(p.Inputs["allowedAccountIds"])
-	a.Profile = Str(p.Inputs, "profile")
-	for _, key := range []string{"accessKey", "secretKey", "token", "sharedCredentialsFiles", "sharedConfigFiles", "assumeRoleWithWebIdentity"} {
-		if v, ok := p.Inputs[key]; ok && v != nil && v != "" {
-			a.Unsupported = append(a.Unsupported, key)
-		}
-	}
-	// One role, assumed as `aws sts assume-role` does with nothing but its
-	// ARN: a chain, an externalId, a session policy or tags would make the
-	// recovery look as another identity than the provider's, so the
-	// recovery cannot tell then.
-	for _, key := range []string{"assumeRole", "assumeRoles"} {
-		roles, _ := decoded(p.Inputs[key]).([]any)
-		if m, ok := decoded(p.Inputs[key]).(map[string]any); ok {
-			roles = []any{m}
-		}
-		if len(roles) > 1 {
-			a.Unsupported = append(a.Unsupported, key+" (a chain of roles)")
-		}
-		for _, r := range roles[:min(1, len(roles))] {
-			m, _ := r.(map[string]any)
-			a.RoleArn = Str(m, "roleArn")
-			for _, k := range slices.Sorted(maps.Keys(m)) {
-				if v := m[k]; k != "roleArn" && k != "sessionName" && k != "duration" && v != nil && v != "" {
-					a.Unsupported = append(a.Unsupported, key+"."+k)
-				}
-			}
-		}
-	}
+	a.Creds, a.Unreproducible = awscli.AccessOf(p.Inputs, "the provider's ")
 	return a
 }
 

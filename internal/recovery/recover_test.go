@@ -1,6 +1,8 @@
 package recovery
 
 import (
+	"nodeless-eks/internal/awscli"
+
 	"bytes"
 	"context"
 	"slices"
@@ -285,7 +287,7 @@ func TestNoProofOfTheAccount(t *testing.T) {
 	d.Resources[0].Inputs["accessKey"] = "AKIA..."
 	v = verdictOf(t, f, d)
 	assert.Equal(t, Undecided, v.Outcome)
-	assert.Contains(t, v.Why, "its provider sets accessKey, credentials the recovery does not use")
+	assert.Contains(t, v.Why, "the provider's accessKey is set, which the AWS CLI that the destroy's leftover audit and the recovery run cannot reproduce")
 
 	f = newFixture(t)
 	f.queueExists("r", "r-1", "deploy-prod")
@@ -298,27 +300,75 @@ func TestNoProofOfTheAccount(t *testing.T) {
 	}
 }
 
-// TestAProviderWhoseIdentityTheRecoveryCannotReproduce: a chain of roles,
-// or a role with an externalId or a session policy, would have the
-// recovery look as another identity than the provider's (it once took the
-// chain's first role): it cannot tell, and asks AWS nothing.
-func TestAProviderWhoseIdentityTheRecoveryCannotReproduce(t *testing.T) {
-	for inputs, want := range map[string]string{
-		`[{"roleArn":"arn:aws:iam::123456789012:role/a"},{"roleArn":"arn:aws:iam::123456789012:role/b"}]`: "assumeRoles (a chain of roles)",
-		`[{"roleArn":"arn:aws:iam::123456789012:role/a","externalId":"x"}]`:                               "assumeRoles.externalId",
-		`{"roleArn":"arn:aws:iam::123456789012:role/a","policy":"{}"}`:                                    "assumeRole.policy",
-	} {
-		key := "assumeRoles"
-		if strings.HasPrefix(inputs, "{") {
-			key = "assumeRole"
-		}
-		f := newFixture(t)
-		d := state(pendingCreate("aws:sqs/queue:Queue", "r", map[string]any{"name": "r-1"}))
-		d.Resources[0].Inputs[key] = inputs
-		v := verdictOf(t, f, d)
-		assert.Equal(t, Undecided, v.Outcome, inputs)
-		assert.Contains(t, v.Why, "its provider sets "+want+", credentials the recovery does not use")
-		assert.Empty(t, f.aws.calls, "nothing is asked as another identity")
+// TestTheRecoveryReachesAWSAsTheProviderDoes: one row per credential
+// setting of pulumi-aws v6 (awscli.CredentialKeys, each field of a role):
+// the recovery assumes the provider's roles, in order, each with every
+// field the provider sends STS (it once took a chain's first role alone),
+// and asks as the last; a setting the AWS CLI cannot be given makes it
+// unable to tell, and it asks AWS nothing.
+func TestTheRecoveryReachesAWSAsTheProviderDoes(t *testing.T) {
+	const a, b = "arn:aws:iam::123456789012:role/a", "arn:aws:iam::123456789012:role/b"
+	assume := func(arn string, extra ...string) string {
+		return strings.Join(append([]string{"sts assume-role --role-arn", arn, "--role-session-name nodeless-eks-recover-pending"}, extra...), " ")
+	}
+	rows := []struct {
+		name, key string
+		value     any
+		calls     []string // the STS calls, in order, before the lookup's
+		refused   string
+	}{
+		{name: "profile", key: "profile", value: "prod-admin"},
+		{name: "assumeRole.roleArn", key: "assumeRole", value: `{"roleArn":"` + a + `"}`, calls: []string{assume(a)}},
+		{name: "assumeRole.externalId", key: "assumeRole", value: `{"roleArn":"` + a + `","externalId":"x"}`, calls: []string{assume(a, "--external-id x")}},
+		{name: "assumeRole.sessionName", key: "assumeRole", value: `{"roleArn":"` + a + `","sessionName":"ci"}`,
+			calls: []string{"sts assume-role --role-arn " + a + " --role-session-name ci"}},
+		{name: "assumeRole.duration", key: "assumeRole", value: `{"roleArn":"` + a + `","duration":"1h"}`, calls: []string{assume(a, "--duration-seconds 3600")}},
+		{name: "assumeRole.policy", key: "assumeRole", value: `{"roleArn":"` + a + `","policy":"{}"}`, calls: []string{assume(a, "--policy {}")}},
+		{name: "assumeRole.policyArns", key: "assumeRole", value: map[string]any{"roleArn": a, "policyArns": []any{"arn:aws:iam::aws:policy/ReadOnlyAccess"}},
+			calls: []string{assume(a, "--policy-arns arn=arn:aws:iam::aws:policy/ReadOnlyAccess")}},
+		{name: "assumeRole.tags", key: "assumeRole", value: `{"roleArn":"` + a + `","tags":{"team":"platform"}}`, calls: []string{assume(a, "--tags Key=team,Value=platform")}},
+		{name: "assumeRole.transitiveTagKeys", key: "assumeRole", value: `{"roleArn":"` + a + `","transitiveTagKeys":["team"]}`,
+			calls: []string{assume(a, "--transitive-tag-keys team")}},
+		{name: "assumeRole.sourceIdentity", key: "assumeRole", value: `{"roleArn":"` + a + `","sourceIdentity":"alice"}`, calls: []string{assume(a, "--source-identity alice")}},
+		{name: "assumeRoles, a chain", key: "assumeRoles", value: `[{"roleArn":"` + a + `"},{"roleArn":"` + b + `","externalId":"y"}]`,
+			calls: []string{assume(a), assume(b, "--external-id y")}},
+		{name: "accessKey", key: "accessKey", value: "AKIA", refused: "the provider's accessKey is set"},
+		{name: "secretKey", key: "secretKey", value: "s", refused: "the provider's secretKey is set"},
+		{name: "token", key: "token", value: "t", refused: "the provider's token is set"},
+		{name: "sharedCredentialsFiles", key: "sharedCredentialsFiles", value: `["/x"]`, refused: "the provider's sharedCredentialsFiles is set"},
+		{name: "sharedConfigFiles", key: "sharedConfigFiles", value: `["/x"]`, refused: "the provider's sharedConfigFiles is set"},
+		{name: "assumeRoleWithWebIdentity", key: "assumeRoleWithWebIdentity", value: `{"roleArn":"` + a + `"}`,
+			refused: "the provider's assumeRoleWithWebIdentity is set"},
+	}
+	covered := map[string]bool{}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			covered[row.key] = true
+			f := newFixture(t)
+			f.queueExists("r", "r-1", "deploy-prod")
+			d := state(pendingCreate("aws:sqs/queue:Queue", "r", map[string]any{"name": "r-1"}))
+			d.Resources[0].Inputs[row.key] = row.value
+			v := verdictOf(t, f, d)
+			if row.refused != "" {
+				assert.Equal(t, Undecided, v.Outcome)
+				assert.Contains(t, v.Why, row.refused)
+				assert.Empty(t, f.aws.calls, "nothing is asked as another identity")
+				return
+			}
+			var sts []string
+			for _, c := range f.aws.calls {
+				if strings.HasPrefix(c, "sts assume-role") {
+					sts = append(sts, c)
+				}
+			}
+			assert.Equal(t, row.calls, sts)
+			if row.key == "profile" {
+				assert.Contains(t, f.aws.envs[0], "AWS_PROFILE=prod-admin")
+			}
+		})
+	}
+	for _, key := range awscli.CredentialKeys() {
+		assert.True(t, covered[key], "a row for %s", key)
 	}
 }
 

@@ -1,0 +1,190 @@
+package awscli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Access is how a stack's aws provider reaches AWS, as the AWS CLI can be
+// made to: its profile, then each role of its chain assumed from the last
+// (pulumi-aws v6's assumeRole, or assumeRoles in order, which the bridged
+// terraform-provider-aws assumes each from the one before).
+type Access struct {
+	Profile string `json:"profile,omitempty"`
+	Roles   []Role `json:"roles,omitempty"`
+}
+
+// Role is one assumeRole of pulumi-aws v6 (sdk/go/aws/config, AssumeRole,
+// at v6.83.4): every field the CLI's `sts assume-role` takes too.
+type Role struct {
+	RoleArn           string            `json:"roleArn"`
+	ExternalID        string            `json:"externalId,omitempty"`
+	SessionName       string            `json:"sessionName,omitempty"`
+	Duration          string            `json:"duration,omitempty"`
+	Policy            string            `json:"policy,omitempty"`
+	PolicyArns        []string          `json:"policyArns,omitempty"`
+	Tags              map[string]string `json:"tags,omitempty"`
+	TransitiveTagKeys []string          `json:"transitiveTagKeys,omitempty"`
+	SourceIdentity    string            `json:"sourceIdentity,omitempty"`
+}
+
+// Unreproducible are the provider's credential settings the CLI cannot be
+// given as the provider uses them, each with why.
+var Unreproducible = map[string]string{
+	"accessKey": "static keys in the stack's config would be written into the command's environment, in the state; put them in " +
+		"the environment (AWS_ACCESS_KEY_ID and the rest), where the provider and the AWS CLI both read them, or in a profile",
+	"secretKey": "as accessKey",
+	"token":     "as accessKey",
+	"sharedCredentialsFiles": "the AWS CLI reads its own files (AWS_SHARED_CREDENTIALS_FILE); set that variable instead, which the " +
+		"provider reads too",
+	"sharedConfigFiles":         "as sharedCredentialsFiles (AWS_CONFIG_FILE)",
+	"assumeRoleWithWebIdentity": "the AWS CLI cannot be given a web identity session per call; use a profile with web_identity_token_file",
+}
+
+// CredentialKeys are the provider settings AccessOf reads.
+func CredentialKeys() []string {
+	return append([]string{"profile", "assumeRole", "assumeRoles"}, slices.Sorted(maps.Keys(Unreproducible))...)
+}
+
+// AccessOf reads a provider's credential settings, by their keys
+// (CredentialKeys), as stack config gives them (strings, JSON for objects
+// and lists) or as the state holds a provider's inputs. prefix is how a
+// message names a key ("aws:" for config). It names the first setting
+// the CLI cannot be given.
+func AccessOf(settings map[string]any, prefix string) (Access, error) {
+	for _, key := range slices.Sorted(maps.Keys(Unreproducible)) {
+		if v, ok := settings[key]; ok && v != nil && v != "" {
+			return Access{}, fmt.Errorf("%s%s is set, which the AWS CLI that the destroy's leftover audit and the recovery run "+
+				"cannot reproduce: %s", prefix, key, Unreproducible[key])
+		}
+	}
+	a := Access{}
+	if p, ok := settings["profile"].(string); ok {
+		a.Profile = p
+	}
+	for _, key := range []string{"assumeRole", "assumeRoles"} {
+		v := settings[key]
+		if s, ok := v.(string); ok {
+			if s == "" {
+				continue
+			}
+			v = json.RawMessage(s)
+		}
+		if v == nil {
+			continue
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return Access{}, fmt.Errorf("%s%s: %w", prefix, key, err)
+		}
+		var roles []Role
+		if key == "assumeRole" {
+			var one Role
+			err = json.Unmarshal(raw, &one)
+			roles = []Role{one}
+		} else {
+			err = json.Unmarshal(raw, &roles)
+		}
+		if err != nil {
+			return Access{}, fmt.Errorf("%s%s is not what pulumi-aws reads (%v): %s", prefix, key, err, raw)
+		}
+		for i, r := range roles {
+			if r.RoleArn == "" {
+				return Access{}, fmt.Errorf("%s%s: role %d has no roleArn", prefix, key, i+1)
+			}
+			if r.Duration != "" {
+				if _, err := time.ParseDuration(r.Duration); err != nil {
+					return Access{}, fmt.Errorf("%s%s: duration %q is not a duration such as 1h: %v", prefix, key, r.Duration, err)
+				}
+			}
+		}
+		if len(a.Roles) > 0 && len(roles) > 0 {
+			return Access{}, fmt.Errorf("%sassumeRole and %sassumeRoles are both set; pulumi-aws takes one", prefix, prefix)
+		}
+		a.Roles = roles
+	}
+	return a, nil
+}
+
+// args are the CLI's `sts assume-role` arguments for r.
+func (r Role) args(session string) []string {
+	args := []string{"sts", "assume-role", "--role-arn", r.RoleArn, "--role-session-name", cmp.Or(r.SessionName, session)}
+	if r.ExternalID != "" {
+		args = append(args, "--external-id", r.ExternalID)
+	}
+	if r.Duration != "" {
+		d, _ := time.ParseDuration(r.Duration) // checked by AccessOf
+		args = append(args, "--duration-seconds", strconv.Itoa(int(d.Seconds())))
+	}
+	if r.Policy != "" {
+		args = append(args, "--policy", r.Policy)
+	}
+	if len(r.PolicyArns) > 0 {
+		args = append(args, "--policy-arns")
+		for _, arn := range r.PolicyArns {
+			args = append(args, "arn="+arn)
+		}
+	}
+	if len(r.Tags) > 0 {
+		args = append(args, "--tags")
+		for _, k := range slices.Sorted(maps.Keys(r.Tags)) {
+			args = append(args, "Key="+k+",Value="+r.Tags[k])
+		}
+	}
+	if len(r.TransitiveTagKeys) > 0 {
+		args = append(append(args, "--transitive-tag-keys"), r.TransitiveTagKeys...)
+	}
+	if r.SourceIdentity != "" {
+		args = append(args, "--source-identity", r.SourceIdentity)
+	}
+	return args
+}
+
+// Env is the environment the CLI's calls run with to reach AWS as the
+// provider does: the profile, then a session of each role, each assumed
+// with the one before's (session, the session name of a role that names
+// none). The profile goes once a role is assumed ("AWS_PROFILE="), so
+// that the session's keys sign every later call.
+func (a Access) Env(ctx context.Context, aws Call, session string) ([]string, error) {
+	var env []string
+	if a.Profile != "" {
+		env = []string{"AWS_PROFILE=" + a.Profile}
+	}
+	for _, r := range a.Roles {
+		out, err := aws(ctx, env, r.args(session)...)
+		if err != nil {
+			return nil, err
+		}
+		var s struct {
+			Credentials struct{ AccessKeyId, SecretAccessKey, SessionToken string }
+		}
+		if err := json.Unmarshal(out, &s); err != nil || s.Credentials.AccessKeyId == "" {
+			return nil, fmt.Errorf("aws sts assume-role --role-arn %s printed no credentials", r.RoleArn)
+		}
+		env = []string{"AWS_ACCESS_KEY_ID=" + s.Credentials.AccessKeyId, "AWS_SECRET_ACCESS_KEY=" + s.Credentials.SecretAccessKey,
+			"AWS_SESSION_TOKEN=" + s.Credentials.SessionToken, "AWS_PROFILE="}
+	}
+	return env, nil
+}
+
+// String is the access as a message names it.
+func (a Access) String() string {
+	var parts []string
+	if a.Profile != "" {
+		parts = append(parts, "profile "+a.Profile)
+	}
+	for _, r := range a.Roles {
+		parts = append(parts, "role "+r.RoleArn)
+	}
+	if len(parts) == 0 {
+		return "the environment's credentials"
+	}
+	return strings.Join(parts, ", then ")
+}

@@ -181,6 +181,7 @@ func TestClusterLayer(t *testing.T) {
 		assert.Equal(t, "true", cfg.Env["AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG"])
 		assert.Equal(t, "topology.kubernetes.io/zone", cfg.Env["ENI_CONFIG_LABEL_DEF"], "ENIConfigs are named by AZ")
 		assert.Equal(t, "true", cfg.Env["ENABLE_PREFIX_DELEGATION"])
+		assert.JSONEq(t, `{"nodeless-eks/cluster":"eks-demo"}`, cfg.Env["ADDITIONAL_ENI_TAGS"], "its interfaces carry the cluster, for the destroy's sweep")
 		assert.True(t, cfg.EniConfig.Create)
 		assert.Equal(t, "eu-west-1", cfg.EniConfig.Region)
 		got := map[string]string{}

@@ -8,6 +8,7 @@ import (
 
 	"nodeless-eks/internal/bounds"
 	"nodeless-eks/internal/eksaddon"
+	"nodeless-eks/internal/names"
 
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -34,7 +35,7 @@ func newVpcCni(ctx *pulumi.Context, name string, args *Args, clusterName, nodeSG
 		for i, az := range zones {
 			pods[az] = v[i+1].(string)
 		}
-		return VpcCniConfiguration(args.Region, pods, []string{v[0].(string)})
+		return VpcCniConfiguration(args.ClusterName, args.Region, pods, []string{v[0].(string)})
 	}).(pulumi.StringOutput)
 	addon, err := awseks.NewAddon(ctx, name+"-vpc-cni", &awseks.AddonArgs{
 		ClusterName:              clusterName,
@@ -57,14 +58,24 @@ func newVpcCni(ctx *pulumi.Context, name string, args *Args, clusterName, nodeSG
 // VpcCniConfiguration is the vpc-cni add-on's configuration values (JSON,
 // the schema of `aws eks describe-addon-configuration --addon-name vpc-cni`).
 // The add-on creates one ENIConfig per AZ, named after the AZ, and nodes
-// pick theirs by their topology.kubernetes.io/zone label.
-func VpcCniConfiguration(region string, podSubnetIDsByAZ map[string]string, securityGroupIDs []string) (string, error) {
+// pick theirs by their topology.kubernetes.io/zone label. Every interface
+// the CNI makes carries the cluster's tag (ADDITIONAL_ENI_TAGS, a JSON map:
+// amazon-vpc-cni-k8s README), by which the destroy's sweep knows a
+// detached one is this cluster's (internal/cleanup, network.go). The key
+// is in a published dump of the add-on's schema (Env, whose
+// additionalProperties is false); not checked against the pinned version.
+func VpcCniConfiguration(clusterName, region string, podSubnetIDsByAZ map[string]string, securityGroupIDs []string) (string, error) {
 	subnets := make(map[string]any, len(podSubnetIDsByAZ))
 	for az, id := range podSubnetIDsByAZ {
 		subnets[az] = map[string]any{"id": id, "securityGroups": securityGroupIDs}
 	}
+	eniTags, err := json.Marshal(map[string]string{names.ClusterTagKey: clusterName})
+	if err != nil {
+		return "", err
+	}
 	b, err := json.Marshal(map[string]any{
 		"env": map[string]string{
+			"ADDITIONAL_ENI_TAGS":                string(eniTags),
 			"AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG": "true",
 			"ENI_CONFIG_LABEL_DEF":               "topology.kubernetes.io/zone",
 			"ENABLE_PREFIX_DELEGATION":           "true",

@@ -239,6 +239,18 @@ func TestReachTable(t *testing.T) {
 			Resource: ec2(prodAccount, "vpc-endpoint/vpce-s3"), Account: prodAccount,
 			Context:  with(region, "aws:ResourceTag/GuardDutyManaged", "true", "ec2:VpceServiceName", "com.amazonaws.eu-west-1.s3"),
 			identity: prodPolicy, want: iamtest.ImplicitDeny},
+		// The VPC CNI's detached interfaces the sweep deletes: its own
+		// cluster's, and those the CNI made before it tagged them.
+		{Name: "production's role deletes its cluster's CNI interface", Action: "ec2:DeleteNetworkInterface", Resource: ec2(prodAccount, "network-interface/eni-1"),
+			Account: prodAccount, Context: with(region, "aws:ResourceTag/"+names.ClusterTagKey, "nodeless-eks-prod",
+				"aws:ResourceTag/node.k8s.amazonaws.com/instance_id", "i-1"), identity: prodPolicy, want: iamtest.Allowed},
+		{Name: "production's role deletes another cluster's CNI interface", Action: "ec2:DeleteNetworkInterface", Resource: ec2(prodAccount, "network-interface/eni-2"),
+			Account: prodAccount, Context: with(region, "aws:ResourceTag/"+names.ClusterTagKey, "billing",
+				"aws:ResourceTag/node.k8s.amazonaws.com/instance_id", "i-2"), identity: prodPolicy, want: iamtest.ImplicitDeny},
+		{Name: "production's role deletes an untagged CNI interface", Action: "ec2:DeleteNetworkInterface", Resource: ec2(prodAccount, "network-interface/eni-3"),
+			Account: prodAccount, Context: with(region, "aws:ResourceTag/node.k8s.amazonaws.com/instance_id", "i-3"), identity: prodPolicy, want: iamtest.Allowed},
+		{Name: "production's role deletes an interface made by hand", Action: "ec2:DeleteNetworkInterface", Resource: ec2(prodAccount, "network-interface/eni-4"),
+			Account: prodAccount, Context: region, identity: prodPolicy, want: iamtest.ImplicitDeny},
 		// The kept volumes the cleanup marks for the leftover audit: its own
 		// cluster's, with that tag alone.
 		{Name: "production's role marks its cluster's volume kept", Action: "ec2:CreateTags", Resource: ec2(prodAccount, "volume/vol-1"),

@@ -213,6 +213,7 @@ func Sweep(ctx context.Context, aws networkAWS, n Network) error {
 			}
 		}
 	}
+	n.Now = now
 	start, reported, stuck := now(), time.Time{}, time.Time{}
 	fmt.Fprintf(n.Log, "network sweep of VPC %s (cluster %s), at most %s\n", n.VpcID, n.ClusterName, n.Timeout)
 	for {
@@ -309,16 +310,23 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 		what := fmt.Sprintf("network interface %s (%s, %s", e.NetworkInterfaceId, cmp.Or(e.Description, "no description"), e.Status)
 		if e.Status == "available" && strings.HasPrefix(e.Description, "aws-K8S-") {
 			// The VPC CNI's, left by a node that is gone.
-			_, err := aws(ctx, "ec2", "delete-network-interface", "--network-interface-id", e.NetworkInterfaceId)
-			switch {
-			case err == nil:
-				fmt.Fprintf(n.Log, "network sweep: deleted network interface %s (%s), which the VPC CNI left\n", e.NetworkInterfaceId, e.Description)
-				continue
-			case refusedByIAM(err):
+			del, wait, why, err := n.cniLeftover(ctx, aws, e)
+			if err != nil {
 				return nil, false, false, err
 			}
-			what += ", its delete failed: " + firstLine(err)
-			waits = true
+			if del {
+				_, err = aws(ctx, "ec2", "delete-network-interface", "--network-interface-id", e.NetworkInterfaceId)
+				switch {
+				case err == nil:
+					fmt.Fprintf(n.Log, "network sweep: deleted network interface %s (%s), which the VPC CNI left\n", e.NetworkInterfaceId, e.Description)
+					continue
+				case refusedByIAM(err):
+					return nil, false, false, err
+				}
+				why, wait = "its delete failed: "+firstLine(err), true
+			}
+			what += ", " + why
+			waits = waits || wait
 		}
 		waits = waits || n.goesByItself(e)
 		switch {
@@ -364,6 +372,58 @@ func (n Network) sweepOnce(ctx context.Context, aws networkAWS) (left []string, 
 		left = append(left, fmt.Sprintf("security group %s (%s): %s", g.GroupId, what, cmd))
 	}
 	return left, waits, false, nil
+}
+
+// The VPC CNI's tags on each interface it makes (amazon-vpc-cni-k8s
+// pkg/awsutils: eniNodeTagKey, eniCreatedAtTagKey), and the cool-down its
+// own leaked-interface cleanup keeps before it deletes one
+// (getLeakedENIs, eniDeleteCooldownTime).
+const (
+	cniInstanceTag  = "node.k8s.amazonaws.com/instance_id"
+	cniCreatedAtTag = "node.k8s.amazonaws.com/createdAt"
+	cniCooldown     = 5 * time.Minute
+)
+
+// cniLeftover decides a detached VPC CNI interface. This cluster's, which
+// carries its tag (the add-on's ADDITIONAL_ENI_TAGS, cluster/vpccni.go),
+// goes once older than the CNI's cool-down; one without the tag (made
+// before this version tagged them) once, too, the instance it was made
+// for no longer exists; another cluster's never. wait is true of one that
+// will be deletable later; why says why it is not deleted now.
+func (n Network) cniLeftover(ctx context.Context, aws networkAWS, e eni) (del, wait bool, why string, err error) {
+	created, perr := time.Parse(time.RFC3339, tagOf(e.TagSet, cniCreatedAtTag))
+	switch owner := tagOf(e.TagSet, clusterTagKey); {
+	case owner != "" && owner != n.ClusterName:
+		return false, false, "cluster " + owner + "'s", nil
+	case perr != nil:
+		return false, false, "no " + cniCreatedAtTag + " tag of the VPC CNI's, so its age is unknown", nil
+	case owner == "":
+		instance := tagOf(e.TagSet, cniInstanceTag)
+		if instance == "" {
+			return false, false, "neither this cluster's tag nor the instance it was made for", nil
+		}
+		var out struct {
+			Reservations []struct{ Instances []struct{ State struct{ Name string } } }
+		}
+		err := call(ctx, aws, &out, "ec2", "describe-instances", "--instance-ids", instance)
+		switch {
+		case awscli.IsCode(err, "InvalidInstanceID.NotFound"):
+		case err != nil:
+			return false, false, "", err
+		case len(out.Reservations) > 0 && len(out.Reservations[0].Instances) > 0:
+			switch state := out.Reservations[0].Instances[0].State.Name; state {
+			case "terminated":
+			case "shutting-down":
+				return false, true, "untagged, and its instance " + instance + " is shutting down", nil
+			default:
+				return false, false, "untagged, and its instance " + instance + " is " + state, nil
+			}
+		}
+	}
+	if n.Now().Sub(created) < cniCooldown {
+		return false, true, "made " + created.Format(time.RFC3339) + ", within the VPC CNI's 5-minute cool-down", nil
+	}
+	return true, false, "", nil
 }
 
 // stuckSettle is how long the sweep waits once only what nothing in the

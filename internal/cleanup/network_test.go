@@ -39,8 +39,11 @@ type fakeVPC struct {
 	goAfter map[string]int
 	// refuse answers every delete with this AWS error code.
 	refuse string
-	rounds int
-	calls  []string
+	// instances are the states of the instances that exist, by ID; any
+	// other is InvalidInstanceID.NotFound (EC2 API reference, error codes).
+	instances map[string]string
+	rounds    int
+	calls     []string
 }
 
 func (f *fakeVPC) aws(_ context.Context, args ...string) ([]byte, error) {
@@ -69,6 +72,14 @@ func (f *fakeVPC) aws(_ context.Context, args ...string) ([]byte, error) {
 			}
 		}
 		return []byte(`{"Unsuccessful": []}`), nil
+	case "describe-instances":
+		id := arg("--instance-ids")
+		state, ok := f.instances[id]
+		if !ok {
+			return nil, awscli.NewError(args, "An error occurred (InvalidInstanceID.NotFound) when calling the DescribeInstances operation: "+
+				"The instance ID '"+id+"' does not exist", errors.New("exit status 254"))
+		}
+		return json.Marshal(map[string]any{"Reservations": []any{map[string]any{"Instances": []any{map[string]any{"State": map[string]any{"Name": state}}}}}})
 	case "describe-network-interfaces":
 		f.rounds++
 		var kept []eni
@@ -124,11 +135,63 @@ func sweepWith(f *fakeVPC) (string, time.Duration, error) {
 	return log.String(), now.Sub(start), err
 }
 
+// cniENI is a detached interface of the VPC CNI's, tagged as it tags them
+// (amazon-vpc-cni-k8s pkg/awsutils) and, with owner, with the cluster's
+// tag (ADDITIONAL_ENI_TAGS).
+func cniENI(id, owner, created, instance string) eni {
+	e := eni{NetworkInterfaceId: id, Status: "available", Description: "aws-K8S-" + instance, InterfaceType: "interface",
+		TagSet: []tag{{Key: cniInstanceTag, Value: instance}}}
+	if created != "" {
+		e.TagSet = append(e.TagSet, tag{Key: cniCreatedAtTag, Value: created})
+	}
+	if owner != "" {
+		e.TagSet = append(e.TagSet, tag{Key: clusterTagKey, Value: owner})
+	}
+	return e
+}
+
+// TestSweepDecidesTheCNIsInterfacesByTagAgeAndInstance: a detached
+// interface of the VPC CNI's goes when it is this cluster's (its tag) and
+// older than the CNI's own 5-minute cool-down, or, untagged (an upgraded
+// stack's), once its instance no longer exists; another cluster's never,
+// one of a running instance never, and a young one once it is old enough.
+func TestSweepDecidesTheCNIsInterfacesByTagAgeAndInstance(t *testing.T) {
+	f := &fakeVPC{
+		enis: []eni{
+			cniENI("eni-own", "eks-demo", "2026-12-04T10:00:00Z", "i-gone1"),
+			cniENI("eni-young", "eks-demo", "2026-12-04T11:56:00Z", "i-gone2"), // 4 minutes before the sweep
+			cniENI("eni-other", "other-cluster", "2026-12-04T10:00:00Z", "i-gone3"),
+			cniENI("eni-untagged", "", "2026-12-04T10:00:00Z", "i-gone4"),
+			cniENI("eni-ended", "", "2026-12-04T10:00:00Z", "i-ended"),
+			cniENI("eni-running", "", "2026-12-04T10:00:00Z", "i-running"),
+			cniENI("eni-ageless", "eks-demo", "", "i-gone5"),
+		},
+		instances: map[string]string{"i-ended": "terminated", "i-running": "running"},
+	}
+	log, took, err := sweepWith(f)
+	t.Log(log)
+	require.Error(t, err)
+	var left []string
+	for _, e := range f.enis {
+		left = append(left, e.NetworkInterfaceId)
+	}
+	assert.Equal(t, []string{"eni-other", "eni-running", "eni-ageless"}, left)
+	assert.Contains(t, log, "deleted network interface eni-young", "deleted once past the cool-down")
+	assert.GreaterOrEqual(t, took, time.Minute, "the young one was waited for")
+	for _, want := range []string{
+		"network interface eni-other (aws-K8S-i-gone3, available, cluster other-cluster's)",
+		"network interface eni-running (aws-K8S-i-running, available, untagged, and its instance i-running is running)",
+		"network interface eni-ageless (aws-K8S-i-gone5, available, no node.k8s.amazonaws.com/createdAt tag",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
 func TestSweepDeletesWhatTheClusterLeftAndWaitsForTheRest(t *testing.T) {
 	tagged := func(k, v string) []tag { return []tag{{Key: k, Value: v}} }
 	f := &fakeVPC{
 		enis: []eni{
-			{NetworkInterfaceId: "eni-cni", Status: "available", Description: "aws-K8S-i-0abc", InterfaceType: "interface"},
+			cniENI("eni-cni", "eks-demo", "2026-12-04T10:00:00Z", "i-0abc"),
 			{NetworkInterfaceId: "eni-eks", Status: "in-use", Description: "Amazon EKS eks-demo", InterfaceType: "interface"},
 			// The stack's own NAT gateway, which Pulumi deletes after the sweep.
 			{NetworkInterfaceId: "eni-nat", Status: "in-use", Description: "Interface for NAT Gateway nat-1", InterfaceType: "nat_gateway"},
@@ -165,7 +228,11 @@ func TestSweepFailsAtItsBoundNamingWhatIsNotTheStacks(t *testing.T) {
 		enis: []eni{{NetworkInterfaceId: "eni-gd", Status: "in-use", Description: "VPC Endpoint Interface vpce-0gd", InterfaceType: "vpc_endpoint"},
 			{NetworkInterfaceId: "eni-hand", Status: "available", Description: "made by hand"},
 			// The VPC CNI's on a node that still runs: attached, not left.
-			{NetworkInterfaceId: "eni-live", Status: "in-use", Description: "aws-K8S-i-0live", InterfaceType: "interface"},
+			func() eni {
+				e := cniENI("eni-live", "eks-demo", "2026-12-04T10:00:00Z", "i-0live")
+				e.Status = "in-use"
+				return e
+			}(),
 			{NetworkInterfaceId: "eni-nat2", Status: "in-use", Description: "Interface for NAT Gateway nat-2", InterfaceType: "nat_gateway"}},
 		nats: []map[string]any{{"NatGatewayId": "nat-2", "State": "available", "Tags": []tag{{Key: "nodeless-eks/cluster", Value: "another"}},
 			"NatGatewayAddresses": []map[string]any{{"NetworkInterfaceId": "eni-nat2"}}}},
@@ -314,7 +381,7 @@ func TestSweepReadsAnEndpointsRefusal(t *testing.T) {
 // the credentials may not make fails the sweep at once.
 func TestSweepSaysWhyADeleteFailed(t *testing.T) {
 	cni := func() []eni {
-		return []eni{{NetworkInterfaceId: "eni-cni", Status: "available", Description: "aws-K8S-i-0abc", InterfaceType: "interface"}}
+		return []eni{cniENI("eni-cni", "eks-demo", "2026-12-04T10:00:00Z", "i-0abc")}
 	}
 	_, took, err := sweepWith(&fakeVPC{enis: cni(), refuse: "InvalidNetworkInterface.InUse"})
 	require.Error(t, err)
@@ -378,8 +445,19 @@ func TestSweepAgainstMoto(t *testing.T) {
 	run(&endpoint, "ec2", "create-vpc-endpoint", "--vpc-id", vpc, "--vpc-endpoint-type", "Interface", "--service-name",
 		"com.amazonaws."+moto.Region+".guardduty-data", "--subnet-ids", subnet)
 	handMadeEndpoint := endpoint.VpcEndpoint.VpcEndpointId
-	run(&out, "ec2", "create-network-interface", "--subnet-id", subnet, "--description", "aws-K8S-i-0abc", "--groups", node)
-	leaked := out.NetworkInterface.NetworkInterfaceId
+	cni := func(instance string, kv ...string) string {
+		tags := "{Key=" + cniInstanceTag + ",Value=" + instance + "},{Key=" + cniCreatedAtTag + ",Value=2026-01-01T00:00:00Z}"
+		for i := 0; i+1 < len(kv); i += 2 {
+			tags += ",{Key=" + kv[i] + ",Value=" + kv[i+1] + "}"
+		}
+		run(&out, "ec2", "create-network-interface", "--subnet-id", subnet, "--description", "aws-K8S-"+instance, "--groups", node,
+			"--tag-specifications", "ResourceType=network-interface,Tags=["+tags+"]")
+		return out.NetworkInterface.NetworkInterfaceId
+	}
+	leaked := cni("i-0abc", clusterTagKey, "eks-demo")
+	// An upgraded stack's, untagged, of an instance that no longer exists;
+	// another cluster's.
+	untagged, otherCNI := cni("i-0123456789abcdef0"), cni("i-0def", clusterTagKey, "other")
 	run(&out, "ec2", "create-network-interface", "--subnet-id", subnet, "--description", "made by hand")
 	decoy := out.NetworkInterface.NetworkInterfaceId
 	// The stack's own NAT gateway (tagged) and another's: moto ignores tag
@@ -422,6 +500,8 @@ func TestSweepAgainstMoto(t *testing.T) {
 		assert.NotContains(t, err.Error(), ownNATENI, "the stack's own NAT gateway's is Pulumi's to delete")
 		assert.NotContains(t, err.Error(), leaked)
 		assert.Contains(t, log.String(), "deleted network interface "+leaked)
+		assert.Contains(t, log.String(), "deleted network interface "+untagged, "moto says its instance is not found")
+		assert.Contains(t, err.Error(), "network interface "+otherCNI+" (aws-K8S-i-0def, available, cluster other's)")
 		assert.Contains(t, log.String(), "deleted security group "+lb)
 		assert.Contains(t, log.String(), "deleted VPC endpoint "+guardDutyEndpoint)
 		assert.Contains(t, log.String(), "deleted security group "+guardDutyGroup)
@@ -439,6 +519,7 @@ func TestSweepAgainstMoto(t *testing.T) {
 	})
 	t.Run("once the decoys are gone, nothing is left but the stack's NAT gateway", func(t *testing.T) {
 		s.AWS(t, other, "ec2", "delete-network-interface", "--network-interface-id", decoy)
+		s.AWS(t, other, "ec2", "delete-network-interface", "--network-interface-id", otherCNI)
 		s.AWS(t, other, "ec2", "delete-nat-gateway", "--nat-gateway-id", otherNAT)
 		s.AWS(t, other, "ec2", "delete-network-interface", "--network-interface-id", otherNATENI)
 		s.AWS(t, other, "ec2", "delete-security-group", "--group-id", otherEKS)

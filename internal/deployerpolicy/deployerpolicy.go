@@ -261,13 +261,19 @@ func DeployerPolicy(s Scope) iampolicy.Document {
 			}),
 			Condition: map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "vpc-flow-logs.amazonaws.com"}}},
 		// The network sweep (internal/cleanup, network.go): the VPC CNI's
-		// detached interfaces carry no cluster tag the CLUSTER_NAME
-		// variable would set, so every interface of the region is in
-		// reach, as it is of the VPC CNI policy the boundary allows (and
-		// of any role the run creates); the groups the LB controller and
-		// EKS made carry their own tags.
-		iampolicy.Statement{Sid: "SweepDetachedInterfaces", Effect: "Allow", Action: "ec2:DeleteNetworkInterface",
-			Resource: s.arn("ec2", "network-interface/*")},
+		// detached interfaces of its own cluster, by the tag the add-on
+		// gives them (cluster/vpccni.go), and those the CNI made before
+		// that tag (its instance tag, and no cluster's), which the sweep
+		// deletes only once their instance is gone: any of the region's,
+		// as of the VPC CNI policy the boundary allows. The groups the LB
+		// controller and EKS made carry their own tags.
+		iampolicy.Statement{Sid: "SweepTheClustersInterfaces", Effect: "Allow", Action: "ec2:DeleteNetworkInterface",
+			Resource:  s.arn("ec2", "network-interface/*"),
+			Condition: map[string]any{"StringLike": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: clusters}}},
+		iampolicy.Statement{Sid: "SweepUntaggedCNIInterfaces", Effect: "Allow", Action: "ec2:DeleteNetworkInterface",
+			Resource: s.arn("ec2", "network-interface/*"),
+			Condition: map[string]any{"Null": map[string]any{"aws:ResourceTag/" + names.ClusterTagKey: "true",
+				"aws:ResourceTag/node.k8s.amazonaws.com/instance_id": "false"}}},
 		iampolicy.Statement{Sid: "SweepTheClustersLoadBalancerGroups", Effect: "Allow",
 			Action:    []string{"ec2:DeleteSecurityGroup", "ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress"},
 			Resource:  s.arn("ec2", "security-group/*"),

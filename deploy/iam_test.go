@@ -251,6 +251,11 @@ func TestReachTable(t *testing.T) {
 			Account: prodAccount, Context: with(region, "aws:ResourceTag/node.k8s.amazonaws.com/instance_id", "i-3"), identity: prodPolicy, want: iamtest.Allowed},
 		{Name: "production's role deletes an interface made by hand", Action: "ec2:DeleteNetworkInterface", Resource: ec2(prodAccount, "network-interface/eni-4"),
 			Account: prodAccount, Context: region, identity: prodPolicy, want: iamtest.ImplicitDeny},
+		// The in-tree controller's Classic ELB group, by the cluster's own key.
+		{Name: "production's role deletes its cluster's Classic ELB group", Action: "ec2:DeleteSecurityGroup", Resource: ec2(prodAccount, "security-group/sg-elb"),
+			Account: prodAccount, Context: with(region, "aws:ResourceTag/kubernetes.io/cluster/nodeless-eks-prod", "owned"), identity: prodPolicy, want: iamtest.Allowed},
+		{Name: "production's role deletes another cluster's Classic ELB group", Action: "ec2:DeleteSecurityGroup", Resource: ec2(prodAccount, "security-group/sg-elb2"),
+			Account: prodAccount, Context: with(region, "aws:ResourceTag/kubernetes.io/cluster/billing", "owned"), identity: prodPolicy, want: iamtest.ImplicitDeny},
 		// The kept volumes the cleanup marks for the leftover audit: its own
 		// cluster's, with that tag alone.
 		{Name: "production's role marks its cluster's volume kept", Action: "ec2:CreateTags", Resource: ec2(prodAccount, "volume/vol-1"),

@@ -38,6 +38,7 @@
 package cleanup
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -1043,19 +1044,28 @@ func (c *cleaner) nodes(ctx context.Context) error {
 			return err
 		}
 	}
-	if len(foreignPools) > 0 {
-		// The nodes to drain are the foreign pools' claims now; a claim of
-		// a pool recreated later is that pool's.
-		claims, err := c.list(ctx, kubeapi.NodeClaims)
-		if err != nil && !kubeapi.IsNotFound(err) {
-			return err
+	// The nodes to drain are the foreign pools' claims now (a claim of a
+	// pool recreated later is that pool's), and the standalone claims,
+	// which no pool owns (Karpenter's v1 API allows one) and Pulumi never
+	// deletes: the cleanup deletes those itself.
+	claims, err := c.list(ctx, kubeapi.NodeClaims)
+	if err != nil && !kubeapi.IsNotFound(err) {
+		return err
+	}
+	draining := map[string]bool{}
+	for _, nc := range claims {
+		pool := nc.Label("karpenter.sh/nodepool")
+		if _, ours := foreignPools[pool]; ours {
+			draining[identity(nc)] = true
 		}
-		draining := map[string]bool{}
-		for _, nc := range claims {
-			if _, ours := foreignPools[nc.Label("karpenter.sh/nodepool")]; ours {
-				draining[identity(nc)] = true
+		if pool == "" && !nc.Deleting() {
+			draining[identity(nc)] = true
+			if err := c.remove(ctx, kubeapi.NodeClaims, "", nc.Name(), " (a standalone NodeClaim: no pool owns it, and the stack did not create it)"); err != nil {
+				return err
 			}
 		}
+	}
+	if len(foreignPools) > 0 || len(draining) > 0 {
 		forceAfter := time.Now().Add(c.o.NodeTimeout / 2)
 		var recreated []string
 		err = c.waitFor(ctx, c.o.NodeTimeout, "nodes of the deleted NodePools (Karpenter drains and terminates them)",
@@ -1068,7 +1078,7 @@ func (c *cleaner) nodes(ctx context.Context) error {
 				nodes := map[string]string{} // node name: its pool
 				for _, nc := range claims {
 					if pool := nc.Label("karpenter.sh/nodepool"); draining[identity(nc)] {
-						left = append(left, "NodeClaim "+nc.Name()+" of NodePool "+pool)
+						left = append(left, "NodeClaim "+nc.Name()+" of NodePool "+cmp.Or(pool, "none"))
 						if node := nc.Str("status", "nodeName"); node != "" {
 							nodes[node] = pool
 						}

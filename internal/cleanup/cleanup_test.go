@@ -403,8 +403,11 @@ func (f *fakeCluster) tick() {
 				deletedPools = append(deletedPools, p.Name())
 			}
 		}
+		// A claim of a deleted pool, or a claim deleted itself, whose
+		// finalizer drains and terminates its node (karpenter
+		// pkg/controllers/nodeclaim/termination).
 		remove(kubeapi.NodeClaims, func(nc kubeapi.Object) bool {
-			if !slices.Contains(deletedPools, nc.Label("karpenter.sh/nodepool")) {
+			if !nc.Deleting() && !slices.Contains(deletedPools, nc.Label("karpenter.sh/nodepool")) {
 				return false
 			}
 			for _, p := range f.objs[kubeapi.Pods] {
@@ -528,6 +531,7 @@ func TestRunRemovesWhatWorkloadsLeft(t *testing.T) {
 // and drains its nodes. A node of a pool that is neither the stack's nor
 // deleted by the cleanup fails the last look, naming it. Without the
 // names (a state written before they were set) the label alone decides.
+// A standalone NodeClaim is deleted.
 func TestOwnIsWhatTheStackRegistered(t *testing.T) {
 	withCopy := func() *fakeCluster {
 		f := workloadsLeftBehind()
@@ -562,6 +566,16 @@ func TestOwnIsWhatTheStackRegistered(t *testing.T) {
 	err := Run(context.Background(), f, registered(&log))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "NodeClaim ghost-1 of NodePool ghost")
+
+	// A standalone NodeClaim, which no pool owns and Pulumi never deletes:
+	// the nodes step deletes it, and Karpenter terminates its node.
+	f = workloadsLeftBehind()
+	f.objs[kubeapi.NodeClaims] = append(f.objs[kubeapi.NodeClaims],
+		withNode(obj("standalone-1", "", nil, map[string]any{"nodeClassRef": map[string]any{"name": "default"}}), "ip-10-0-9-9"))
+	log.Reset()
+	require.NoError(t, Run(context.Background(), f, registered(&log)), log.String())
+	assert.Contains(t, f.deletes, "NodeClaim standalone-1")
+	assert.Equal(t, []string{"general-abc"}, names(f.objs[kubeapi.NodeClaims]), "the stack's node keeps running")
 }
 
 // ebsClasses are EKS's gp2 (in-tree, migrated), the stack's gp3 (the

@@ -403,7 +403,9 @@ func (n Network) cniLeftover(ctx context.Context, aws networkAWS, e eni) (del, w
 			return false, false, "neither this cluster's tag nor the instance it was made for", nil
 		}
 		var out struct {
-			Reservations []struct{ Instances []struct{ State struct{ Name string } } }
+			Reservations []struct {
+				Instances []struct{ State struct{ Name string } }
+			}
 		}
 		err := call(ctx, aws, &out, "ec2", "describe-instances", "--instance-ids", instance)
 		switch {
@@ -519,10 +521,15 @@ func (n Network) guardDutys(g securityGroup) bool {
 	return g.GroupName == "GuardDutyManagedSecurityGroup-"+n.VpcID && tagOf(g.Tags, guardDutyTag) == "true"
 }
 
-// clusters is true of a group this cluster's LB controller or EKS made:
-// tagged with its name, not any cluster's.
+// clusters is true of a group this cluster's LB controller or EKS made,
+// tagged with its name, not any cluster's, or the in-tree service
+// controller's group of a Classic ELB of this cluster (k8s-elb-<name>,
+// tagged kubernetes.io/cluster/<cluster>=owned: k8s.io/cloud-provider-aws
+// ensureSecurityGroup; eksctl deletes such orphans the same way,
+// deleteOrphanLoadBalancerSecurityGroups).
 func (n Network) clusters(g securityGroup) bool {
-	return tagOf(g.Tags, "elbv2.k8s.aws/cluster") == n.ClusterName || tagOf(g.Tags, "aws:eks:cluster-name") == n.ClusterName
+	return tagOf(g.Tags, "elbv2.k8s.aws/cluster") == n.ClusterName || tagOf(g.Tags, "aws:eks:cluster-name") == n.ClusterName ||
+		strings.HasPrefix(g.GroupName, "k8s-elb-") && tagOf(g.Tags, "kubernetes.io/cluster/"+n.ClusterName) == "owned"
 }
 
 // deleteGroup revokes the rules that name g in the stack's own groups

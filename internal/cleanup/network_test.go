@@ -203,6 +203,7 @@ func TestSweepDeletesWhatTheClusterLeftAndWaitsForTheRest(t *testing.T) {
 			{GroupId: "sg-node", GroupName: "eks-demo-node-1a2b"},
 			{GroupId: "sg-lb", GroupName: "k8s-traffic-eks-demo-1a2b", Tags: tagged("elbv2.k8s.aws/cluster", "eks-demo")},
 			{GroupId: "sg-eks", GroupName: "eks-cluster-sg-eks-demo-1", Tags: tagged("aws:eks:cluster-name", "eks-demo")},
+			{GroupId: "sg-elb", GroupName: "k8s-elb-a1b2c3", Tags: tagged("kubernetes.io/cluster/eks-demo", "owned")},
 		},
 		rules:   []securityGroupRule{{SecurityGroupRuleId: "sgr-1", GroupId: "sg-node", ReferencedGroupInfo: struct{ GroupId string }{"sg-lb"}}},
 		goAfter: map[string]int{"eni-eks": 3},
@@ -219,6 +220,7 @@ func TestSweepDeletesWhatTheClusterLeftAndWaitsForTheRest(t *testing.T) {
 	assert.Contains(t, log, "deleted network interface eni-cni (aws-K8S-i-0abc), which the VPC CNI left")
 	assert.Contains(t, log, "deleted security group sg-lb (k8s-traffic-eks-demo-1a2b)")
 	assert.Contains(t, log, "deleted security group sg-eks (eks-cluster-sg-eks-demo-1)")
+	assert.Contains(t, log, "deleted security group sg-elb (k8s-elb-a1b2c3)", "the in-tree controller's group of this cluster's Classic ELB")
 	assert.Contains(t, log, "waiting for 1 object(s) to go")
 	assert.Equal(t, 30*time.Second, took, "done at the round that no longer sees EKS's interface (the fourth)")
 }
@@ -238,7 +240,11 @@ func TestSweepFailsAtItsBoundNamingWhatIsNotTheStacks(t *testing.T) {
 			"NatGatewayAddresses": []map[string]any{{"NetworkInterfaceId": "eni-nat2"}}}},
 		groups: []securityGroup{{GroupId: "sg-gd", GroupName: "GuardDutyManagedSecurityGroup-vpc-1"},
 			{GroupId: "sg-other", GroupName: "k8s-traffic-other", Tags: []tag{{Key: "elbv2.k8s.aws/cluster", Value: "other-cluster"}}},
-			{GroupId: "sg-eks-other", GroupName: "eks-cluster-sg-other-cluster-1", Tags: []tag{{Key: "aws:eks:cluster-name", Value: "other-cluster"}}}},
+			{GroupId: "sg-eks-other", GroupName: "eks-cluster-sg-other-cluster-1", Tags: []tag{{Key: "aws:eks:cluster-name", Value: "other-cluster"}}},
+			// The in-tree controller's Classic ELB groups: another cluster's,
+			// and one this cluster only shares.
+			{GroupId: "sg-elb-other", GroupName: "k8s-elb-d4e5f6", Tags: []tag{{Key: "kubernetes.io/cluster/other-cluster", Value: "owned"}}},
+			{GroupId: "sg-elb-shared", GroupName: "k8s-elb-g7h8i9", Tags: []tag{{Key: "kubernetes.io/cluster/eks-demo", Value: "shared"}}}},
 	}
 	log, took, err := sweepWith(f)
 	t.Log(log)
@@ -258,7 +264,7 @@ func TestSweepFailsAtItsBoundNamingWhatIsNotTheStacks(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.Len(t, f.enis, 4, "another's interface, and one attached, is never deleted")
-	assert.Len(t, f.groups, 3, "another cluster's groups are never deleted")
+	assert.Len(t, f.groups, 5, "another cluster's groups are never deleted")
 }
 
 // TestSweepChangesOnlyTheStacksGroups: the LB controller's group goes

@@ -358,6 +358,15 @@ func DeployerPolicy(s Scope) iampolicy.Document {
 			Resource: []string{s.iam("role/" + DeployRolePrefix + "*"), s.iam("role/*/" + DeployRolePrefix + "*"),
 				s.iam("policy/" + DeployRolePrefix + "*"), s.iam("policy/*/" + DeployRolePrefix + "*")}},
 	)
+	if s.Cluster != "" {
+		// The sweep's of the in-tree controller's Classic ELB group, tagged
+		// with a key that holds the cluster's name, which no condition can
+		// match by pattern: a named cluster's alone (a review stack's
+		// sweep names its group, with the command).
+		statements = append(statements, iampolicy.Statement{Sid: "SweepTheClustersClassicELBGroups", Effect: "Allow",
+			Action: "ec2:DeleteSecurityGroup", Resource: s.arn("ec2", "security-group/*"),
+			Condition: map[string]any{"StringEquals": map[string]any{"aws:ResourceTag/kubernetes.io/cluster/" + s.Cluster: "owned"}}})
+	}
 	return iampolicy.New(statements...)
 }
 

@@ -208,12 +208,13 @@ func TestAStackThatNamesItsVpcAuditsAWSAfterTheCluster(t *testing.T) {
 	rec.RequireDependsOn(t, rec.Get(t, tokens.EKSCluster, "eks-demo"), audit)
 }
 
-// TestTheAuditReachesAWSAsTheProviderDoes: one row per credential setting
-// of pulumi-aws v6 (awscli.CredentialKeys, each field of a role), for a
-// stack that makes its VPC and one that names it: the command the destroy
-// runs gets the provider's credentials whole (profile, every role of a
-// chain with every field), and a setting the AWS CLI cannot be given is
-// refused before anything is registered, naming its key.
+// TestTheAuditReachesAWSAsTheProviderDoes: one row per setting of
+// pulumi-aws v6 that decides how it reaches AWS (awscli.CredentialKeys,
+// each field of its role), for a stack that makes its VPC and one that
+// names it: the command the destroy runs gets them whole (profile, role
+// with every field, CA bundle, proxies, endpoint variants), and a setting
+// the AWS CLI cannot be given is refused before anything is registered,
+// naming its key.
 func TestTheAuditReachesAWSAsTheProviderDoes(t *testing.T) {
 	ownVpc := func(key, value string) map[string]string {
 		cfg := stackConfig(t, "Pulumi.dev.yaml")
@@ -228,15 +229,20 @@ func TestTheAuditReachesAWSAsTheProviderDoes(t *testing.T) {
 		cfg[key] = value
 		return cfg
 	}
-	const a, b = "arn:aws:iam::123456789012:role/a", "arn:aws:iam::123456789012:role/b"
+	const a = "arn:aws:iam::123456789012:role/a"
 	rows := []struct{ key, value, access, refused string }{
 		{key: "aws:profile", value: "sandbox", access: `{"profile":"sandbox"}`},
 		{key: "aws:assumeRole", value: `{"roleArn":"` + a + `","externalId":"x","sessionName":"ci","duration":"1h","policy":"{}",` +
 			`"policyArns":["arn:aws:iam::aws:policy/ReadOnlyAccess"],"tags":{"team":"platform"},"transitiveTagKeys":["team"],"sourceIdentity":"alice"}`,
 			access: `{"roles":[{"roleArn":"` + a + `","externalId":"x","sessionName":"ci","duration":"1h","policy":"{}",` +
 				`"policyArns":["arn:aws:iam::aws:policy/ReadOnlyAccess"],"tags":{"team":"platform"},"transitiveTagKeys":["team"],"sourceIdentity":"alice"}]}`},
-		{key: "aws:assumeRoles", value: `[{"roleArn":"` + a + `"},{"roleArn":"` + b + `","externalId":"y"}]`,
-			access: `{"roles":[{"roleArn":"` + a + `"},{"roleArn":"` + b + `","externalId":"y"}]}`},
+		{key: "aws:customCaBundle", value: "/etc/ca.pem", access: `{"env":{"AWS_CA_BUNDLE":"/etc/ca.pem"}}`},
+		{key: "aws:httpProxy", value: "http://proxy:3128", access: `{"env":{"HTTP_PROXY":"http://proxy:3128"}}`},
+		{key: "aws:httpsProxy", value: "http://proxy:3128", access: `{"env":{"HTTPS_PROXY":"http://proxy:3128"}}`},
+		{key: "aws:noProxy", value: "169.254.169.254", access: `{"env":{"NO_PROXY":"169.254.169.254"}}`},
+		{key: "aws:useFipsEndpoint", value: "true", access: `{"env":{"AWS_USE_FIPS_ENDPOINT":"true"}}`},
+		{key: "aws:useDualstackEndpoint", value: "true", access: `{"env":{"AWS_USE_DUALSTACK_ENDPOINT":"true"}}`},
+		{key: "aws:endpoints", value: `[{"sts":"http://localhost:4566"}]`, refused: "aws:endpoints is set, which the AWS CLI"},
 		{key: "aws:assumeRole", value: `{"roleArn":"` + a + `","duration":"an hour"}`, refused: `aws:assumeRole: duration "an hour" is not a duration`},
 		{key: "aws:accessKey", value: "AKIA", refused: "aws:accessKey is set, which the AWS CLI"},
 		{key: "aws:secretKey", value: "s", refused: "aws:secretKey is set"},

@@ -296,7 +296,7 @@ func podSubnetIDs(vpc *cluster.Vpc) pulumi.StringMap {
 }
 
 // awsAccess is how the stack's aws provider reaches AWS (its aws:profile,
-// aws:assumeRole or aws:assumeRoles, and the settings the AWS CLI cannot
+// aws:assumeRole, the settings the CLI reads from variables, and those it cannot
 // be given, which are refused naming the key), for the destroy's leftover
 // audit and network sweep, which run the AWS CLI as the provider does.
 func awsAccess(ctx *pulumi.Context) (awscli.Access, error) {

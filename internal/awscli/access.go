@@ -13,16 +13,20 @@ import (
 )
 
 // Access is how a stack's aws provider reaches AWS, as the AWS CLI can be
-// made to: its profile, then each role of its chain assumed from the last
-// (pulumi-aws v6's assumeRole, or assumeRoles in order, which the bridged
-// terraform-provider-aws assumes each from the one before).
+// made to: its profile, then its role (pulumi-aws v6 takes one,
+// aws:assumeRole: sdk/go/aws/provider.go at v6.83.4; a kubeconfig's
+// role goes here too), with the settings the CLI reads from its
+// environment.
 type Access struct {
 	Profile string `json:"profile,omitempty"`
 	Roles   []Role `json:"roles,omitempty"`
+	// Env are the CLI's variables for the provider's CA bundle, proxies
+	// and endpoint variants (settingsEnv).
+	Env map[string]string `json:"env,omitempty"`
 }
 
-// Role is one assumeRole of pulumi-aws v6 (sdk/go/aws/config, AssumeRole,
-// at v6.83.4): every field the CLI's `sts assume-role` takes too.
+// Role is pulumi-aws v6's assumeRole (sdk/go/aws/config, AssumeRole, at
+// v6.83.4): every field the CLI's `sts assume-role` takes too.
 type Role struct {
 	RoleArn           string            `json:"roleArn"`
 	ExternalID        string            `json:"externalId,omitempty"`
@@ -35,8 +39,8 @@ type Role struct {
 	SourceIdentity    string            `json:"sourceIdentity,omitempty"`
 }
 
-// Unreproducible are the provider's credential settings the CLI cannot be
-// given as the provider uses them, each with why.
+// Unreproducible are the provider's settings the CLI cannot be given as
+// the provider uses them, each with why.
 var Unreproducible = map[string]string{
 	"accessKey": "static keys in the stack's config would be written into the command's environment, in the state; put them in " +
 		"the environment (AWS_ACCESS_KEY_ID and the rest), where the provider and the AWS CLI both read them, or in a profile",
@@ -46,18 +50,26 @@ var Unreproducible = map[string]string{
 		"provider reads too",
 	"sharedConfigFiles":         "as sharedCredentialsFiles (AWS_CONFIG_FILE)",
 	"assumeRoleWithWebIdentity": "the AWS CLI cannot be given a web identity session per call; use a profile with web_identity_token_file",
+	"endpoints":                 "the AWS CLI here cannot be given an endpoint per service; the audit would ask AWS's own",
+}
+
+// settingsEnv are the provider settings the CLI reads from a variable of
+// its own (botocore's config variables).
+var settingsEnv = map[string]string{
+	"customCaBundle": "AWS_CA_BUNDLE", "httpProxy": "HTTP_PROXY", "httpsProxy": "HTTPS_PROXY", "noProxy": "NO_PROXY",
+	"useFipsEndpoint": "AWS_USE_FIPS_ENDPOINT", "useDualstackEndpoint": "AWS_USE_DUALSTACK_ENDPOINT",
 }
 
 // CredentialKeys are the provider settings AccessOf reads.
 func CredentialKeys() []string {
-	return append([]string{"profile", "assumeRole", "assumeRoles"}, slices.Sorted(maps.Keys(Unreproducible))...)
+	return slices.Sorted(slices.Values(append(append([]string{"profile", "assumeRole"}, slices.Collect(maps.Keys(Unreproducible))...),
+		slices.Collect(maps.Keys(settingsEnv))...)))
 }
 
-// AccessOf reads a provider's credential settings, by their keys
-// (CredentialKeys), as stack config gives them (strings, JSON for objects
-// and lists) or as the state holds a provider's inputs. prefix is how a
-// message names a key ("aws:" for config). It names the first setting
-// the CLI cannot be given.
+// AccessOf reads a provider's settings, by their keys (CredentialKeys), as
+// stack config gives them (strings, JSON for objects) or as the state
+// holds a provider's inputs. prefix is how a message names a key ("aws:"
+// for config). It names the first setting the CLI cannot be given.
 func AccessOf(settings map[string]any, prefix string) (Access, error) {
 	for _, key := range slices.Sorted(maps.Keys(Unreproducible)) {
 		if v, ok := settings[key]; ok && v != nil && v != "" {
@@ -69,48 +81,53 @@ func AccessOf(settings map[string]any, prefix string) (Access, error) {
 	if p, ok := settings["profile"].(string); ok {
 		a.Profile = p
 	}
-	for _, key := range []string{"assumeRole", "assumeRoles"} {
-		v := settings[key]
-		if s, ok := v.(string); ok {
-			if s == "" {
-				continue
+	for key, name := range settingsEnv {
+		switch v := settings[key].(type) {
+		case string:
+			if v != "" {
+				a.set(name, v)
 			}
-			v = json.RawMessage(s)
-		}
-		if v == nil {
-			continue
-		}
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return Access{}, fmt.Errorf("%s%s: %w", prefix, key, err)
-		}
-		var roles []Role
-		if key == "assumeRole" {
-			var one Role
-			err = json.Unmarshal(raw, &one)
-			roles = []Role{one}
-		} else {
-			err = json.Unmarshal(raw, &roles)
-		}
-		if err != nil {
-			return Access{}, fmt.Errorf("%s%s is not what pulumi-aws reads (%v): %s", prefix, key, err, raw)
-		}
-		for i, r := range roles {
-			if r.RoleArn == "" {
-				return Access{}, fmt.Errorf("%s%s: role %d has no roleArn", prefix, key, i+1)
-			}
-			if r.Duration != "" {
-				if _, err := time.ParseDuration(r.Duration); err != nil {
-					return Access{}, fmt.Errorf("%s%s: duration %q is not a duration such as 1h: %v", prefix, key, r.Duration, err)
-				}
+		case bool:
+			if v {
+				a.set(name, "true")
 			}
 		}
-		if len(a.Roles) > 0 && len(roles) > 0 {
-			return Access{}, fmt.Errorf("%sassumeRole and %sassumeRoles are both set; pulumi-aws takes one", prefix, prefix)
-		}
-		a.Roles = roles
 	}
+	v := settings["assumeRole"]
+	if s, ok := v.(string); ok {
+		if s == "" {
+			return a, nil
+		}
+		v = json.RawMessage(s)
+	}
+	if v == nil {
+		return a, nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return Access{}, fmt.Errorf("%sassumeRole: %w", prefix, err)
+	}
+	var r Role
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Access{}, fmt.Errorf("%sassumeRole is not what pulumi-aws reads (%v): %s", prefix, err, raw)
+	}
+	if r.RoleArn == "" {
+		return Access{}, fmt.Errorf("%sassumeRole has no roleArn", prefix)
+	}
+	if r.Duration != "" {
+		if _, err := time.ParseDuration(r.Duration); err != nil {
+			return Access{}, fmt.Errorf("%sassumeRole: duration %q is not a duration such as 1h: %v", prefix, r.Duration, err)
+		}
+	}
+	a.Roles = []Role{r}
 	return a, nil
+}
+
+func (a *Access) set(name, value string) {
+	if a.Env == nil {
+		a.Env = map[string]string{}
+	}
+	a.Env[name] = value
 }
 
 // args are the CLI's `sts assume-role` arguments for r.
@@ -147,15 +164,23 @@ func (r Role) args(session string) []string {
 	return args
 }
 
-// Env is the environment the CLI's calls run with to reach AWS as the
-// provider does: the profile, then a session of each role, each assumed
-// with the one before's (session, the session name of a role that names
-// none). The profile goes once a role is assumed ("AWS_PROFILE="), so
-// that the session's keys sign every later call.
-func (a Access) Env(ctx context.Context, aws Call, session string) ([]string, error) {
-	var env []string
+// Environ is the environment the CLI's calls run with to reach AWS as
+// the provider does: its settings' variables and profile, then a session
+// of each role, each assumed with the one before's (session, the session
+// name of a role that names none). The profile goes once a role is
+// assumed ("AWS_PROFILE="), so that the session's keys sign every later
+// call.
+func (a Access) Environ(ctx context.Context, aws Call, session string) ([]string, error) {
+	var settings []string
+	for _, name := range slices.Sorted(maps.Keys(a.Env)) {
+		settings = append(settings, name+"="+a.Env[name])
+	}
+	env := slices.Clone(settings)
 	if a.Profile != "" {
-		env = []string{"AWS_PROFILE=" + a.Profile}
+		// The profile alone, as the provider given aws:profile: botocore
+		// prefers the environment's keys to a profile named by AWS_PROFILE
+		// (credentials.py, create_credential_resolver).
+		env = append(env, "AWS_PROFILE="+a.Profile, "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_SESSION_TOKEN=")
 	}
 	for _, r := range a.Roles {
 		out, err := aws(ctx, env, r.args(session)...)
@@ -168,8 +193,8 @@ func (a Access) Env(ctx context.Context, aws Call, session string) ([]string, er
 		if err := json.Unmarshal(out, &s); err != nil || s.Credentials.AccessKeyId == "" {
 			return nil, fmt.Errorf("aws sts assume-role --role-arn %s printed no credentials", r.RoleArn)
 		}
-		env = []string{"AWS_ACCESS_KEY_ID=" + s.Credentials.AccessKeyId, "AWS_SECRET_ACCESS_KEY=" + s.Credentials.SecretAccessKey,
-			"AWS_SESSION_TOKEN=" + s.Credentials.SessionToken, "AWS_PROFILE="}
+		env = append(slices.Clone(settings), "AWS_ACCESS_KEY_ID="+s.Credentials.AccessKeyId, "AWS_SECRET_ACCESS_KEY="+s.Credentials.SecretAccessKey,
+			"AWS_SESSION_TOKEN="+s.Credentials.SessionToken, "AWS_PROFILE=")
 	}
 	return env, nil
 }

@@ -27,8 +27,8 @@ import (
 //     launch template it makes; one shutting down goes by itself);
 //   - ALBs, NLBs and target groups tagged elbv2.k8s.aws/cluster=<cluster>
 //     (the LB controller's default tags, pkg/deploy/tracking) or
-//     kubernetes.io/cluster/<cluster>, and Classic ELBs with the latter
-//     (the in-tree service controller's, k8s.io/cloud-provider-aws
+//     kubernetes.io/cluster/<cluster>=owned, and Classic ELBs with the
+//     latter (the in-tree service controller's, k8s.io/cloud-provider-aws
 //     TagNameKubernetesClusterPrefix);
 //   - EBS volumes tagged nodeless-eks/cluster=<cluster>, which the EBS CSI
 //     add-on writes on every volume it makes (addons/ebscsi.go,
@@ -36,7 +36,8 @@ import (
 //     (KeptTagKey) and those that go with their instance;
 //   - instance profiles under Karpenter's path for the cluster,
 //     /karpenter/<region>/<cluster>/ (v1.14.3 pkg/controllers/nodeclass,
-//     instanceprofile.FormatPath);
+//     instanceprofile.FormatPath), and an earlier Karpenter's
+//     <cluster>_<hash> at "/";
 //   - launch templates tagged eks:eks-cluster-name=<cluster> (v1.14.3
 //     pkg/providers/launchtemplate, hydrateCache and DeleteAll filter so).
 
@@ -81,8 +82,12 @@ func Audit(ctx context.Context, aws networkAWS, a AuditArgs) error {
 		case err != nil && refusedByIAM(err):
 			return fmt.Errorf("auditing what cluster %s left in AWS: %w; the credentials that run the destroy may not read it: give "+
 				"them the permission (deploy/'s roles have it), then run `pulumi destroy` again", a.ClusterName, err)
-		case err != nil:
+		case err != nil && waited >= a.Settle:
 			return fmt.Errorf("auditing what cluster %s left in AWS: %w", a.ClusterName, err)
+		case err != nil:
+			// A load balancer listed and gone before its tags were read
+			// (another stack's, deleted meanwhile) answers NotFound.
+			fmt.Fprintf(a.Log, "leftover audit: %v; looking again\n", err)
 		case len(left) == 0:
 			fmt.Fprintf(a.Log, "leftover audit: nothing cluster %s's controllers made is left in AWS\n", a.ClusterName)
 			return nil
@@ -90,7 +95,9 @@ func Audit(ctx context.Context, aws networkAWS, a AuditArgs) error {
 			return fmt.Errorf("cluster %s is deleted, and what its controllers made is still in AWS, billed until deleted (each with "+
 				"its command):\n  %s\ndelete each (a volume kept on purpose: tag it, as its line says), then run `pulumi destroy` again", a.ClusterName, strings.Join(left, "\n  "))
 		}
-		fmt.Fprintf(a.Log, "leftover audit: %d object(s) still there, looking again: %s\n", len(left), strings.Join(left, "; "))
+		if err == nil {
+			fmt.Fprintf(a.Log, "leftover audit: %d object(s) still there, looking again: %s\n", len(left), strings.Join(left, "; "))
+		}
 		if err := sleep(ctx, a.Interval); err != nil {
 			return fmt.Errorf("auditing what cluster %s left in AWS: %w", a.ClusterName, err)
 		}
@@ -162,9 +169,10 @@ func leftInstances(ctx context.Context, aws networkAWS, cluster, region string) 
 	return left, nil
 }
 
-// clusterTagged is true of an ELB's tags that name the cluster.
+// clusterTagged is true of an ELB's tags that say the cluster owns it; a
+// "shared" one is another's that the cluster uses.
 func clusterTagged(tags []tag, cluster string) bool {
-	return tagOf(tags, "elbv2.k8s.aws/cluster") == cluster || slices.ContainsFunc(tags, func(t tag) bool { return t.Key == "kubernetes.io/cluster/"+cluster })
+	return tagOf(tags, "elbv2.k8s.aws/cluster") == cluster || tagOf(tags, "kubernetes.io/cluster/"+cluster) == "owned"
 }
 
 // leftLoadBalancers are the region's ALBs, NLBs and target groups that
@@ -195,7 +203,7 @@ func leftLoadBalancers(ctx context.Context, aws networkAWS, cluster, region stri
 		found[g.TargetGroupArn] = leftover{what: "target group " + g.TargetGroupName + " (after its load balancer)",
 			delete: [][]string{{"elbv2", "delete-target-group", "--region", region, "--target-group-arn", g.TargetGroupArn}}}
 	}
-	var left []leftover
+	owned := map[string]bool{}
 	for batch := range slices.Chunk(arns, 20) {
 		var tags struct {
 			TagDescriptions []struct {
@@ -207,9 +215,15 @@ func leftLoadBalancers(ctx context.Context, aws networkAWS, cluster, region stri
 			return nil, err
 		}
 		for _, d := range tags.TagDescriptions {
-			if clusterTagged(d.Tags, cluster) {
-				left = append(left, found[d.ResourceArn])
-			}
+			owned[d.ResourceArn] = clusterTagged(d.Tags, cluster)
+		}
+	}
+	// In the order listed: load balancers before their target groups,
+	// which cannot go while a listener uses them.
+	var left []leftover
+	for _, arn := range arns {
+		if owned[arn] {
+			left = append(left, found[arn])
 		}
 	}
 	return left, nil
@@ -286,15 +300,20 @@ func leftInstanceProfiles(ctx context.Context, aws networkAWS, cluster, region s
 			Roles                     []struct{ RoleName string }
 		}
 	}
+	// Every profile of the account, read here: Karpenter's under its path,
+	// and those an earlier Karpenter made at "/" as <cluster>_<hash>, which
+	// v1.14.3 still deletes (ec2nodeclass.go, the legacy profile name). A
+	// path prefix given to the call instead would miss the second kind
+	// (and moto 5.2.1 ignores it).
 	prefix := "/karpenter/" + region + "/" + cluster + "/"
-	if err := call(ctx, aws, &out, "iam", "list-instance-profiles", "--path-prefix", prefix); err != nil {
+	if err := call(ctx, aws, &out, "iam", "list-instance-profiles"); err != nil {
 		return nil, err
 	}
 	var left []leftover
 	for _, p := range out.InstanceProfiles {
-		// Read here as well as filtered on: a filter that is ignored (moto
-		// 5.2.1 ignores this one) would pass another cluster's profiles.
-		if !strings.HasPrefix(p.Path, prefix) {
+		hash, legacy := strings.CutPrefix(p.InstanceProfileName, cluster+"_")
+		legacy = legacy && p.Path == "/" && hash != "" && strings.Trim(hash, "0123456789") == ""
+		if !strings.HasPrefix(p.Path, prefix) && !legacy {
 			continue
 		}
 		var cmds [][]string

@@ -22,8 +22,10 @@ import (
 // cluster whose name extends this one's, another account's), and runs the
 // network phase as the command does, for a VPC the stack did not make and
 // for one it made: the audit fails over each leftover, names no decoy and
-// deletes nothing; once the leftovers go, it passes. It reaches the
-// stack's account as the provider would, through a chain of two roles.
+// deletes nothing; once the leftovers go, it passes, and in a named VPC
+// GuardDuty's endpoint and group stay, unnamed. It reaches the stack's
+// account as the provider would, through its role with an external ID,
+// session name, duration and tags.
 func TestAuditAgainstMoto(t *testing.T) {
 	s := moto.Start(t)
 	other := s.In(t, moto.Other, "deployer")
@@ -87,6 +89,7 @@ func TestAuditAgainstMoto(t *testing.T) {
 	}
 	classic("a1b2c3", "kubernetes.io/cluster/"+cluster, "owned")
 	classic("d4e5f6")
+	classic("g7h8i9", "kubernetes.io/cluster/"+cluster, "shared") // another's, which the cluster uses
 	volume := func(env []string, kv ...string) string {
 		run(env, &out, "ec2", "create-volume", "--availability-zone", moto.Region+"a", "--size", "1", "--tag-specifications", tags("volume", kv...))
 		return out.VolumeId
@@ -104,7 +107,9 @@ func TestAuditAgainstMoto(t *testing.T) {
 		s.AWS(t, other, "iam", "add-role-to-instance-profile", "--instance-profile-name", name, "--role-name", "KarpenterNodeRole-"+cluster)
 	}
 	profile(cluster+"_1234", "/karpenter/"+moto.Region+"/"+cluster+"/0f1e2d3c/")
+	profile(cluster+"_987654321", "/") // an earlier Karpenter's
 	profile(cluster+"-2_5678", "/karpenter/"+moto.Region+"/"+cluster+"-2/4b5a6978/")
+	profile(cluster+"_web", "/") // not a Karpenter name
 	template := func(name, owner string) string {
 		run(other, &out, "ec2", "create-launch-template", "--launch-template-name", name, "--launch-template-data", "{}",
 			"--tag-specifications", tags("launch-template", "eks:eks-cluster-name", owner))
@@ -112,9 +117,21 @@ func TestAuditAgainstMoto(t *testing.T) {
 	}
 	lt, otherLT := template("karpenter.k8s.aws/1111", cluster), template("karpenter.k8s.aws/2222", cluster+"-2")
 
+	// GuardDuty's runtime-monitoring endpoint and group: a named VPC's
+	// audit neither deletes nor fails over them.
+	var gd struct {
+		GroupId     string
+		VpcEndpoint struct{ VpcEndpointId string }
+	}
+	run(other, &gd, "ec2", "create-security-group", "--group-name", "GuardDutyManagedSecurityGroup-"+vpc, "--description", "guardduty", "--vpc-id", vpc,
+		"--tag-specifications", tags("security-group", "GuardDutyManaged", "true"))
+	run(other, &gd, "ec2", "create-vpc-endpoint", "--vpc-id", vpc, "--vpc-endpoint-type", "Interface", "--service-name",
+		"com.amazonaws."+moto.Region+".guardduty-data", "--subnet-ids", subnets[0], "--security-group-ids", gd.GroupId,
+		"--tag-specifications", tags("vpc-endpoint", "GuardDutyManaged", "true"))
+
 	env := map[string]string{EnvVpcArn: "arn:aws:ec2:" + moto.Region + ":" + moto.Other + ":vpc/" + vpc, EnvClusterName: cluster,
-		EnvNetworkTimeout: "1s", EnvAWSAccess: `{"roles":[{"roleArn":"arn:aws:iam::` + moto.Account + `:role/hub","externalId":"ext-1"},` +
-			`{"roleArn":"arn:aws:iam::` + moto.Other + `:role/deployer","sessionName":"audit","duration":"15m"}]}`}
+		EnvNetworkTimeout: "1s", EnvAWSAccess: `{"roles":[{"roleArn":"arn:aws:iam::` + moto.Other + `:role/deployer","externalId":"ext-1","sessionName":"audit",` +
+			`"duration":"15m","tags":{"team":"platform"}}]}`}
 	getenv := func(k string) string { return env[k] }
 	ctx := context.Background()
 	leftovers := []string{
@@ -126,9 +143,11 @@ func TestAuditAgainstMoto(t *testing.T) {
 			"; or, to keep it, aws ec2 create-tags --region " + moto.Region + " --resources " + claimed + " --tags Key=" + KeptTagKey + ",Value=true",
 		"instance profile " + cluster + "_1234 (Karpenter's): aws iam remove-role-from-instance-profile --instance-profile-name " + cluster +
 			"_1234 --role-name KarpenterNodeRole-" + cluster + " && aws iam delete-instance-profile --instance-profile-name " + cluster + "_1234",
+		"instance profile " + cluster + "_987654321 (Karpenter's): aws iam remove-role-from-instance-profile --instance-profile-name " + cluster +
+			"_987654321 --role-name KarpenterNodeRole-" + cluster + " && aws iam delete-instance-profile --instance-profile-name " + cluster + "_987654321",
 		"launch template " + lt + " (karpenter.k8s.aws/1111, Karpenter's): aws ec2 delete-launch-template --region " + moto.Region + " --launch-template-id " + lt,
 	}
-	decoys := []string{otherNode, terminated, ambientNode, otherALB, otherGroup, "d4e5f6", kept, otherVolume, ambientVolume, cluster + "-2_5678", otherLT}
+	decoys := []string{otherNode, terminated, ambientNode, otherALB, otherGroup, "d4e5f6", kept, otherVolume, ambientVolume, cluster + "-2_5678", otherLT, "g7h8i9", cluster + "_web"}
 	for _, mode := range []struct{ name, auditOnly string }{{"a VPC the stack names: the audit alone", "true"}, {"a VPC the stack made: the audit before the sweep", ""}} {
 		t.Run(mode.name+" fails over each leftover and names no decoy", func(t *testing.T) {
 			env[EnvAuditOnly] = mode.auditOnly
@@ -177,6 +196,13 @@ func TestAuditAgainstMoto(t *testing.T) {
 		out, err = cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		assert.Contains(t, string(out), "nothing cluster "+cluster+"'s controllers made is left in AWS")
+		assert.NotContains(t, string(out), gd.VpcEndpoint.VpcEndpointId)
+		var endpoints struct {
+			VpcEndpoints []struct{ State string }
+		}
+		run(other, &endpoints, "ec2", "describe-vpc-endpoints", "--vpc-endpoint-ids", gd.VpcEndpoint.VpcEndpointId)
+		assert.NotEqual(t, "deleted", strings.ToLower(endpoints.VpcEndpoints[0].State), "GuardDuty's endpoint in a named VPC stays")
+		s.AWS(t, other, "ec2", "describe-security-groups", "--group-ids", gd.GroupId)
 	})
 }
 

@@ -93,7 +93,7 @@ func AuditCommand(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "deleted %s\n", l.what)
 	}
 	if err := errors.Join(failed...); err != nil {
-		return err
+		return fmt.Errorf("%w\nrun again in a minute: a volume cannot go while the instance it is attached to terminates", err)
 	}
 	again, err := leftovers(ctx, aws, *cluster, *region)
 	if err != nil {

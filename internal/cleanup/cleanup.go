@@ -1058,8 +1058,13 @@ func (c *cleaner) nodes(ctx context.Context) error {
 		if _, ours := foreignPools[pool]; ours {
 			draining[identity(nc)] = true
 		}
-		if pool == "" && !nc.Deleting() {
+		if pool == "" {
+			// Waited for whether or not it is already going (a run before
+			// this one deleted it).
 			draining[identity(nc)] = true
+			if nc.Deleting() {
+				continue
+			}
 			if err := c.remove(ctx, kubeapi.NodeClaims, "", nc.Name(), " (a standalone NodeClaim: no pool owns it, and the stack did not create it)"); err != nil {
 				return err
 			}

@@ -576,6 +576,15 @@ func TestOwnIsWhatTheStackRegistered(t *testing.T) {
 	require.NoError(t, Run(context.Background(), f, registered(&log)), log.String())
 	assert.Contains(t, f.deletes, "NodeClaim standalone-1")
 	assert.Equal(t, []string{"general-abc"}, names(f.objs[kubeapi.NodeClaims]), "the stack's node keeps running")
+
+	// One a run before deleted, still going: waited for, not failed over.
+	f = workloadsLeftBehind()
+	going := withNode(obj("standalone-2", "", nil, map[string]any{"nodeClassRef": map[string]any{"name": "default"}}), "ip-10-0-9-10")
+	going["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T00:00:00Z"
+	f.objs[kubeapi.NodeClaims] = append(f.objs[kubeapi.NodeClaims], going)
+	log.Reset()
+	require.NoError(t, Run(context.Background(), f, registered(&log)), log.String())
+	assert.Equal(t, []string{"general-abc"}, names(f.objs[kubeapi.NodeClaims]))
 }
 
 // ebsClasses are EKS's gp2 (in-tree, migrated), the stack's gp3 (the

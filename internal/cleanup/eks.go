@@ -3,6 +3,7 @@ package cleanup
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -88,7 +89,7 @@ func (c eksCluster) aws(ctx context.Context, creds []string, args ...string) ([]
 // each of its roles, as `aws eks get-token --role` assumes the
 // kubeconfig's.
 func (c eksCluster) session(ctx context.Context) ([]string, error) {
-	return c.Access.Env(ctx, c.aws, "nodeless-eks-destroy-cleanup")
+	return c.Access.Environ(ctx, c.aws, "nodeless-eks-destroy-cleanup")
 }
 
 // exists asks EKS, through the AWS CLI the kubeconfig already needs,
@@ -166,12 +167,15 @@ func (c eksCluster) markKept(ctx context.Context, volumes map[string]string) err
 	if err != nil {
 		return err
 	}
+	// Each on its own: a static volume made by hand carries no cluster tag,
+	// which the deploy role's grant asks for, and the others are marked.
+	var failed []error
 	for _, id := range slices.Sorted(maps.Keys(volumes)) {
 		if _, err := c.aws(ctx, creds, "ec2", "create-tags", "--resources", id, "--tags", "Key="+KeptTagKey+",Value="+volumes[id]); err != nil {
-			return err
+			failed = append(failed, fmt.Errorf("%s: %w", id, err))
 		}
 	}
-	return nil
+	return errors.Join(failed...)
 }
 
 // sameTime compares pulumi-aws's createdAt (RFC 3339) with EKS's as the

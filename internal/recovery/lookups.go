@@ -63,7 +63,7 @@ func (l *CLILookups) env(ctx context.Context, a AWSAccess) ([]string, error) {
 		return env, nil
 	}
 	// STS's regional endpoint, as the provider's own calls use it.
-	env, err := a.Creds.Env(ctx, l.call(a.Region), "nodeless-eks-recover-pending")
+	env, err := a.Creds.Environ(ctx, l.call(a.Region), "nodeless-eks-recover-pending")
 	if err != nil {
 		return nil, err
 	}

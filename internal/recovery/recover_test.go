@@ -300,14 +300,14 @@ func TestNoProofOfTheAccount(t *testing.T) {
 	}
 }
 
-// TestTheRecoveryReachesAWSAsTheProviderDoes: one row per credential
-// setting of pulumi-aws v6 (awscli.CredentialKeys, each field of a role):
-// the recovery assumes the provider's roles, in order, each with every
-// field the provider sends STS (it once took a chain's first role alone),
-// and asks as the last; a setting the AWS CLI cannot be given makes it
-// unable to tell, and it asks AWS nothing.
+// TestTheRecoveryReachesAWSAsTheProviderDoes: one row per setting of
+// pulumi-aws v6 that decides how it reaches AWS (awscli.CredentialKeys,
+// each field of its role): the recovery assumes the provider's role with
+// every field the provider sends STS, and asks as it, with the provider's
+// CA bundle, proxies and endpoint variants; a setting the AWS CLI cannot
+// be given makes it unable to tell, and it asks AWS nothing.
 func TestTheRecoveryReachesAWSAsTheProviderDoes(t *testing.T) {
-	const a, b = "arn:aws:iam::123456789012:role/a", "arn:aws:iam::123456789012:role/b"
+	const a = "arn:aws:iam::123456789012:role/a"
 	assume := func(arn string, extra ...string) string {
 		return strings.Join(append([]string{"sts assume-role --role-arn", arn, "--role-session-name nodeless-eks-recover-pending"}, extra...), " ")
 	}
@@ -315,6 +315,7 @@ func TestTheRecoveryReachesAWSAsTheProviderDoes(t *testing.T) {
 		name, key string
 		value     any
 		calls     []string // the STS calls, in order, before the lookup's
+		env       string   // a variable every call has
 		refused   string
 	}{
 		{name: "profile", key: "profile", value: "prod-admin"},
@@ -330,8 +331,13 @@ func TestTheRecoveryReachesAWSAsTheProviderDoes(t *testing.T) {
 		{name: "assumeRole.transitiveTagKeys", key: "assumeRole", value: `{"roleArn":"` + a + `","transitiveTagKeys":["team"]}`,
 			calls: []string{assume(a, "--transitive-tag-keys team")}},
 		{name: "assumeRole.sourceIdentity", key: "assumeRole", value: `{"roleArn":"` + a + `","sourceIdentity":"alice"}`, calls: []string{assume(a, "--source-identity alice")}},
-		{name: "assumeRoles, a chain", key: "assumeRoles", value: `[{"roleArn":"` + a + `"},{"roleArn":"` + b + `","externalId":"y"}]`,
-			calls: []string{assume(a), assume(b, "--external-id y")}},
+		{name: "customCaBundle", key: "customCaBundle", value: "/etc/ca.pem", env: "AWS_CA_BUNDLE=/etc/ca.pem"},
+		{name: "httpProxy", key: "httpProxy", value: "http://proxy:3128", env: "HTTP_PROXY=http://proxy:3128"},
+		{name: "httpsProxy", key: "httpsProxy", value: "http://proxy:3128", env: "HTTPS_PROXY=http://proxy:3128"},
+		{name: "noProxy", key: "noProxy", value: "169.254.169.254", env: "NO_PROXY=169.254.169.254"},
+		{name: "useFipsEndpoint", key: "useFipsEndpoint", value: true, env: "AWS_USE_FIPS_ENDPOINT=true"},
+		{name: "useDualstackEndpoint", key: "useDualstackEndpoint", value: "true", env: "AWS_USE_DUALSTACK_ENDPOINT=true"},
+		{name: "endpoints", key: "endpoints", value: `[{"sts":"http://localhost:4566"}]`, refused: "the provider's endpoints is set"},
 		{name: "accessKey", key: "accessKey", value: "AKIA", refused: "the provider's accessKey is set"},
 		{name: "secretKey", key: "secretKey", value: "s", refused: "the provider's secretKey is set"},
 		{name: "token", key: "token", value: "t", refused: "the provider's token is set"},
@@ -364,6 +370,12 @@ func TestTheRecoveryReachesAWSAsTheProviderDoes(t *testing.T) {
 			assert.Equal(t, row.calls, sts)
 			if row.key == "profile" {
 				assert.Contains(t, f.aws.envs[0], "AWS_PROFILE=prod-admin")
+				assert.Contains(t, f.aws.envs[0], "AWS_ACCESS_KEY_ID=", "the shell's keys would win over AWS_PROFILE")
+			}
+			if row.env != "" {
+				for _, env := range f.aws.envs {
+					assert.Contains(t, env, row.env)
+				}
 			}
 		})
 	}

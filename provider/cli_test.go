@@ -82,7 +82,7 @@ func releaseArchive(t *testing.T) (dir, name string) {
 			return
 		}
 		cgo, _ := exec.Command("go", "env", "CGO_ENABLED").Output()
-		cmd := exec.Command("./release.sh", "v"+version, runtime.GOOS+"/"+runtime.GOARCH)
+		cmd := exec.Command("./release.sh", "v"+releasedVersion, runtime.GOOS+"/"+runtime.GOARCH)
 		// The build cache's settings, so that it links what `go test`
 		// compiled; the workflow's GOFLAGS=-trimpath would compile anew.
 		cmd.Env = append(os.Environ(), "OUT="+release.dir, "GITHUB_REPOSITORY="+fixtureRepository,
@@ -90,8 +90,13 @@ func releaseArchive(t *testing.T) (dir, name string) {
 		release.out, release.err = cmd.CombinedOutput()
 	})
 	require.NoError(t, release.err, "release.sh: %s", release.out)
-	return release.dir, "pulumi-resource-nodeless-eks-v" + version + "-" + runtime.GOOS + "-" + runtime.GOARCH + ".tar.gz"
+	return release.dir, "pulumi-resource-nodeless-eks-v" + releasedVersion + "-" + runtime.GOOS + "-" + runtime.GOARCH + ".tar.gz"
 }
+
+// releasedVersion is the tier's release: not the source's default
+// (version), so that a build whose stamp does not take (a -X flag dropped,
+// or naming a symbol the linker ignores) reports the default and fails.
+const releasedVersion = "0.2.0-tier.1"
 
 // noGoPath is a PATH with the CLI and nothing else: no go.
 func noGoPath(t *testing.T, cli string) string {
@@ -119,12 +124,12 @@ func installed(t *testing.T) (home, path string) {
 	}))
 	t.Cleanup(srv.Close)
 	home, path = t.TempDir(), noGoPath(t, cli)
-	out, err := pulumiCmd(t, home, path, "plugin", "install", "resource", Name, version, "--server", srv.URL).CombinedOutput()
+	out, err := pulumiCmd(t, home, path, "plugin", "install", "resource", Name, releasedVersion, "--server", srv.URL).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	mu.Lock()
 	assert.Equal(t, []string{"/" + name}, asked, "the installer asked for the archive by the name release.sh gives it")
 	mu.Unlock()
-	_, err = os.Stat(filepath.Join(home, "plugins", "resource-"+Name+"-v"+version, "pulumi-resource-"+Name))
+	_, err = os.Stat(filepath.Join(home, "plugins", "resource-"+Name+"-v"+releasedVersion, "pulumi-resource-"+Name))
 	require.NoError(t, err, "the binary, unpacked where the engine looks")
 	return home, path
 }
@@ -145,12 +150,12 @@ func pulumiCmd(t *testing.T, home, path string, args ...string) *exec.Cmd {
 // are the installer's format (standardAssetName).
 func TestReleaseArchiveThroughTheRealCLI(t *testing.T) {
 	home, path := installed(t)
-	out, err := pulumiCmd(t, home, path, "package", "get-schema", Name+"@"+version).Output()
+	out, err := pulumiCmd(t, home, path, "package", "get-schema", Name+"@"+releasedVersion).Output()
 	require.NoError(t, err)
 	var schema struct{ Name, Version, PluginDownloadURL, Namespace string }
 	require.NoError(t, json.Unmarshal(out, &schema))
 	assert.Equal(t, Name, schema.Name)
-	assert.Equal(t, version, schema.Version)
+	assert.Equal(t, releasedVersion, schema.Version, "the release's stamp, not the source's default %s", version)
 	assert.Equal(t, "github://api.github.com/"+fixtureRepository, schema.PluginDownloadURL)
 	assert.Equal(t, "my-org", schema.Namespace)
 
@@ -165,7 +170,7 @@ func TestReleaseArchiveThroughTheRealCLI(t *testing.T) {
 	assert.Equal(t, want, strings.Fields(string(names)))
 
 	// The archive's binary runs the leftover audit without a stack.
-	audit := exec.Command(filepath.Join(home, "plugins", "resource-"+Name+"-v"+version, "pulumi-resource-"+Name), "audit-leftovers")
+	audit := exec.Command(filepath.Join(home, "plugins", "resource-"+Name+"-v"+releasedVersion, "pulumi-resource-"+Name), "audit-leftovers")
 	out, err = audit.CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(out), "audit-leftovers: --cluster and --region are required")
@@ -227,7 +232,7 @@ func TestDestroyUnderTheRealCLI(t *testing.T) {
 	program := func(ctx *pulumi.Context) error {
 		var r pulumi.CustomResourceState
 		if err := ctx.RegisterResource(destroyCleanupToken, "cluster-cleanup", pulumi.Map{"settings": pulumi.ToStringMap(settings)}, &r,
-			pulumi.Version(version), pulumi.PluginDownloadURL("github://api.github.com/"+fixtureRepository)); err != nil {
+			pulumi.Version(releasedVersion), pulumi.PluginDownloadURL("github://api.github.com/"+fixtureRepository)); err != nil {
 			return err
 		}
 		// A resource of the consumer that depends on the package's, as the

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -124,10 +126,22 @@ func installed(t *testing.T) (home, path string) {
 	}))
 	t.Cleanup(srv.Close)
 	home, path = t.TempDir(), noGoPath(t, cli)
-	out, err := pulumiCmd(t, home, path, "plugin", "install", "resource", Name, releasedVersion, "--server", srv.URL).CombinedOutput()
+	// The checksum the release publishes (SHA256SUMS), which the CLI
+	// checks (plugin_install.go, --checksum at v3.276.0): a wrong one is
+	// refused, the published one installs.
+	sums, err := os.ReadFile(filepath.Join(dir, "SHA256SUMS"))
+	require.NoError(t, err, "release.sh writes SHA256SUMS")
+	archive, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	sum := fmt.Sprintf("%x", sha256.Sum256(archive))
+	require.Contains(t, string(sums), sum+"  "+name+"\n")
+	out, err := pulumiCmd(t, home, path, "plugin", "install", "resource", Name, releasedVersion, "--server", srv.URL,
+		"--checksum", strings.Repeat("0", 64)).CombinedOutput()
+	require.Error(t, err, "a wrong checksum is refused: %s", out)
+	out, err = pulumiCmd(t, home, path, "plugin", "install", "resource", Name, releasedVersion, "--server", srv.URL, "--checksum", sum).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	mu.Lock()
-	assert.Equal(t, []string{"/" + name}, asked, "the installer asked for the archive by the name release.sh gives it")
+	assert.Equal(t, []string{"/" + name, "/" + name}, asked, "the installer asked for the archive by the name release.sh gives it")
 	mu.Unlock()
 	_, err = os.Stat(filepath.Join(home, "plugins", "resource-"+Name+"-v"+releasedVersion, "pulumi-resource-"+Name))
 	require.NoError(t, err, "the binary, unpacked where the engine looks")
@@ -310,4 +324,28 @@ func TestDestroyUnderTheRealCLI(t *testing.T) {
 	assert.Contains(t, types, "consumer:index:Network", "what depends on them stays, for the destroy to delete")
 	_, err = stack.Destroy(ctx)
 	require.NoError(t, err, "the destroy finishes without the plugin")
+}
+
+// TestReleaseArchivesAreReproducible builds the tier's release a second
+// time, into another directory, with a binary written anew: the archives
+// and SHA256SUMS are byte for byte the same (no owner, time or name of the
+// build in the tar or the gzip header). The workflow's -trimpath builds,
+// from two checkouts, are compared as provider/README.md says, not here:
+// two more builds of the plugin cost more than this tier's budget.
+func TestReleaseArchivesAreReproducible(t *testing.T) {
+	dir, name := releaseArchive(t)
+	again := t.TempDir()
+	cgo, _ := exec.Command("go", "env", "CGO_ENABLED").Output()
+	cmd := exec.Command("./release.sh", "v"+releasedVersion, runtime.GOOS+"/"+runtime.GOARCH)
+	cmd.Env = append(os.Environ(), "OUT="+again, "GITHUB_REPOSITORY="+fixtureRepository,
+		"CGO_ENABLED="+strings.TrimSpace(string(cgo)), "GOFLAGS=", "GOTOOLCHAIN=local")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, f := range []string{name, "SHA256SUMS"} {
+		first, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		second, err := os.ReadFile(filepath.Join(again, f))
+		require.NoError(t, err)
+		assert.Equal(t, first, second, "%s differs between two builds", f)
+	}
 }

@@ -4,7 +4,7 @@
 # release ("pulumi-resource-<name>-v<version>-<os>-<arch>.tar.gz", holding
 # pulumi-resource-<name>[.exe] at its root: sdk/go/common/workspace/plugins.go
 # standardAssetName, and pkg/workspace/plugin.go InstallPluginContent, which
-# unpacks it, at v3.276.0), into $OUT (dist/).
+# unpacks it, at v3.276.0), into $OUT (dist/), with their SHA256SUMS.
 #
 #   release.sh <version> [<os>/<arch> ...]
 #
@@ -43,7 +43,14 @@ for p in "${platforms[@]}"; do
   CGO_ENABLED="${CGO_ENABLED:-0}" GOOS="${os}" GOARCH="${arch}" go -C "${here}" build \
     -ldflags "-s -w -X main.version=${version} -X main.repository=${repository}" \
     -o "${stage}/pulumi-resource-${name}${exe}" .
-  tar -czf "${out}/pulumi-resource-${name}-v${version}-${os}-${arch}.tar.gz" -C "${stage}" "pulumi-resource-${name}${exe}"
+  # The same bytes from the same binary: no owner, time or name of this
+  # machine's in the tar or the gzip header (GNU tar, gzip -n).
+  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - -C "${stage}" "pulumi-resource-${name}${exe}" |
+    gzip -n -9 >"${out}/pulumi-resource-${name}-v${version}-${os}-${arch}.tar.gz"
   rm -rf "${stage}"
   echo "${out}/pulumi-resource-${name}-v${version}-${os}-${arch}.tar.gz"
 done
+# The checksums a consumer gives `pulumi plugin install --checksum` and a
+# package entry's checksums (provider/README.md), of every archive in $OUT.
+(cd "${out}" && sha256sum pulumi-resource-${name}-v${version}-*.tar.gz >SHA256SUMS)
+echo "${out}/SHA256SUMS"

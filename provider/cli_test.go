@@ -166,8 +166,14 @@ func TestReleaseArchiveThroughTheRealCLI(t *testing.T) {
 	home, path := installed(t)
 	out, err := pulumiCmd(t, home, path, "package", "get-schema", Name+"@"+releasedVersion).Output()
 	require.NoError(t, err)
-	var schema struct{ Name, Version, PluginDownloadURL, Namespace string }
+	var schema struct {
+		Name, Version, PluginDownloadURL, Namespace string
+		Language                                    struct {
+			Go struct{ ImportBasePath string } `json:"go"`
+		}
+	}
 	require.NoError(t, json.Unmarshal(out, &schema))
+	assert.Equal(t, "github.com/"+fixtureRepository+"/sdk/go/nodeless-eks", schema.Language.Go.ImportBasePath, "a Go module path, not a URL")
 	assert.Equal(t, Name, schema.Name)
 	assert.Equal(t, releasedVersion, schema.Version, "the release's stamp, not the source's default %s", version)
 	assert.Equal(t, "github://api.github.com/"+fixtureRepository, schema.PluginDownloadURL)

@@ -145,6 +145,7 @@ func builder(cluster infer.InferredComponent) *infer.ProviderBuilder {
 		WithKeywords("eks", "karpenter", "fargate", "kubernetes", "aws", "category/cloud", "kind/component").
 		WithLicense("Apache-2.0").
 		WithRepository(repositoryURL()).
+		WithGoImportPath(goImportPath()).
 		WithPluginDownloadURL(PluginDownloadURL()).
 		WithNamespace(Namespace()).
 		WithComponents(cluster).
@@ -155,6 +156,16 @@ func builder(cluster infer.InferredComponent) *infer.ProviderBuilder {
 		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{
 			"spec": "index", "cluster": "index", "karpenter": "index", "config": "index",
 		})
+}
+
+// goImportPath is the Go SDK's module path: a path, not a URL (the
+// builder's default takes the repository page's https:// form), or, for a
+// source build, the builder's local default.
+func goImportPath() string {
+	if repository == "" {
+		return "local-package/sdk/go/" + Name
+	}
+	return "github.com/" + repository + "/sdk/go/" + Name
 }
 
 // repositoryURL is the release's repository page, or none.

@@ -25,3 +25,15 @@ if [[ ! -x "${cache}/pulumi" || "$(cat "${cache}/stamp" 2>/dev/null)" != "${stam
   echo "${stamp_of_sources}" > "${cache}/stamp"
 fi
 "${cache}/pulumi" version
+# The YAML language host the package's consumer tier runs
+# (provider/yaml_cli_test.go): pulumi-language-yaml, a plain `go install`
+# from the module proxy (about 190 s of CPU and 32 MB cold; less where
+# the CLI's build left its shared packages compiled), into its own
+# directory beside the CLI.
+yaml_version=v1.25.0
+yaml_dir="$(dirname "${cache}")/pulumi-language-yaml-${yaml_version}"
+if [[ ! -x "${yaml_dir}/pulumi-language-yaml" ]]; then
+  echo "building pulumi-language-yaml ${yaml_version}"
+  mkdir -p "${yaml_dir}"
+  GOBIN="${yaml_dir}" GOFLAGS= go install -ldflags="-s -w" "github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml@${yaml_version}"
+fi

@@ -2,11 +2,13 @@ package cleanup
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -176,11 +178,97 @@ func psInfo(pid int) (int, []string, error) {
 	return ppid, fields[1:], err
 }
 
-// systemInfo is procInfo where /proc serves this process, psInfo
-// elsewhere.
+// winInfo asks Windows, which has neither /proc nor ps, for a process's
+// parent and command line: Win32_Process through PowerShell's
+// Get-CimInstance, as JSON (ConvertTo-Json). Untested on Windows here;
+// its parsing is tested.
+func winInfo(pid int) (int, []string, error) {
+	out, err := exec.Command("powershell", "-NoProfile", "-NonInteractive", "-Command",
+		fmt.Sprintf("Get-CimInstance Win32_Process -Filter 'ProcessId=%d' | Select-Object ParentProcessId,CommandLine | ConvertTo-Json -Compress", pid)).Output()
+	if err != nil {
+		return 0, nil, err
+	}
+	return parseWin32Process(out)
+}
+
+// parseWin32Process reads ConvertTo-Json's object of a Win32_Process.
+func parseWin32Process(out []byte) (int, []string, error) {
+	var p struct {
+		ParentProcessId int
+		CommandLine     *string
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &p); err != nil {
+		return 0, nil, fmt.Errorf("Win32_Process answered %q: %w", out, err)
+	}
+	if p.CommandLine == nil {
+		return 0, nil, errors.New("Win32_Process gave no command line (another user's process?)")
+	}
+	return p.ParentProcessId, windowsArgs(*p.CommandLine), nil
+}
+
+// windowsArgs splits a Windows command line as CommandLineToArgvW does
+// (Microsoft's "Parsing C++ command-line arguments"): the program name up
+// to the closing quote or the first blank; then blanks separate
+// arguments outside quotes, 2n backslashes before a quote are n and the
+// quote toggles quoting, 2n+1 are n and a literal quote, and other
+// backslashes are literal.
+func windowsArgs(line string) []string {
+	var args []string
+	line = strings.TrimLeft(line, " \t")
+	if strings.HasPrefix(line, `"`) {
+		name, rest, _ := strings.Cut(line[1:], `"`)
+		args, line = append(args, name), rest
+	} else {
+		i := strings.IndexAny(line, " \t")
+		if i < 0 {
+			i = len(line)
+		}
+		args, line = append(args, line[:i]), line[i:]
+	}
+	var cur strings.Builder
+	inArg, quoted, slashes := false, false, 0
+	for _, r := range line {
+		switch {
+		case r == '\\':
+			slashes++
+			continue
+		case r == '"':
+			cur.WriteString(strings.Repeat(`\`, slashes/2))
+			if slashes%2 == 1 {
+				cur.WriteRune('"')
+			} else {
+				quoted = !quoted
+			}
+			inArg, slashes = true, 0
+			continue
+		}
+		cur.WriteString(strings.Repeat(`\`, slashes))
+		slashes = 0
+		if (r == ' ' || r == '\t') && !quoted {
+			if inArg {
+				args, inArg = append(args, cur.String()), false
+				cur.Reset()
+			}
+			continue
+		}
+		cur.WriteRune(r)
+		inArg = true
+	}
+	cur.WriteString(strings.Repeat(`\`, slashes))
+	if inArg || slashes > 0 {
+		args = append(args, cur.String())
+	}
+	return args
+}
+
+// systemInfo is procInfo where /proc serves this process, winInfo on
+// Windows, psInfo elsewhere.
 func systemInfo() processInfo {
 	if _, err := os.Stat("/proc/self/stat"); err == nil {
 		return procInfo
+	}
+	if runtime.GOOS == "windows" {
+		return winInfo
 	}
 	return psInfo
 }

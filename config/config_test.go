@@ -172,6 +172,10 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"production not a bool", "production", map[string]string{"production": "maybe"}, `production: "maybe": want true or false`},
 		{"unknown key in a pool", "nodePools", map[string]string{"nodePools": `{"general":{"capacityType":["spot"]}}`}, `nodePools: want an object of pools by name (see Pulumi.yaml): json: unknown field "capacityType"`},
 		{"unknown key in a node class", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"ami":"bottlerocket@latest"}}`}, `nodeClasses: want an object of node classes by name (see Pulumi.yaml): json: unknown field "ami"`},
+		// The EC2NodeClass CRD would prune the unknown key and take the
+		// class without it (test/kubecheck: TestKubeletKeysTheCRDPrunes).
+		{"unknown kubelet key", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"kubelet":{"maxPod":110}}}`}, `nodeClasses: want an object of node classes by name (see Pulumi.yaml): json: unknown field "maxPod"`},
+		{"kubelet value of a wrong type", "nodeClasses", map[string]string{"nodeClasses": `{"default":{"kubelet":{"maxPods":"110"}}}`}, `kubelet.maxPods of type int`},
 		{"access entry with an STS session", "accessEntries", map[string]string{"accessEntries": `{"me":{"principalArn":"arn:aws:sts::123456789012:assumed-role/admin/me","policy":"view"}}`}, `accessEntries.me.principalArn "arn:aws:sts::123456789012:assumed-role/admin/me": an STS session is not a principal EKS accepts; use the role's ARN`},
 		{"access entry with a malformed arn", "accessEntries", map[string]string{"accessEntries": `{"ops":{"principalArn":"platform-admins","policy":"view"}}`}, `accessEntries.ops.principalArn "platform-admins": want an IAM role or user ARN`},
 		{"access entry with an unknown policy", "accessEntries", map[string]string{"accessEntries": `{"ops":{"principalArn":"arn:aws:iam::123456789012:role/ops","policy":"owner"}}`}, `accessEntries.ops.policy "owner": want one of admin, cluster-admin, edit, view`},

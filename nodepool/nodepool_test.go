@@ -224,3 +224,22 @@ func TestArgsRefusedBeforeAnythingIsRegistered(t *testing.T) {
 	}).Err
 	rec.RequireRefused(t, err, `pool general: node class "missing" is not among Classes`)
 }
+
+// TestKubeletSettingsReachTheClass: a class's kubelet settings are
+// registered as its spec.kubelet, as given; a class without them
+// registers none (Karpenter's defaults).
+func TestKubeletSettingsReachTheClass(t *testing.T) {
+	var classes map[string]spec.NodeClass
+	require.NoError(t, json.Unmarshal([]byte(`{"default": {"kubelet": {"maxPods": 58, "kubeReserved": {"memory": "1Gi"},
+		"evictionSoft": {"memory.available": "500Mi"}, "evictionSoftGracePeriod": {"memory.available": "1m30s"}, "cpuCFSQuota": false}},
+		"plain": {}}`), &classes))
+	pools, classes := spec.Resolve(nil, classes)
+	require.NoError(t, spec.Validate(pools, classes, false))
+	rec := newLayer(t, pools, classes).rec
+	classSpec := rec.Get(t, tokens.EC2NodeClass, "eks-demo-nodepools-class-default").Inputs["spec"].ObjectValue().Mappable()
+	assert.Equal(t, map[string]any{"maxPods": 58.0, "kubeReserved": map[string]any{"memory": "1Gi"},
+		"evictionSoft": map[string]any{"memory.available": "500Mi"}, "evictionSoftGracePeriod": map[string]any{"memory.available": "1m30s"},
+		"cpuCFSQuota": false}, classSpec["kubelet"])
+	plain := rec.Get(t, tokens.EC2NodeClass, "eks-demo-nodepools-class-plain").Inputs["spec"].ObjectValue().Mappable()
+	assert.NotContains(t, plain, "kubelet")
+}

@@ -220,7 +220,7 @@ func TestNestedInputTagsAreTheJSONOnes(t *testing.T) {
 	for i := range args.NumField() {
 		walk(args.Field(i).Type)
 	}
-	assert.Len(t, seen, 10, "Pool, Requirements, Requirement, Disruption, Budget, Taint, NodeClass, AccessEntry, ControllerResources, AddonVersions: %v", seen)
+	assert.Len(t, seen, 11, "Pool, Requirements, Requirement, Disruption, Budget, Taint, NodeClass, Kubelet, AccessEntry, ControllerResources, AddonVersions: %v", seen)
 }
 
 // inputsOf is a stack file's configuration as the Cluster's inputs: each

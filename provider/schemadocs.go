@@ -61,7 +61,21 @@ var typeDocs = map[string]map[string]string{
 	"NodeClass": {
 		"amiAlias":   "The AMI alias, default bottlerocket@latest; pin e.g. bottlerocket@v1.66.0 for production.",
 		"volumeSize": "The root volume's size, default 20Gi.", "volumeType": "The root volume's type, default gp3.",
-		"tags": "Tags of the instances and volumes Karpenter launches for this class.",
+		"tags":    "Tags of the instances and volumes Karpenter launches for this class.",
+		"kubelet": "The nodes' kubelet settings (Karpenter's spec.kubelet); none by default.",
+	},
+	"Kubelet": {
+		"maxPods":                     "The most pods a node runs.",
+		"podsPerCore":                 "The most pods per vCPU (al2023 only: Karpenter does not pass it to Bottlerocket).",
+		"systemReserved":              "cpu, memory, ephemeral-storage and pid reserved for the OS.",
+		"kubeReserved":                "cpu, memory, ephemeral-storage and pid reserved for Kubernetes.",
+		"evictionHard":                "Hard eviction thresholds by signal (e.g. memory.available: 5%).",
+		"evictionSoft":                "Soft eviction thresholds by signal, each with its grace period.",
+		"evictionSoftGracePeriod":     "The grace period of each soft eviction signal, e.g. 1m30s.",
+		"evictionMaxPodGracePeriod":   "The longest grace period, in seconds, a pod gets on a soft eviction.",
+		"imageGCHighThresholdPercent": "The disk use (0-100) at which image garbage collection starts; above the low one.",
+		"imageGCLowThresholdPercent":  "The disk use (0-100) image garbage collection goes down to.",
+		"cpuCFSQuota":                 "Whether CPU limits are enforced with CFS quota.",
 	},
 	"Pool": {
 		"nodeClass":    "The node class, default \"default\".",

@@ -113,6 +113,9 @@ type NodeClass struct {
 	VolumeType string `json:"volumeType,omitempty" pulumi:"volumeType,optional"`
 	// Tags go on the instances, volumes and network interfaces.
 	Tags map[string]string `json:"tags,omitempty" pulumi:"tags,optional"`
+	// Kubelet are the nodes' kubelet settings (Karpenter's
+	// spec.kubelet); none by default.
+	Kubelet *Kubelet `json:"kubelet,omitempty" pulumi:"kubelet,optional"`
 }
 
 // Defaults.
@@ -388,24 +391,28 @@ func EC2NodeClass(name string, c NodeClass, n Nodes) map[string]any {
 	for k, v := range c.Tags {
 		tags[k] = v
 	}
+	spec := map[string]any{
+		"role":                       n.NodeRoleName,
+		"amiSelectorTerms":           []any{map[string]any{"alias": c.AMIAlias}},
+		"subnetSelectorTerms":        idTerms(n.SubnetIDs),
+		"securityGroupSelectorTerms": idTerms(n.SecurityGroupIDs),
+		"metadataOptions": map[string]any{
+			"httpEndpoint":            "enabled",
+			"httpProtocolIPv6":        "disabled",
+			"httpPutResponseHopLimit": 1,
+			"httpTokens":              "required",
+		},
+		"blockDeviceMappings": blockDevices(c),
+		"tags":                tags,
+	}
+	if kubelet := kubeletSpec(c.Kubelet); kubelet != nil {
+		spec["kubelet"] = kubelet
+	}
 	return map[string]any{
 		"apiVersion": EC2NodeClassAPIVersion,
 		"kind":       "EC2NodeClass",
 		"metadata":   map[string]any{"name": name},
-		"spec": map[string]any{
-			"role":                       n.NodeRoleName,
-			"amiSelectorTerms":           []any{map[string]any{"alias": c.AMIAlias}},
-			"subnetSelectorTerms":        idTerms(n.SubnetIDs),
-			"securityGroupSelectorTerms": idTerms(n.SecurityGroupIDs),
-			"metadataOptions": map[string]any{
-				"httpEndpoint":            "enabled",
-				"httpProtocolIPv6":        "disabled",
-				"httpPutResponseHopLimit": 1,
-				"httpTokens":              "required",
-			},
-			"blockDeviceMappings": blockDevices(c),
-			"tags":                tags,
-		},
+		"spec":       spec,
 	}
 }
 

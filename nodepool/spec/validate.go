@@ -100,6 +100,7 @@ func Validate(pools map[string]Pool, classes map[string]NodeClass, production bo
 		if !slices.Contains(volumeTypes, c.VolumeType) {
 			bad("%s.volumeType %q: want one of %v", key, c.VolumeType, volumeTypes)
 		}
+		errs = append(errs, ValidateKubelet(key+".kubelet", Family(c.AMIAlias), c.Kubelet)...)
 		for _, k := range SortedNames(c.Tags) {
 			switch {
 			case k == "" || c.Tags[k] == "":

@@ -88,6 +88,13 @@ func TestGoodConfigsPassBoth(t *testing.T) {
 			"limits": {"cpu": "1000"}, "weight": 10}}`)},
 		{Name: "al2023 with a pinned version", Production: true,
 			NodeClasses: json.RawMessage(`{"default": {"amiAlias": "al2023@v20250101", "volumeSize": "40Gi"}}`)},
+		{Name: "al2023 with every kubelet setting", NodeClasses: json.RawMessage(`{"default": {"amiAlias": "al2023@latest", "kubelet": {
+			"maxPods": 110, "podsPerCore": 10, "systemReserved": {"cpu": "100m", "memory": "100Mi", "ephemeral-storage": "1Gi", "pid": "1000"},
+			"kubeReserved": {"cpu": "200m", "memory": "500Mi"}, "evictionHard": {"memory.available": "5%", "nodefs.available": "10%"},
+			"evictionSoft": {"memory.available": "500Mi"}, "evictionSoftGracePeriod": {"memory.available": "1m30s"},
+			"evictionMaxPodGracePeriod": 60, "imageGCHighThresholdPercent": 85, "imageGCLowThresholdPercent": 80, "cpuCFSQuota": true}}}`)},
+		{Name: "bottlerocket with kubelet settings it passes on", NodeClasses: json.RawMessage(`{"default": {"kubelet": {
+			"maxPods": 58, "kubeReserved": {"memory": "1Gi"}, "evictionHard": {"memory.available": "100Mi"}}}}`)},
 	}
 	for _, row := range rows {
 		t.Run(row.Name, func(t *testing.T) {
@@ -99,5 +106,25 @@ func TestGoodConfigsPassBoth(t *testing.T) {
 				assert.True(t, res.Valid(), "%s %v: %s", obj["kind"], obj["metadata"], res.Problems())
 			}
 		})
+	}
+}
+
+// TestKubeletKeysTheCRDPrunes: a kubelet key Karpenter's CRD does not
+// have, or a known one misspelt, is pruned by the API server, and the
+// class is stored without it: nothing says the setting never reached a
+// node. The program's config decoder refuses it, naming the key
+// (config_test.go, "unknown kubelet key").
+func TestKubeletKeysTheCRDPrunes(t *testing.T) {
+	v := karpenterValidator(t)
+	_, _, objects := objectsFor(t, badpools.Row{Name: "kubelet", NodeClasses: json.RawMessage(`{"default": {"kubelet": {"maxPods": 58}}}`)})
+	for _, obj := range objects {
+		if obj["kind"] != "EC2NodeClass" {
+			continue
+		}
+		obj["spec"].(map[string]any)["kubelet"].(map[string]any)["maxPod"] = 110
+		res, err := v.Validate(obj)
+		require.NoError(t, err)
+		assert.Empty(t, res.Errors, "the API server refuses nothing")
+		assert.Equal(t, []string{"spec.kubelet.maxPod"}, res.Pruned, "it drops the key")
 	}
 }

@@ -1,0 +1,146 @@
+package spec
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Kubelet is a node class's kubelet settings, the EC2NodeClass's
+// spec.kubelet of Karpenter v1.14.3 (pkg/apis/v1/ec2nodeclass.go,
+// KubeletConfiguration) but clusterDNS, which CoreDNS's service decides.
+// Unknown keys are refused when the config is read (its decoder allows
+// none); ValidateKubelet refuses what the CRD would, and what Karpenter
+// would silently drop.
+type Kubelet struct {
+	// MaxPods caps the pods on a node.
+	MaxPods *int `json:"maxPods,omitempty" pulumi:"maxPods,optional"`
+	// PodsPerCore caps the pods per vCPU (AL2023 only: Karpenter does not
+	// pass it to Bottlerocket).
+	PodsPerCore *int `json:"podsPerCore,omitempty" pulumi:"podsPerCore,optional"`
+	// SystemReserved and KubeReserved reserve cpu, memory,
+	// ephemeral-storage and pid for the OS and for Kubernetes.
+	SystemReserved map[string]string `json:"systemReserved,omitempty" pulumi:"systemReserved,optional"`
+	KubeReserved   map[string]string `json:"kubeReserved,omitempty" pulumi:"kubeReserved,optional"`
+	// EvictionHard and EvictionSoft are eviction thresholds by signal, a
+	// quantity or a percentage; each soft one needs its grace period.
+	EvictionHard            map[string]string `json:"evictionHard,omitempty" pulumi:"evictionHard,optional"`
+	EvictionSoft            map[string]string `json:"evictionSoft,omitempty" pulumi:"evictionSoft,optional"`
+	EvictionSoftGracePeriod map[string]string `json:"evictionSoftGracePeriod,omitempty" pulumi:"evictionSoftGracePeriod,optional"`
+	// EvictionMaxPodGracePeriod caps, in seconds, a pod's grace period on
+	// a soft eviction.
+	EvictionMaxPodGracePeriod *int `json:"evictionMaxPodGracePeriod,omitempty" pulumi:"evictionMaxPodGracePeriod,optional"`
+	// ImageGCHighThresholdPercent and ImageGCLowThresholdPercent bound the
+	// disk use that image garbage collection starts at and goes down to.
+	ImageGCHighThresholdPercent *int `json:"imageGCHighThresholdPercent,omitempty" pulumi:"imageGCHighThresholdPercent,optional"`
+	ImageGCLowThresholdPercent  *int `json:"imageGCLowThresholdPercent,omitempty" pulumi:"imageGCLowThresholdPercent,optional"`
+	// CPUCFSQuota enforces CPU limits with CFS quota.
+	CPUCFSQuota *bool `json:"cpuCFSQuota,omitempty" pulumi:"cpuCFSQuota,optional"`
+}
+
+// The CRD's keys and values (karpenter.k8s.aws_ec2nodeclasses.yaml at
+// v1.14.3: the x-kubernetes-validations of each map, and its patterns);
+// test/kubecheck holds the two together through bad-nodepools.json.
+var (
+	reservedKeys    = []string{"cpu", "ephemeral-storage", "memory", "pid"}
+	evictionSignals = []string{"imagefs.available", "imagefs.inodesFree", "memory.available", "nodefs.available", "nodefs.inodesFree", "pid.available"}
+	quantityRe      = regexp.MustCompile(`^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`)
+	percentRe       = regexp.MustCompile(`^(\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%$`)
+)
+
+// ValidateKubelet refuses, naming each key under key, what the
+// EC2NodeClass CRD refuses and what Karpenter would drop for the class's
+// AMI family (its Bottlerocket bootstrap passes every setting but
+// podsPerCore: pkg/providers/amifamily/bootstrap/bottlerocket.go).
+func ValidateKubelet(key, family string, k *Kubelet) []error {
+	if k == nil {
+		return nil
+	}
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(key+"."+format, a...)) }
+	between := func(field string, v *int, lo, hi int) {
+		if v != nil && (*v < lo || *v > hi) {
+			bad("%s %d: want %d-%d", field, *v, lo, hi)
+		}
+	}
+	between("maxPods", k.MaxPods, 0, 1<<31-1)
+	between("podsPerCore", k.PodsPerCore, 0, 1<<31-1)
+	between("evictionMaxPodGracePeriod", k.EvictionMaxPodGracePeriod, 0, 1<<31-1)
+	between("imageGCHighThresholdPercent", k.ImageGCHighThresholdPercent, 0, 100)
+	between("imageGCLowThresholdPercent", k.ImageGCLowThresholdPercent, 0, 100)
+	if h, l := k.ImageGCHighThresholdPercent, k.ImageGCLowThresholdPercent; h != nil && l != nil && *h <= *l {
+		bad("imageGCHighThresholdPercent %d: must be greater than imageGCLowThresholdPercent %d", *h, *l)
+	}
+	if k.PodsPerCore != nil && family == "bottlerocket" {
+		bad("podsPerCore: Karpenter does not pass it to Bottlerocket, whose nodes would ignore it; use maxPods, or an al2023 class")
+	}
+	for field, m := range map[string]map[string]string{"systemReserved": k.SystemReserved, "kubeReserved": k.KubeReserved} {
+		for _, r := range slices.Sorted(maps.Keys(m)) {
+			switch q, err := resource.ParseQuantity(m[r]); {
+			case !slices.Contains(reservedKeys, r):
+				bad("%s %q: want one of %v", field, r, reservedKeys)
+			case err != nil || !quantityRe.MatchString(m[r]) || q.Sign() < 0:
+				bad("%s.%s %q: want a quantity that is not negative, such as \"100m\" or \"1Gi\"", field, r, m[r])
+			}
+		}
+	}
+	for field, m := range map[string]map[string]string{"evictionHard": k.EvictionHard, "evictionSoft": k.EvictionSoft} {
+		for _, s := range slices.Sorted(maps.Keys(m)) {
+			if !slices.Contains(evictionSignals, s) {
+				bad("%s %q: want one of %v", field, s, evictionSignals)
+			} else if !percentRe.MatchString(m[s]) && !quantityRe.MatchString(m[s]) {
+				bad("%s.%s %q: want a percentage such as \"10%%\" or a quantity such as \"500Mi\"", field, s, m[s])
+			}
+		}
+	}
+	for _, s := range slices.Sorted(maps.Keys(k.EvictionSoftGracePeriod)) {
+		if !slices.Contains(evictionSignals, s) {
+			bad("evictionSoftGracePeriod %q: want one of %v", s, evictionSignals)
+		} else if _, err := time.ParseDuration(k.EvictionSoftGracePeriod[s]); err != nil {
+			bad("evictionSoftGracePeriod.%s %q: want a duration such as \"1m30s\"", s, k.EvictionSoftGracePeriod[s])
+		}
+		if _, ok := k.EvictionSoft[s]; !ok {
+			bad("evictionSoftGracePeriod %q: no evictionSoft threshold of that signal", s)
+		}
+	}
+	for _, s := range slices.Sorted(maps.Keys(k.EvictionSoft)) {
+		if _, ok := k.EvictionSoftGracePeriod[s]; !ok {
+			bad("evictionSoft %q: no evictionSoftGracePeriod of that signal", s)
+		}
+	}
+	return errs
+}
+
+// kubeletSpec is the EC2NodeClass's spec.kubelet, or nil.
+func kubeletSpec(k *Kubelet) map[string]any {
+	if k == nil {
+		return nil
+	}
+	out := map[string]any{}
+	ints := map[string]*int{"maxPods": k.MaxPods, "podsPerCore": k.PodsPerCore, "evictionMaxPodGracePeriod": k.EvictionMaxPodGracePeriod,
+		"imageGCHighThresholdPercent": k.ImageGCHighThresholdPercent, "imageGCLowThresholdPercent": k.ImageGCLowThresholdPercent}
+	for f, v := range ints {
+		if v != nil {
+			out[f] = *v
+		}
+	}
+	byKey := map[string]map[string]string{"systemReserved": k.SystemReserved, "kubeReserved": k.KubeReserved, "evictionHard": k.EvictionHard,
+		"evictionSoft": k.EvictionSoft, "evictionSoftGracePeriod": k.EvictionSoftGracePeriod}
+	for f, m := range byKey {
+		if len(m) > 0 {
+			v := map[string]any{}
+			for key, val := range m {
+				v[key] = val
+			}
+			out[f] = v
+		}
+	}
+	if k.CPUCFSQuota != nil {
+		out["cpuCFSQuota"] = *k.CPUCFSQuota
+	}
+	return out
+}

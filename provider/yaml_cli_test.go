@@ -57,7 +57,10 @@ func (c consumer) run(t *testing.T, args ...string) (string, error) {
 	cmd := pulumiCmd(t, c.home, c.path, args...)
 	cmd.Dir = c.dir
 	cmd.Env = append(cmd.Env, "PULUMI_DISABLE_REGISTRY_RESOLVE=true",
-		`PULUMI_PLUGIN_DOWNLOAD_URL_OVERRIDES=^https://get\.pulumi\.com/=http://127.0.0.1:1/`)
+		// Both places the CLI looks for a Pulumi plugin that names no URL
+		// (sdk/go/common/workspace/plugins.go: GitHub's releases, then
+		// get.pulumi.com), each matched against the override.
+		`PULUMI_PLUGIN_DOWNLOAD_URL_OVERRIDES=^github://api\.github\.com/pulumi=http://127.0.0.1:1/,^https://get\.pulumi\.com/=http://127.0.0.1:1/`)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -70,8 +70,9 @@ func isPulumi(args []string) bool {
 	if len(args) == 0 {
 		return false
 	}
+	// Any case: Windows finds Pulumi.exe as pulumi.exe.
 	base := filepath.Base(args[0])
-	return base == "pulumi" || base == "pulumi.exe"
+	return strings.EqualFold(base, "pulumi") || strings.EqualFold(base, "pulumi.exe")
 }
 
 // parseInvocation reads a Pulumi command line. A Pulumi CLI whose
@@ -206,12 +207,14 @@ func parseWin32Process(out []byte) (int, []string, error) {
 	return p.ParentProcessId, windowsArgs(*p.CommandLine), nil
 }
 
-// windowsArgs splits a Windows command line as CommandLineToArgvW does
-// (Microsoft's "Parsing C++ command-line arguments"): the program name up
-// to the closing quote or the first blank; then blanks separate
-// arguments outside quotes, 2n backslashes before a quote are n and the
-// quote toggles quoting, 2n+1 are n and a literal quote, and other
-// backslashes are literal.
+// windowsArgs splits a Windows command line as Go's own os package does
+// (commandLineToArgv, exec_windows.go, after CommandLineToArgvW and the
+// CRT's rules): the program name up to the closing quote or the first
+// blank; then blanks separate arguments outside quotes, 2n backslashes
+// before a quote are n and the quote toggles quoting, 2n+1 are n and a
+// literal quote, "" inside quotes is a literal quote (which also ends
+// the quoting: the rule "prior to 2008"), and other backslashes are
+// literal.
 func windowsArgs(line string) []string {
 	var args []string
 	line = strings.TrimLeft(line, " \t")
@@ -227,16 +230,21 @@ func windowsArgs(line string) []string {
 	}
 	var cur strings.Builder
 	inArg, quoted, slashes := false, false, 0
-	for _, r := range line {
+	for i := 0; i < len(line); i++ {
+		c := line[i]
 		switch {
-		case r == '\\':
+		case c == '\\':
 			slashes++
 			continue
-		case r == '"':
+		case c == '"':
 			cur.WriteString(strings.Repeat(`\`, slashes/2))
 			if slashes%2 == 1 {
-				cur.WriteRune('"')
+				cur.WriteByte('"')
 			} else {
+				if quoted && i+1 < len(line) && line[i+1] == '"' {
+					cur.WriteByte('"')
+					i++
+				}
 				quoted = !quoted
 			}
 			inArg, slashes = true, 0
@@ -244,14 +252,14 @@ func windowsArgs(line string) []string {
 		}
 		cur.WriteString(strings.Repeat(`\`, slashes))
 		slashes = 0
-		if (r == ' ' || r == '\t') && !quoted {
+		if (c == ' ' || c == '\t') && !quoted {
 			if inArg {
 				args, inArg = append(args, cur.String()), false
 				cur.Reset()
 			}
 			continue
 		}
-		cur.WriteRune(r)
+		cur.WriteByte(c)
 		inArg = true
 	}
 	cur.WriteString(strings.Repeat(`\`, slashes))

@@ -19,6 +19,8 @@ func TestWindowsCommandLines(t *testing.T) {
 		`pulumi "a\"b" c\\d "e\\" f`:                           {"pulumi", `a"b`, `c\\d`, `e\`, "f"},
 		`pulumi a\\\"b "" x`:                                   {"pulumi", `a\"b`, "", "x"},
 		`"C:\Program Files\Pulumi\pulumi.exe"`:                 {`C:\Program Files\Pulumi\pulumi.exe`},
+		`pulumi a"b"" c d`:                                     {"pulumi", `ab"`, "c", "d"},
+		`pulumi "a""b" c`:                                      {"pulumi", `a"b c`}, // "" ends the quoting, and the next quote reopens it
 	} {
 		assert.Equal(t, want, windowsArgs(line), "%s", line)
 	}
@@ -26,6 +28,7 @@ func TestWindowsCommandLines(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 4312, ppid)
 	assert.True(t, isPulumi([]string{"pulumi.exe"}))
+	assert.True(t, isPulumi([]string{"Pulumi.EXE"}), "any case")
 	assert.Equal(t, "destroy", parseInvocation(args).Command)
 	_, _, err = parseWin32Process([]byte(`{"ParentProcessId":4,"CommandLine":null}`))
 	require.ErrorContains(t, err, "no command line")

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -67,13 +68,26 @@ func ValidateKubelet(key, family string, k *Kubelet) []error {
 			bad("%s %d: want %d-%d", field, *v, lo, hi)
 		}
 	}
-	between("maxPods", k.MaxPods, 0, 1<<31-1)
+	// 0 is the CRD's minimum, and Karpenter's pod capacity of every
+	// instance type then (instancetype/types.go, pods): no pod would fit.
+	between("maxPods", k.MaxPods, 1, 1<<31-1)
 	between("podsPerCore", k.PodsPerCore, 0, 1<<31-1)
 	between("evictionMaxPodGracePeriod", k.EvictionMaxPodGracePeriod, 0, 1<<31-1)
 	between("imageGCHighThresholdPercent", k.ImageGCHighThresholdPercent, 0, 100)
 	between("imageGCLowThresholdPercent", k.ImageGCLowThresholdPercent, 0, 100)
-	if h, l := k.ImageGCHighThresholdPercent, k.ImageGCLowThresholdPercent; h != nil && l != nil && *h <= *l {
-		bad("imageGCHighThresholdPercent %d: must be greater than imageGCLowThresholdPercent %d", *h, *l)
+	// The kubelet compares the two with its own defaults, 85 and 80, for
+	// the one unset (k8s.io/kubernetes v1.36.3 pkg/kubelet/apis/config:
+	// v1beta1 defaults.go and validation.go), and a kubelet that refuses
+	// its configuration never registers the node.
+	high, low := 85, 80
+	if k.ImageGCHighThresholdPercent != nil {
+		high = *k.ImageGCHighThresholdPercent
+	}
+	if k.ImageGCLowThresholdPercent != nil {
+		low = *k.ImageGCLowThresholdPercent
+	}
+	if (k.ImageGCHighThresholdPercent != nil || k.ImageGCLowThresholdPercent != nil) && high <= low {
+		bad("imageGCHighThresholdPercent %d: must be greater than imageGCLowThresholdPercent %d (the kubelet's defaults are 85 and 80)", high, low)
 	}
 	if k.PodsPerCore != nil && family == "bottlerocket" {
 		bad("podsPerCore: Karpenter does not pass it to Bottlerocket, whose nodes would ignore it; use maxPods, or an al2023 class")
@@ -83,25 +97,32 @@ func ValidateKubelet(key, family string, k *Kubelet) []error {
 			switch q, err := resource.ParseQuantity(m[r]); {
 			case !slices.Contains(reservedKeys, r):
 				bad("%s %q: want one of %v", field, r, reservedKeys)
-			case err != nil || !quantityRe.MatchString(m[r]) || q.Sign() < 0:
+			case err != nil || !quantityRe.MatchString(m[r]) || q.Sign() < 0 || strings.HasPrefix(m[r], "-"):
 				bad("%s.%s %q: want a quantity that is not negative, such as \"100m\" or \"1Gi\"", field, r, m[r])
 			}
 		}
 	}
 	for field, m := range map[string]map[string]string{"evictionHard": k.EvictionHard, "evictionSoft": k.EvictionSoft} {
 		for _, s := range slices.Sorted(maps.Keys(m)) {
-			if !slices.Contains(evictionSignals, s) {
+			// A quantity Karpenter reads with resource.MustParse
+			// (instancetype/types.go, evictionThreshold), which panics on
+			// what ParseQuantity refuses, and the kubelet refuses one that
+			// is not positive (pkg/kubelet/eviction/helpers.go).
+			q, err := resource.ParseQuantity(m[s])
+			switch {
+			case !slices.Contains(evictionSignals, s):
 				bad("%s %q: want one of %v", field, s, evictionSignals)
-			} else if !percentRe.MatchString(m[s]) && !quantityRe.MatchString(m[s]) {
-				bad("%s.%s %q: want a percentage such as \"10%%\" or a quantity such as \"500Mi\"", field, s, m[s])
+			case percentRe.MatchString(m[s]):
+			case err != nil || !quantityRe.MatchString(m[s]) || q.Sign() <= 0:
+				bad("%s.%s %q: want a percentage such as \"10%%\" or a positive quantity such as \"500Mi\"", field, s, m[s])
 			}
 		}
 	}
 	for _, s := range slices.Sorted(maps.Keys(k.EvictionSoftGracePeriod)) {
 		if !slices.Contains(evictionSignals, s) {
 			bad("evictionSoftGracePeriod %q: want one of %v", s, evictionSignals)
-		} else if _, err := time.ParseDuration(k.EvictionSoftGracePeriod[s]); err != nil {
-			bad("evictionSoftGracePeriod.%s %q: want a duration such as \"1m30s\"", s, k.EvictionSoftGracePeriod[s])
+		} else if d, err := time.ParseDuration(k.EvictionSoftGracePeriod[s]); err != nil || d < 0 {
+			bad("evictionSoftGracePeriod.%s %q: want a duration that is not negative, such as \"1m30s\"", s, k.EvictionSoftGracePeriod[s])
 		}
 		if _, ok := k.EvictionSoft[s]; !ok {
 			bad("evictionSoftGracePeriod %q: no evictionSoft threshold of that signal", s)

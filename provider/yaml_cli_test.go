@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -40,6 +42,7 @@ func yamlHost(t *testing.T) string {
 // every aws plugin download pointed at a refused 127.0.0.1 port.
 type consumer struct {
 	home, path, dir string
+	env             []string
 }
 
 func newConsumer(t *testing.T, project string) consumer {
@@ -56,7 +59,7 @@ func (c consumer) run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	cmd := pulumiCmd(t, c.home, c.path, args...)
 	cmd.Dir = c.dir
-	cmd.Env = append(cmd.Env, "PULUMI_DISABLE_REGISTRY_RESOLVE=true",
+	cmd.Env = append(append(cmd.Env, c.env...), "PULUMI_DISABLE_REGISTRY_RESOLVE=true",
 		// Both places the CLI looks for a Pulumi plugin that names no URL
 		// (sdk/go/common/workspace/plugins.go: GitHub's releases, then
 		// get.pulumi.com), each matched against the override.
@@ -65,29 +68,50 @@ func (c consumer) run(t *testing.T, args ...string) (string, error) {
 	return string(out), err
 }
 
-// releaseServer serves the tier's release archive from 127.0.0.1 and
-// records what is asked of it.
-func releaseServer(t *testing.T) (url string, asked func() []string) {
+// githubStandIn answers, over TLS on 127.0.0.1, as GitHub's API answers
+// Pulumi's github:// plugin source (sdk/go/common/workspace/plugins.go,
+// githubSource.downloadViaAPI at v3.276.0): the release of a tag lists
+// its assets by name and URL, and an asset's URL serves its bytes. It
+// returns its host, the PEM file of its certificate (for SSL_CERT_FILE,
+// which Go's x509 reads on Linux) and what was asked of it.
+func githubStandIn(t *testing.T, owner, repo string) (host, certFile string, asked func() []string) {
 	dir, _ := releaseArchive(t)
 	var mu sync.Mutex
 	var paths []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var srv *httptest.Server
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		paths = append(paths, r.URL.Path)
 		mu.Unlock()
-		http.FileServer(http.Dir(dir)).ServeHTTP(w, r)
+		if tag, ok := strings.CutPrefix(r.URL.Path, "/repos/"+owner+"/"+repo+"/releases/tags/"); ok {
+			entries, _ := os.ReadDir(dir)
+			var assets []map[string]string
+			for _, e := range entries {
+				assets = append(assets, map[string]string{"name": e.Name(), "url": srv.URL + "/assets/" + e.Name()})
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"tag_name": tag, "assets": assets})
+			return
+		}
+		if name, ok := strings.CutPrefix(r.URL.Path, "/assets/"); ok && r.Header.Get("Accept") == "application/octet-stream" {
+			http.ServeFile(w, r, filepath.Join(dir, filepath.Base(name)))
+			return
+		}
+		http.NotFound(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), paths...) }
+	certFile = filepath.Join(t.TempDir(), "stand-in.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644))
+	return strings.TrimPrefix(srv.URL, "https://"), certFile,
+		func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), paths...) }
 }
 
 // TestAConsumerCannotPickUpAnotherPlugin: `pulumi install` on a fresh
 // machine, in a project whose packages entry records the release's
 // download URL, as provider/README.md's block (package add --server)
-// records it (pulumi/pulumi package_add.go at v3.276.0), its server's
-// host replaced by a 127.0.0.1 stand-in (an http source: a github:// one
-// needs a TLS stand-in of GitHub's API, not built), installs the plugin
-// from the release; the bare name that the block it replaced recorded
+// records it (pulumi/pulumi package_add.go at v3.276.0), only its
+// github:// host replaced by a TLS stand-in of GitHub's API on 127.0.0.1,
+// installs the plugin from the release's assets; the bare name that the block it replaced recorded
 // (plugin install, then package add with no --server) fails to install
 // on another machine, asking the release nothing: with the registry's
 // resolution off, nothing answers for it. The entries are written here,
@@ -97,22 +121,25 @@ func releaseServer(t *testing.T) (url string, asked func() []string) {
 // host is built here; a YAML program names the release in its resource
 // options instead (TestAYAMLConsumerThroughTheRealEngine).
 func TestAConsumerCannotPickUpAnotherPlugin(t *testing.T) {
-	server, asked := releaseServer(t)
-	archive := "/pulumi-resource-nodeless-eks-v" + releasedVersion + "-" + runtimeOSArch() + ".tar.gz"
+	host, certFile, asked := githubStandIn(t, "OWNER", "nodeless-eks")
+	archive := "/assets/pulumi-resource-nodeless-eks-v" + releasedVersion + "-" + runtimeOSArch() + ".tar.gz"
 
 	recorded := newConsumer(t, "name: consumer\nruntime: yaml\npackages:\n  nodeless-eks:\n    source: nodeless-eks\n    version: "+
-		releasedVersion+"\n    pluginDownloadURL: "+server+"\n")
+		releasedVersion+"\n    pluginDownloadURL: github://"+host+"/OWNER/nodeless-eks\n")
+	recorded.env = []string{"SSL_CERT_FILE=" + certFile}
 	before := len(asked())
 	out, err := recorded.run(t, "install")
 	if err != nil {
 		// After the plugin is installed, the YAML host's limit.
 		assert.Contains(t, out, "method Link not implemented", out)
 	}
-	assert.Equal(t, []string{archive}, asked()[before:], "the plugin came from the release")
+	assert.Equal(t, []string{"/repos/OWNER/nodeless-eks/releases/tags/v" + releasedVersion, archive}, asked()[before:],
+		"the plugin came from the release")
 	_, err = os.Stat(filepath.Join(recorded.home, "plugins", "resource-"+Name+"-v"+releasedVersion, "pulumi-resource-"+Name))
 	require.NoError(t, err, "installed: %s", out)
 
 	bare := newConsumer(t, "name: consumer\nruntime: yaml\npackages:\n  nodeless-eks: nodeless-eks@"+releasedVersion+"\n")
+	bare.env = recorded.env
 	before = len(asked())
 	out, err = bare.run(t, "install")
 	require.Error(t, err, "a bare name resolves to nothing here: %s", out)
@@ -124,24 +151,28 @@ func TestAConsumerCannotPickUpAnotherPlugin(t *testing.T) {
 }
 
 // TestAYAMLConsumerThroughTheRealEngine runs provider/README.md's YAML
-// program on a fresh machine, its version the tier's release and its
-// download URL the 127.0.0.1 stand-in: the engine installs the plugin by
-// itself, the Cluster's Construct runs in it, an input the Construct
+// program on a fresh machine, its version the tier's release and the host
+// of its github:// download URL a TLS stand-in of GitHub's API on
+// 127.0.0.1: the engine installs the plugin by itself, from the release's
+// assets, the Cluster's Construct runs in it, an input the Construct
 // refuses is refused under the real engine with its path, and a good one
 // goes on until the aws plugin is needed, whose download (pointed at a
 // refused port) fails, saying so.
 func TestAYAMLConsumerThroughTheRealEngine(t *testing.T) {
-	server, asked := releaseServer(t)
+	host, certFile, asked := githubStandIn(t, "OWNER", "nodeless-eks")
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	m := regexp.MustCompile("(?s)```yaml\n(name: platform\n.*?)```").FindSubmatch(readme)
 	require.NotNil(t, m, "provider/README.md's YAML program")
+	// The README's program, its version the tier's and only the host of
+	// its github:// download URL replaced.
 	program := strings.NewReplacer("version: 0.1.0", "version: "+releasedVersion,
-		"github://api.github.com/OWNER/nodeless-eks", server).Replace(string(m[1]))
-	require.Contains(t, program, server)
+		"github://api.github.com/", "github://"+host+"/").Replace(string(m[1]))
+	require.Contains(t, program, "github://"+host+"/OWNER/nodeless-eks")
 
 	up := func(t *testing.T, program string) string {
 		c := newConsumer(t, program)
+		c.env = []string{"SSL_CERT_FILE=" + certFile}
 		out, err := c.run(t, "stack", "init", "dev")
 		require.NoError(t, err, out)
 		out, err = c.run(t, "config", "set", "aws:region", "eu-west-1")
@@ -153,8 +184,9 @@ func TestAYAMLConsumerThroughTheRealEngine(t *testing.T) {
 	t.Run("a good input runs until the aws plugin is needed", func(t *testing.T) {
 		before := len(asked())
 		out := up(t, program)
-		assert.Contains(t, asked()[before:], "/pulumi-resource-nodeless-eks-v"+releasedVersion+"-"+runtimeOSArch()+".tar.gz",
-			"the engine installed the plugin by itself")
+		assert.Equal(t, []string{"/repos/OWNER/nodeless-eks/releases/tags/v" + releasedVersion,
+			"/assets/pulumi-resource-nodeless-eks-v" + releasedVersion + "-" + runtimeOSArch() + ".tar.gz"}, asked()[before:],
+			"the engine installed the plugin by itself, from the release's assets")
 		assert.Regexp(t, `(?i)aws`, out)
 		assert.Contains(t, out, "127.0.0.1:1", "the aws plugin's download, refused: %s", out)
 	})

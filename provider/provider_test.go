@@ -179,7 +179,7 @@ func TestInputDocsArePulumiYAMLs(t *testing.T) {
 		case int:
 			def = strconv.Itoa(d)
 		}
-		fmt.Fprintf(&b, "\t%q: {Description: %q, Default: %s},\n", name, key.Description, def)
+		fmt.Fprintf(&b, "\t%q: {Description: %q, Default: %s},\n", name, consumerDoc(key.Description), def)
 	}
 	b.WriteString("}\n")
 	got, _ := os.ReadFile("inputdocs.go")
@@ -649,4 +649,17 @@ func TestSourceBuildNamesNoDownloadURL(t *testing.T) {
 	for _, k := range []string{"pluginDownloadURL", "namespace", "repository"} {
 		assert.NotContains(t, spec, k)
 	}
+}
+
+// consumerDoc is a Pulumi.yaml description as a package consumer reads it:
+// what the Go program does, the Cluster does, and the sentences about
+// deploy/, this repository's own fleet tooling, go.
+func consumerDoc(desc string) string {
+	var kept []string
+	for _, sentence := range strings.SplitAfter(desc, ". ") {
+		if !strings.Contains(sentence, "deploy/") {
+			kept = append(kept, sentence)
+		}
+	}
+	return strings.TrimSpace(strings.ReplaceAll(strings.Join(kept, ""), "the program", "the Cluster"))
 }

@@ -420,14 +420,6 @@ func stackID(api *cloudAPI, c *Config, stack string) (string, error) {
 	return s.ID, nil
 }
 
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
 // outputs are the outputs of keys, in their order.
 func outputs(m map[string]pulumi.StringOutput, keys []string) []pulumi.StringOutput {
 	var out []pulumi.StringOutput
@@ -472,7 +464,7 @@ func SettingsDocument(c *Config, stack, partition, roleArn, team string) map[str
 		doc["agentPoolID"] = pool
 	}
 	if template {
-		doc["vcs"].(map[string]any)["reviewStackLabels"] = toAny(*c.Review.Labels)
+		doc["vcs"].(map[string]any)["reviewStackLabels"] = *c.Review.Labels
 	}
 	return doc
 }

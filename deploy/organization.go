@@ -120,13 +120,13 @@ func readOrganization(ctx context.Context, c *Config, api *cloudAPI) (*census, [
 			case c.isFleet(s.StackName):
 				state.StackIDs[s.StackName] = s.ID
 			case c.Review != nil && strings.HasPrefix(s.StackName, c.Review.Prefix):
-				reviews[s.StackName] = *cmpOr(s.LastUpdate, new(int64))
+				reviews[s.StackName] = ptrOr(s.LastUpdate)
 			default:
 				find("stack %s/%s is neither one of stacks nor a review stack (%s*), and the review identity reaches every stack of the "+
 					"project it does not name: add it to stacks, or move it out of project %s", c.Project, s.StackName, reviewPrefix(c), c.Project)
 			}
 		}
-		token = *cmpOr(page.ContinuationToken, new(string))
+		token = ptrOr(page.ContinuationToken)
 		if tokens[token] { // a token answered twice would loop for ever
 			find("reading the organization's stacks: the continuation token %q came back twice", token)
 			err = errors.New("unread")
@@ -226,12 +226,12 @@ func judgeExchange(p apitype.AuthPolicyDefinition) string {
 	return ""
 }
 
-// cmpOr is *p, or def when p is nil.
-func cmpOr[T any](p, def *T) *T {
+// ptrOr is *p, or the zero value when p is nil.
+func ptrOr[T any](p *T) (v T) {
 	if p != nil {
-		return p
+		v = *p
 	}
-	return def
+	return v
 }
 
 func reviewPrefix(c *Config) string {

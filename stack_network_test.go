@@ -234,8 +234,8 @@ func TestTheAuditReachesAWSAsTheProviderDoes(t *testing.T) {
 		{key: "aws:profile", value: "sandbox", access: `{"profile":"sandbox"}`},
 		{key: "aws:assumeRole", value: `{"roleArn":"` + a + `","externalId":"x","sessionName":"ci","duration":"1h","policy":"{}",` +
 			`"policyArns":["arn:aws:iam::aws:policy/ReadOnlyAccess"],"tags":{"team":"platform"},"transitiveTagKeys":["team"],"sourceIdentity":"alice"}`,
-			access: `{"roles":[{"roleArn":"` + a + `","externalId":"x","sessionName":"ci","duration":"1h","policy":"{}",` +
-				`"policyArns":["arn:aws:iam::aws:policy/ReadOnlyAccess"],"tags":{"team":"platform"},"transitiveTagKeys":["team"],"sourceIdentity":"alice"}]}`},
+			access: `{"role":{"roleArn":"` + a + `","externalId":"x","sessionName":"ci","duration":"1h","policy":"{}",` +
+				`"policyArns":["arn:aws:iam::aws:policy/ReadOnlyAccess"],"tags":{"team":"platform"},"transitiveTagKeys":["team"],"sourceIdentity":"alice"}}`},
 		{key: "aws:customCaBundle", value: "/etc/ca.pem", access: `{"env":{"AWS_CA_BUNDLE":"/etc/ca.pem"}}`},
 		{key: "aws:httpProxy", value: "http://proxy:3128", access: `{"env":{"HTTP_PROXY":"http://proxy:3128"}}`},
 		{key: "aws:httpsProxy", value: "http://proxy:3128", access: `{"env":{"HTTPS_PROXY":"http://proxy:3128"}}`},

@@ -37,9 +37,10 @@ func yamlHost(t *testing.T) string {
 
 // consumer is a fresh machine of a package consumer: a PULUMI_HOME with no
 // plugin, a file:// backend, PATH with the CLI and the YAML host and no go,
-// the registry's resolution off (as on a machine that cannot reach it: a
-// bare name then resolves to nothing, not to someone else's package), and
-// every aws plugin download pointed at a refused 127.0.0.1 port.
+// the registry's resolution off (PULUMI_DISABLE_REGISTRY_RESOLVE,
+// sdk/go/common/env/env.go at v3.276.0: a bare name then resolves to
+// nothing, not to someone else's package), and the aws plugin's downloads
+// pointed at a refused 127.0.0.1 port.
 type consumer struct {
 	home, path, dir string
 	env             []string
@@ -73,7 +74,8 @@ func (c consumer) run(t *testing.T, args ...string) (string, error) {
 // githubSource.downloadViaAPI at v3.276.0): the release of a tag lists
 // its assets by name and URL, and an asset's URL serves its bytes. It
 // returns its host, the PEM file of its certificate (for SSL_CERT_FILE,
-// which Go's x509 reads on Linux) and what was asked of it.
+// which Go's crypto/x509 reads on Linux, root_unix.go, and so the CLI)
+// and what was asked of it.
 func githubStandIn(t *testing.T, owner, repo string) (host, certFile string, asked func() []string) {
 	dir, _ := releaseArchive(t)
 	var mu sync.Mutex

@@ -13,13 +13,12 @@ import (
 )
 
 // Access is how a stack's aws provider reaches AWS, as the AWS CLI can be
-// made to: its profile, then its role (pulumi-aws v6 takes one,
-// aws:assumeRole: sdk/go/aws/provider.go at v6.83.4; a kubeconfig's
-// role goes here too), with the settings the CLI reads from its
-// environment.
+// made to: its profile, then its one role (aws:assumeRole: pulumi-aws v6
+// takes no chain, sdk/go/aws/provider.go at v6.83.4; a kubeconfig's role
+// goes here too), with the settings the CLI reads from its environment.
 type Access struct {
 	Profile string `json:"profile,omitempty"`
-	Roles   []Role `json:"roles,omitempty"`
+	Role    *Role  `json:"role,omitempty"`
 	// Env are the CLI's variables for the provider's CA bundle, proxies
 	// and endpoint variants (settingsEnv).
 	Env map[string]string `json:"env,omitempty"`
@@ -39,9 +38,9 @@ type Role struct {
 	SourceIdentity    string            `json:"sourceIdentity,omitempty"`
 }
 
-// Unreproducible are the provider's settings the CLI cannot be given as
+// unreproducible are the provider's settings the CLI cannot be given as
 // the provider uses them, each with why.
-var Unreproducible = map[string]string{
+var unreproducible = map[string]string{
 	"accessKey": "static keys in the stack's config would be written into the command's environment, in the state; put them in " +
 		"the environment (AWS_ACCESS_KEY_ID and the rest), where the provider and the AWS CLI both read them, or in a profile",
 	"secretKey": "as accessKey",
@@ -62,7 +61,7 @@ var settingsEnv = map[string]string{
 
 // CredentialKeys are the provider settings AccessOf reads.
 func CredentialKeys() []string {
-	return slices.Sorted(slices.Values(append(append([]string{"profile", "assumeRole"}, slices.Collect(maps.Keys(Unreproducible))...),
+	return slices.Sorted(slices.Values(append(append([]string{"profile", "assumeRole"}, slices.Collect(maps.Keys(unreproducible))...),
 		slices.Collect(maps.Keys(settingsEnv))...)))
 }
 
@@ -71,10 +70,10 @@ func CredentialKeys() []string {
 // holds a provider's inputs. prefix is how a message names a key ("aws:"
 // for config). It names the first setting the CLI cannot be given.
 func AccessOf(settings map[string]any, prefix string) (Access, error) {
-	for _, key := range slices.Sorted(maps.Keys(Unreproducible)) {
+	for _, key := range slices.Sorted(maps.Keys(unreproducible)) {
 		if v, ok := settings[key]; ok && v != nil && v != "" {
 			return Access{}, fmt.Errorf("%s%s is set, which the AWS CLI that the destroy's leftover audit and the recovery run "+
-				"cannot reproduce: %s", prefix, key, Unreproducible[key])
+				"cannot reproduce: %s", prefix, key, unreproducible[key])
 		}
 	}
 	a := Access{}
@@ -119,7 +118,7 @@ func AccessOf(settings map[string]any, prefix string) (Access, error) {
 			return Access{}, fmt.Errorf("%sassumeRole: duration %q is not a duration such as 1h: %v", prefix, r.Duration, err)
 		}
 	}
-	a.Roles = []Role{r}
+	a.Role = &r
 	return a, nil
 }
 
@@ -182,21 +181,21 @@ func (a Access) Environ(ctx context.Context, aws Call, session string) ([]string
 		// (credentials.py, create_credential_resolver).
 		env = append(env, "AWS_PROFILE="+a.Profile, "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_SESSION_TOKEN=")
 	}
-	for _, r := range a.Roles {
-		out, err := aws(ctx, env, r.args(session)...)
-		if err != nil {
-			return nil, err
-		}
-		var s struct {
-			Credentials struct{ AccessKeyId, SecretAccessKey, SessionToken string }
-		}
-		if err := json.Unmarshal(out, &s); err != nil || s.Credentials.AccessKeyId == "" {
-			return nil, fmt.Errorf("aws sts assume-role --role-arn %s printed no credentials", r.RoleArn)
-		}
-		env = append(slices.Clone(settings), "AWS_ACCESS_KEY_ID="+s.Credentials.AccessKeyId, "AWS_SECRET_ACCESS_KEY="+s.Credentials.SecretAccessKey,
-			"AWS_SESSION_TOKEN="+s.Credentials.SessionToken, "AWS_PROFILE=")
+	if a.Role == nil {
+		return env, nil
 	}
-	return env, nil
+	out, err := aws(ctx, env, a.Role.args(session)...)
+	if err != nil {
+		return nil, err
+	}
+	var s struct {
+		Credentials struct{ AccessKeyId, SecretAccessKey, SessionToken string }
+	}
+	if err := json.Unmarshal(out, &s); err != nil || s.Credentials.AccessKeyId == "" {
+		return nil, fmt.Errorf("aws sts assume-role --role-arn %s printed no credentials", a.Role.RoleArn)
+	}
+	return append(settings, "AWS_ACCESS_KEY_ID="+s.Credentials.AccessKeyId, "AWS_SECRET_ACCESS_KEY="+s.Credentials.SecretAccessKey,
+		"AWS_SESSION_TOKEN="+s.Credentials.SessionToken, "AWS_PROFILE="), nil
 }
 
 // String is the access as a message names it.
@@ -205,8 +204,8 @@ func (a Access) String() string {
 	if a.Profile != "" {
 		parts = append(parts, "profile "+a.Profile)
 	}
-	for _, r := range a.Roles {
-		parts = append(parts, "role "+r.RoleArn)
+	if a.Role != nil {
+		parts = append(parts, "role "+a.Role.RoleArn)
 	}
 	if len(parts) == 0 {
 		return "the environment's credentials"

@@ -1,6 +1,7 @@
 package cleanup
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	tagkeys "nodeless-eks/internal/names"
+	"nodeless-eks/internal/poll"
 )
 
 // The leftover audit runs, for every stack, once the EKS cluster is
@@ -55,24 +57,11 @@ type AuditArgs struct {
 	// after Settle. Interval paces its looks.
 	Settle, Interval time.Duration
 	Log              io.Writer
-	// Sleep waits between looks; a timer when nil.
-	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Audit fails, naming each with its command, over what the cluster's
 // controllers left in AWS and is still there after a.Settle.
 func Audit(ctx context.Context, aws networkAWS, a AuditArgs) error {
-	sleep := a.Sleep
-	if sleep == nil {
-		sleep = func(ctx context.Context, d time.Duration) error {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(d):
-				return nil
-			}
-		}
-	}
 	fmt.Fprintf(a.Log, "leftover audit of cluster %s in %s: instances, load balancers, target groups, EBS volumes, instance "+
 		"profiles and launch templates its controllers made\n", a.ClusterName, a.Region)
 	for waited := time.Duration(0); ; waited += a.Interval {
@@ -98,7 +87,7 @@ func Audit(ctx context.Context, aws networkAWS, a AuditArgs) error {
 		if err == nil {
 			fmt.Fprintf(a.Log, "leftover audit: %d object(s) still there, looking again: %s\n", len(left), strings.Join(left, "; "))
 		}
-		if err := sleep(ctx, a.Interval); err != nil {
+		if err := poll.Sleep(ctx, a.Interval); err != nil {
 			return fmt.Errorf("auditing what cluster %s left in AWS: %w", a.ClusterName, err)
 		}
 	}
@@ -203,20 +192,9 @@ func leftLoadBalancers(ctx context.Context, aws networkAWS, cluster, region stri
 		found[g.TargetGroupArn] = leftover{what: "target group " + g.TargetGroupName + " (after its load balancer)",
 			delete: [][]string{{"elbv2", "delete-target-group", "--region", region, "--target-group-arn", g.TargetGroupArn}}}
 	}
-	owned := map[string]bool{}
-	for batch := range slices.Chunk(arns, 20) {
-		var tags struct {
-			TagDescriptions []struct {
-				ResourceArn string
-				Tags        []tag
-			}
-		}
-		if err := call(ctx, aws, &tags, append([]string{"elbv2", "describe-tags", "--resource-arns"}, batch...)...); err != nil {
-			return nil, err
-		}
-		for _, d := range tags.TagDescriptions {
-			owned[d.ResourceArn] = clusterTagged(d.Tags, cluster)
-		}
+	owned, err := clusterTaggedELBs(ctx, aws, []string{"elbv2", "describe-tags", "--resource-arns"}, arns, cluster)
+	if err != nil {
+		return nil, err
 	}
 	// In the order listed: load balancers before their target groups,
 	// which cannot go while a listener uses them.
@@ -242,25 +220,40 @@ func leftClassicLoadBalancers(ctx context.Context, aws networkAWS, cluster, regi
 	for _, lb := range lbs.LoadBalancerDescriptions {
 		names = append(names, lb.LoadBalancerName)
 	}
+	owned, err := clusterTaggedELBs(ctx, aws, []string{"elb", "describe-tags", "--load-balancer-names"}, names, cluster)
+	if err != nil {
+		return nil, err
+	}
 	var left []leftover
-	for batch := range slices.Chunk(names, 20) {
-		var tags struct {
-			TagDescriptions []struct {
-				LoadBalancerName string
-				Tags             []tag
-			}
-		}
-		if err := call(ctx, aws, &tags, append([]string{"elb", "describe-tags", "--load-balancer-names"}, batch...)...); err != nil {
-			return nil, err
-		}
-		for _, d := range tags.TagDescriptions {
-			if clusterTagged(d.Tags, cluster) {
-				left = append(left, leftover{what: "Classic ELB " + d.LoadBalancerName,
-					delete: [][]string{{"elb", "delete-load-balancer", "--region", region, "--load-balancer-name", d.LoadBalancerName}}})
-			}
+	for _, name := range names {
+		if owned[name] {
+			left = append(left, leftover{what: "Classic ELB " + name,
+				delete: [][]string{{"elb", "delete-load-balancer", "--region", region, "--load-balancer-name", name}}})
 		}
 	}
 	return left, nil
+}
+
+// clusterTaggedELBs asks describe (elbv2's or elb's describe-tags) for the
+// tags of ids, 20 at a time (each API's limit), and says which the
+// cluster owns; an answer names each by ARN (elbv2) or by name (elb).
+func clusterTaggedELBs(ctx context.Context, aws networkAWS, describe, ids []string, cluster string) (map[string]bool, error) {
+	owned := map[string]bool{}
+	for batch := range slices.Chunk(ids, 20) {
+		var tags struct {
+			TagDescriptions []struct {
+				ResourceArn, LoadBalancerName string
+				Tags                          []tag
+			}
+		}
+		if err := call(ctx, aws, &tags, append(slices.Clone(describe), batch...)...); err != nil {
+			return nil, err
+		}
+		for _, d := range tags.TagDescriptions {
+			owned[cmp.Or(d.ResourceArn, d.LoadBalancerName)] = clusterTagged(d.Tags, cluster)
+		}
+	}
+	return owned, nil
 }
 
 // leftVolumes skips a volume that goes with the instance it is attached

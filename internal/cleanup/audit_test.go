@@ -130,8 +130,8 @@ func TestAuditAgainstMoto(t *testing.T) {
 		"--tag-specifications", tags("vpc-endpoint", "GuardDutyManaged", "true"))
 
 	env := map[string]string{EnvVpcArn: "arn:aws:ec2:" + moto.Region + ":" + moto.Other + ":vpc/" + vpc, EnvClusterName: cluster,
-		EnvNetworkTimeout: "1s", EnvAWSAccess: `{"roles":[{"roleArn":"arn:aws:iam::` + moto.Other + `:role/deployer","externalId":"ext-1","sessionName":"audit",` +
-			`"duration":"15m","tags":{"team":"platform"}}]}`}
+		EnvNetworkTimeout: "1s", EnvAWSAccess: `{"role":{"roleArn":"arn:aws:iam::` + moto.Other + `:role/deployer","externalId":"ext-1","sessionName":"audit",` +
+			`"duration":"15m","tags":{"team":"platform"}}}`}
 	getenv := func(k string) string { return env[k] }
 	ctx := context.Background()
 	leftovers := []string{
@@ -260,6 +260,8 @@ func TestAuditCommandWithoutAStack(t *testing.T) {
 		for _, l := range want {
 			assert.Contains(t, log.String(), "  "+l.String()+"\n")
 		}
+		assert.Contains(t, log.String(), "instance "+node+" (running, a Karpenter node)", "the instance made above, by its ID")
+		assert.Contains(t, log.String(), "EBS volume "+volume+" (available", "the volume made above")
 		assert.NotContains(t, log.String(), decoy)
 	})
 	t.Run("its delete is refused while a cluster of that name exists", func(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
+	"time"
 
 	"nodeless-eks/internal/awscli"
 )
@@ -16,6 +16,9 @@ import (
 // cmd/destroy-cleanup) that runs the leftover audit without a stack: for
 // a stack whose state is lost, or a cluster deleted out of band.
 const AuditCommandName = "audit-leftovers"
+
+// auditCommandTimeout bounds AuditCommand: its looks, and its deletes.
+const auditCommandTimeout = 15 * time.Minute
 
 // AuditCommand lists what cluster's controllers left in AWS, as the
 // destroy's audit does, with the AWS CLI and the credentials of the
@@ -42,20 +45,15 @@ func AuditCommand(ctx context.Context, args []string, out io.Writer) error {
 	case *remove && *account == "":
 		return fmt.Errorf("%s: --delete needs --account <id>, the account the credentials are for (run without --delete: it prints it)", AuditCommandName)
 	}
-	aws := func(ctx context.Context, args ...string) ([]byte, error) {
-		full := append(args, "--output", "json")
-		if !slices.Contains(full, "--region") {
-			full = append(full, "--region", *region)
-		}
-		stdout, stderr, err := awscli.Exec(ctx, nil, "aws", full...)
-		if err != nil {
-			return nil, awscli.NewError(full, stderr, err)
-		}
-		return stdout, nil
-	}
-	caller, callerArn, err := awscli.CallerIdentity(ctx, func(ctx context.Context, _ []string, args ...string) ([]byte, error) {
-		return aws(ctx, args...)
-	}, nil)
+	// Bounded: each call answers in seconds, and a credential process
+	// that waits for a login would otherwise hold the command for good.
+	ctx, cancel := context.WithTimeout(ctx, auditCommandTimeout)
+	defer cancel()
+	// The CLI as the destroy's phases run it (output, region), with the
+	// shell's credentials; a delete's own --region is the same one.
+	c := eksCluster{Region: *region}
+	aws := func(ctx context.Context, args ...string) ([]byte, error) { return c.aws(ctx, nil, args...) }
+	caller, callerArn, err := awscli.CallerIdentity(ctx, c.aws, nil)
 	if err != nil {
 		return err
 	}

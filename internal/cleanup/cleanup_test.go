@@ -1335,7 +1335,7 @@ func TestAskEKS(t *testing.T) {
 	c, ok := eksClusterOf(kubeconfig)
 	require.True(t, ok)
 	assert.Equal(t, eksCluster{Name: "eks-demo", Region: "eu-west-1", Access: awscli.Access{Profile: "sandbox",
-		Roles: []awscli.Role{{RoleArn: "arn:aws:iam::111122223333:role/deployer"}}}, Env: []string{"AWS_PROFILE=sandbox"}}, c)
+		Role: &awscli.Role{RoleArn: "arn:aws:iam::111122223333:role/deployer"}}, Env: []string{"AWS_PROFILE=sandbox"}}, c)
 	_, ok = eksClusterOf(`{"users":[{"user":{"token":"t"}}]}`)
 	assert.False(t, ok, "a token kubeconfig names no EKS cluster to ask about")
 	c.Arn, c.CreatedAt = "arn:aws:eks:eu-west-1:111122223333:cluster/eks-demo", "2026-12-01T09:00:00Z"
@@ -1415,4 +1415,4 @@ func mustRead(t *testing.T, path string) string {
 }
 
 // roleAccess is the access of one role, assumed with nothing else.
-func roleAccess(arn string) awscli.Access { return awscli.Access{Roles: []awscli.Role{{RoleArn: arn}}} }
+func roleAccess(arn string) awscli.Access { return awscli.Access{Role: &awscli.Role{RoleArn: arn}} }

@@ -50,7 +50,7 @@ func eksClusterOf(kubeconfigJSON string) (eksCluster, bool) {
 		case "--profile":
 			c.Access.Profile = args[i+1]
 		case "--role", "--role-arn": // the CLI takes --role-arn; pulumi-eks writes --role
-			c.Access.Roles = []awscli.Role{{RoleArn: args[i+1]}}
+			c.Access.Role = &awscli.Role{RoleArn: args[i+1]}
 		}
 	}
 	for _, e := range env {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"nodeless-eks/internal/awscli"
+	tagkeys "nodeless-eks/internal/names"
+	"nodeless-eks/internal/poll"
 )
 
 // The network sweep is the cleanup's second phase, for a VPC the stack
@@ -132,7 +134,7 @@ func accessOf(getenv func(string) string) (awscli.Access, error) {
 	}
 	a.Profile = getenv(EnvAWSProfile)
 	if role := getenv(EnvAWSRoleArn); role != "" {
-		a.Roles = []awscli.Role{{RoleArn: role}}
+		a.Role = &awscli.Role{RoleArn: role}
 	}
 	return a, nil
 }
@@ -156,15 +158,14 @@ type Network struct {
 	// after stuckSettle rather than at Timeout.
 	Timeout, Interval, ReportEvery time.Duration
 	Log                            io.Writer
-	// Now and Sleep are the clock; time.Now and a timer when nil.
+	// Now and Sleep are the clock; time.Now and poll.Sleep when nil.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// clusterTagKey is names.ClusterTagKey, which the program puts on every
-// resource of a VPC it makes (cluster/ownvpc.go); TestClusterTagKey holds
-// the two together.
-const clusterTagKey = "nodeless-eks/cluster"
+// clusterTagKey is the tag the program puts on every resource of a VPC it
+// makes (cluster/ownvpc.go) and on what its node classes and add-ons make.
+const clusterTagKey = tagkeys.ClusterTagKey
 
 // eni and securityGroup are what the sweep reads of each.
 type eni struct {
@@ -204,14 +205,7 @@ func Sweep(ctx context.Context, aws networkAWS, n Network) error {
 		now = time.Now
 	}
 	if sleep == nil {
-		sleep = func(ctx context.Context, d time.Duration) error {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(d):
-				return nil
-			}
-		}
+		sleep = poll.Sleep
 	}
 	n.Now = now
 	start, reported, stuck := now(), time.Time{}, time.Time{}
@@ -408,6 +402,10 @@ func (n Network) cniLeftover(ctx context.Context, aws networkAWS, e eni) (del, w
 			}
 		}
 		err := call(ctx, aws, &out, "ec2", "describe-instances", "--instance-ids", instance)
+		// EC2 answers a describe of an unknown instance ID with
+		// InvalidInstanceID.NotFound (EC2 API reference, error codes); an
+		// answer that lists no instance says the same, and a terminated
+		// one is listed until it goes.
 		switch {
 		case awscli.IsCode(err, "InvalidInstanceID.NotFound"):
 		case err != nil:

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"nodeless-eks/internal/awscli"
-	tags "nodeless-eks/internal/names"
 	"nodeless-eks/testkit/moto"
 
 	"github.com/stretchr/testify/assert"
@@ -542,8 +541,4 @@ func TestSweepAgainstMoto(t *testing.T) {
 		require.NoError(t, runNetwork(ctx, getenv, &log))
 		assert.Contains(t, log.String(), "is gone")
 	})
-}
-
-func TestClusterTagKey(t *testing.T) {
-	assert.Equal(t, tags.ClusterTagKey, clusterTagKey)
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -136,32 +137,14 @@ func ValidateKubelet(key, family string, k *Kubelet) []error {
 	return errs
 }
 
-// kubeletSpec is the EC2NodeClass's spec.kubelet, or nil.
+// kubeletSpec is the EC2NodeClass's spec.kubelet, or nil: the settings
+// under the CRD's own names, which are their JSON tags.
 func kubeletSpec(k *Kubelet) map[string]any {
 	if k == nil {
 		return nil
 	}
-	out := map[string]any{}
-	ints := map[string]*int{"maxPods": k.MaxPods, "podsPerCore": k.PodsPerCore, "evictionMaxPodGracePeriod": k.EvictionMaxPodGracePeriod,
-		"imageGCHighThresholdPercent": k.ImageGCHighThresholdPercent, "imageGCLowThresholdPercent": k.ImageGCLowThresholdPercent}
-	for f, v := range ints {
-		if v != nil {
-			out[f] = *v
-		}
-	}
-	byKey := map[string]map[string]string{"systemReserved": k.SystemReserved, "kubeReserved": k.KubeReserved, "evictionHard": k.EvictionHard,
-		"evictionSoft": k.EvictionSoft, "evictionSoftGracePeriod": k.EvictionSoftGracePeriod}
-	for f, m := range byKey {
-		if len(m) > 0 {
-			v := map[string]any{}
-			for key, val := range m {
-				v[key] = val
-			}
-			out[f] = v
-		}
-	}
-	if k.CPUCFSQuota != nil {
-		out["cpuCFSQuota"] = *k.CPUCFSQuota
-	}
+	raw, _ := json.Marshal(k) // ints, strings, bools and their maps: it cannot fail
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
 	return out
 }

@@ -24,5 +24,5 @@ func (c *Config) checkControllerResources(p *problems) {
 
 // checkNodePools: a pool set something can be scheduled on.
 func (c *Config) checkNodePools(p *problems) {
-	p.addErr(spec.Validate(c.NodePools, c.NodeClasses, c.Production))
+	p.addErr(spec.Validate(c.NodePools, c.NodeClasses, c.Production, karpenterMinor(c.KarpenterVersion)))
 }

@@ -109,12 +109,16 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"cluster name with a dot", "clusterName", map[string]string{"clusterName": "eks.demo"}, `clusterName "eks.demo": want 1-32 letters`},
 		{"cluster name starting with a dash", "clusterName", map[string]string{"clusterName": "-eks"}, `clusterName "-eks"`},
 		{"cluster name too long for AWS's name limits", "clusterName", map[string]string{"clusterName": strings.Repeat("c", 33)}, `clusterName "` + strings.Repeat("c", 33) + `": 33 characters, at most 32: every AWS name the stack creates starts with it`},
-		{"karpenter version newer than the validated one", "karpenterVersion", map[string]string{"karpenterVersion": "1.15.0"}, `karpenterVersion "1.15.0": newer than 1.14.3, whose controller policy and CRDs this program is validated against`},
-		{"karpenter version with a v", "karpenterVersion", map[string]string{"karpenterVersion": "v1.14.3"}, `karpenterVersion "v1.14.3": want a chart version such as "1.14.3"`},
+		{"karpenter version newer than the validated one", "karpenterVersion", map[string]string{"karpenterVersion": "1.16.0"}, `karpenterVersion "1.16.0": newer than 1.15.2, whose controller policy and CRDs this program is validated against`},
+		{"karpenter version with a v", "karpenterVersion", map[string]string{"karpenterVersion": "v1.15.2"}, `karpenterVersion "v1.15.2": want a chart version such as "1.15.2"`},
 		{"kubernetes version with a patch", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.34.2"}, `kubernetesVersion "1.34.2": want "1.NN"`},
 		{"kubernetes version with a v", "kubernetesVersion", map[string]string{"kubernetesVersion": "v1.34"}, `kubernetesVersion "v1.34"`},
-		{"kubernetes version below karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.25"}, `kubernetesVersion "1.25": karpenter 1.14.3 supports 1.26-1.36`},
-		{"kubernetes version above karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.37"}, `kubernetesVersion "1.37": karpenter 1.14.3, the version pinned here, supports 1.26-1.36; a newer minor needs a Karpenter line that supports it (1.15 for 1.37)`},
+		{"kubernetes version below karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.25"}, `kubernetesVersion "1.25": karpenter 1.15.2 supports 1.26-1.37`},
+		{"kubernetes version above karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.38"}, `kubernetesVersion "1.38": karpenter 1.15.2 supports 1.26-1.37`},
+		{"kubernetes version above the LTS karpenter's range", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.37", "karpenterVersion": "1.14.3"},
+			`kubernetesVersion "1.37": karpenterVersion "1.14.3" supports 1.26-1.36; Karpenter 1.15.2 supports up to 1.37: move karpenterVersion first, in an ` + "`up`" + ` of its own`},
+		{"kubernetes version Karpenter runs and EKS has no row of", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.37"},
+			`kubernetesVersion "1.37": not in the EKS support calendar this program knows (1.29-1.36, versions/kubernetes.go): EKS ended its support before that, or has not released it, or its dates could not be cited yet`},
 		{"kubernetes version EKS no longer knows", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.28"}, `kubernetesVersion "1.28": not in the EKS support calendar this program knows (1.29-1.36`},
 		{"a new cluster on a minor past extended support", "kubernetesVersion", map[string]string{"kubernetesVersion": "1.31"}, `kubernetesVersion "1.31": EKS ended extended support on 2026-11-26 and creates no new cluster of it; start at "1.36"`},
 		{"STANDARD on a minor past standard support", "supportType", map[string]string{"kubernetesVersion": "1.33"}, `supportType "STANDARD": kubernetesVersion "1.33" left standard support on 2026-07-29, and EKS accepts STANDARD only for a minor in standard support; upgrade to "1.34"`},
@@ -336,6 +340,10 @@ func TestConfigRejectsBadNodePools(t *testing.T) {
 			}
 			if row.Production {
 				cfg[testProject+":production"] = "true"
+			}
+			if row.KarpenterVersion != "" {
+				require.NoError(t, load(t, cfg, "").err, "the row is refused only on Karpenter %s: the default takes it", row.KarpenterVersion)
+				cfg[testProject+":karpenterVersion"] = row.KarpenterVersion
 			}
 			run := load(t, cfg, "")
 			require.Error(t, run.err, "the program must reject %s", row.Name)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"nodeless-eks/cluster"
@@ -15,33 +16,47 @@ var (
 	addonVerRe   = regexp.MustCompile(`^v\d+\.\d+\.\d+-eksbuild\.\d+$`)
 )
 
-// checkKubernetesVersion holds the minor to Karpenter's range and the EKS
-// calendar this program knows, and the AMI pins to releases that ship it.
+// checkKubernetesVersion holds the minor to the range of the stack's
+// Karpenter and to the EKS calendar this program knows, and the AMI pins
+// to releases that ship it.
 func (c *Config) checkKubernetesVersion(p *problems) {
 	minor, minorErr := minor(c.KubernetesVersion)
+	karpenter, newest := versions.Karpenter, versions.MaxKubernetesMinor
+	if karpenterMinor(c.KarpenterVersion) < karpenterMinor(versions.Karpenter) {
+		karpenter, newest = c.KarpenterVersion, versions.LTSMaxKubernetesMinor
+	}
 	switch {
 	case minorErr != nil || !k8sVersionRe.MatchString(c.KubernetesVersion):
 		p.add("kubernetesVersion %q: want \"1.NN\", e.g. %q", c.KubernetesVersion, defaultKubernetesVersion)
-	case minor > versions.MaxKubernetesMinor:
-		// Karpenter's newer lines (1.15, whose newest minor is 1.37) are
-		// refused by the Go module proxy this program is validated with,
-		// so their CRDs and chart cannot be checked offline yet.
-		p.add("kubernetesVersion %q: karpenter %s, the version pinned here, supports 1.%d-1.%d; a newer minor needs a Karpenter "+
-			"line that supports it (1.15 for 1.37), pinned with its Go module in test/ once the module proxy serves it, so that its "+
-			"CRDs and chart are validated before a cluster runs them (docs/upgrades.md, \"Karpenter\")",
-			c.KubernetesVersion, versions.Karpenter, versions.MinKubernetesMinor, versions.MaxKubernetesMinor)
-	case minor < versions.MinKubernetesMinor:
+	case minor > newest && newest < versions.MaxKubernetesMinor:
+		// A controller outside its range refuses to start, and with no
+		// node group nothing else launches a node.
+		p.add("kubernetesVersion %q: karpenterVersion %q supports 1.%d-1.%d; Karpenter %s supports up to 1.%d: "+
+			"move karpenterVersion first, in an `up` of its own (docs/upgrades.md, \"Karpenter\")",
+			c.KubernetesVersion, karpenter, versions.MinKubernetesMinor, newest, versions.Karpenter, versions.MaxKubernetesMinor)
+	case minor > newest || minor < versions.MinKubernetesMinor:
 		p.add("kubernetesVersion %q: karpenter %s supports 1.%d-1.%d",
-			c.KubernetesVersion, versions.Karpenter, versions.MinKubernetesMinor, versions.MaxKubernetesMinor)
+			c.KubernetesVersion, karpenter, versions.MinKubernetesMinor, newest)
 	default:
 		if _, ok := versions.Kubernetes(minor); !ok {
 			p.add("kubernetesVersion %q: not in the EKS support calendar this program knows (1.%d-1.%d, versions/kubernetes.go): "+
-				"EKS ended its support before that, or has not released it", c.KubernetesVersion,
-				versions.EKSCalendar[0].Minor, versions.EKSCalendar[len(versions.EKSCalendar)-1].Minor)
+				"EKS ended its support before that, or has not released it, or its dates could not be cited yet",
+				c.KubernetesVersion, versions.EKSCalendar[0].Minor, versions.EKSCalendar[len(versions.EKSCalendar)-1].Minor)
 		} else {
 			p.addErr(spec.CheckAMIPins(c.NodeClasses, minor))
 		}
 	}
+}
+
+// karpenterMinor is the minor of a Karpenter version "1.N.P", or 0.
+func karpenterMinor(version string) int {
+	major, rest, _ := strings.Cut(version, ".")
+	n, _, _ := strings.Cut(rest, ".")
+	m, err := strconv.Atoi(n)
+	if major != "1" || err != nil {
+		return 0
+	}
+	return m
 }
 
 func (c *Config) checkSupportType(p *problems) {
@@ -61,7 +76,7 @@ func (c *Config) checkKarpenterVersion(p *problems) {
 		p.add("karpenterVersion %q: want a chart version such as %q", c.KarpenterVersion, versions.Karpenter)
 	} else if newerMinor(c.KarpenterVersion, versions.Karpenter) {
 		p.add("karpenterVersion %q: newer than %s, whose controller policy and CRDs this program is validated against; "+
-			"a newer controller may need permissions the policy lacks. Upgrade the program first (see the README's Upgrades section)",
+			"a newer controller may need permissions the policy lacks. Upgrade the program first (docs/upgrades.md, \"Karpenter\")",
 			c.KarpenterVersion, versions.Karpenter)
 	}
 }

@@ -76,7 +76,12 @@ func NodeTrustPolicy() (string, error) {
 // statement, scoped to one cluster, region, node role and queue. The
 // template's reads include ec2:DescribeInstanceStatus,
 // ec2:DescribePlacementGroups and arc-zonal-shift:GetManagedResource (here
-// limited to this cluster).
+// limited to this cluster). It serves v1.15.2 too: the AWS calls the
+// controller makes (pkg/aws/sdk.go) differ from v1.14.3's only by
+// ec2:RebootInstances, which only the rebootForRepair gate uses, and the
+// program leaves it off (test/kubecheck reads the rendered chart); no
+// v1.15 template could be read here (the newest snapshot of the
+// repository ends at v1.14.1, its preview template equal to v1.14's).
 func ControllerPolicy(s PolicyScope) (string, error) {
 	ec2ARN := func(resource string) string {
 		return fmt.Sprintf("arn:%s:ec2:%s:%s", s.Partition, s.Region, resource)

@@ -24,8 +24,9 @@ type InterruptionEvent struct {
 	Source, DetailType string
 }
 
-// InterruptionEvents are the events Karpenter 1.14 parses, in the order of
-// its getting-started template.
+// InterruptionEvents are the events Karpenter 1.14 and 1.15 parse (their
+// pkg/controllers/interruption/messages are equal), in the order of the
+// 1.14 getting-started template.
 var InterruptionEvents = []InterruptionEvent{
 	{Key: "health", FormerKey: "health-scheduled-change", Source: "aws.health", DetailType: "AWS Health Event"},
 	{Key: "spot", FormerKey: "spot-interruption", Source: "aws.ec2", DetailType: "EC2 Spot Instance Interruption Warning"},

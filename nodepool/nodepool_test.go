@@ -234,7 +234,7 @@ func TestKubeletSettingsReachTheClass(t *testing.T) {
 		"evictionSoft": {"memory.available": "500Mi"}, "evictionSoftGracePeriod": {"memory.available": "1m30s"}, "cpuCFSQuota": false}},
 		"plain": {}}`), &classes))
 	pools, classes := spec.Resolve(nil, classes)
-	require.NoError(t, spec.Validate(pools, classes, false))
+	require.NoError(t, spec.Validate(pools, classes, false, 15))
 	rec := newLayer(t, pools, classes).rec
 	classSpec := rec.Get(t, tokens.EC2NodeClass, "eks-demo-nodepools-class-default").Inputs["spec"].ObjectValue().Mappable()
 	assert.Equal(t, map[string]any{"maxPods": 58.0, "kubeReserved": map[string]any{"memory": "1Gi"},

@@ -8,15 +8,25 @@ package versions
 
 // Karpenter is the default karpenter and karpenter-crd chart version. It
 // equals the github.com/aws/karpenter-provider-aws module version in
-// test/go.mod, whose chart and CRDs the tests validate against; a test
-// keeps them equal.
-const Karpenter = "1.14.3"
+// test/go.mod, whose chart, CRDs and kubelet validation the tests
+// validate against; a test keeps them equal.
+const Karpenter = "1.15.2"
 
-// Kubernetes minors that Karpenter 1.14 runs on (MinK8sVersion and
+// Kubernetes minors that Karpenter 1.15 runs on (MinK8sVersion and
 // MaxK8sVersion in its pkg/providers/version); a test ties them to the
 // module. With no node groups, a controller that refuses to start leaves
 // the cluster without any node.
 const (
 	MinKubernetesMinor = 26
-	MaxKubernetesMinor = 36
+	MaxKubernetesMinor = 37
+)
+
+// KarpenterLTS is the long-term-support release a stack may stay on with
+// karpenterVersion (supported to July 2027: its release notes and the
+// module's SUPPORT.md), and LTSMaxKubernetesMinor the newest minor it runs
+// on. The tests validate its CRDs, chart and Kubernetes range from its
+// module too, fetched into the module cache beside the pinned one.
+const (
+	KarpenterLTS          = "1.14.3"
+	LTSMaxKubernetesMinor = 36
 )

@@ -26,7 +26,7 @@ func amiVersion(alias string) string {
 // variant of a pinned alias on Kubernetes 1.minor and architecture arch
 // (amd64 or arm64), or "" for "@latest" and unknown families
 // (pkg/providers/amifamily/bottlerocket.go and al2023.go of
-// karpenter-provider-aws v1.14: Bottlerocket's path drops a leading "v",
+// karpenter-provider-aws v1.14.3 and v1.15.2, the same paths: Bottlerocket's path drops a leading "v",
 // AL2023's keeps the version as written). When no parameter of an alias
 // resolves, the EC2NodeClass never turns Ready.
 func AMIParameter(alias string, minor int, arch string) string {

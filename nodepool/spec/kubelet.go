@@ -4,20 +4,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Kubelet is a node class's kubelet settings, the EC2NodeClass's
-// spec.kubelet of Karpenter v1.14.3 (pkg/apis/v1/ec2nodeclass.go,
-// KubeletConfiguration) but clusterDNS, which CoreDNS's service decides.
-// Unknown keys are refused when the config is read (its decoder allows
-// none); ValidateKubelet refuses what the CRD would, and what Karpenter
-// would silently drop.
+// Kubelet is a node class's kubelet settings: the keys Karpenter itself
+// reads and applies on every AMI family (v1.15.2 pkg/apis/v1/
+// kubeletconfiguration.go, ParsedKubeletConfig; v1.14.3's typed
+// spec.kubelet has the same) but clusterDNS, which CoreDNS's service
+// decides. From 1.15 spec.kubelet is open to any KubeletConfiguration
+// field, but only al2023 applies the others; Bottlerocket's classes refuse
+// them. Unknown keys are refused when the config is read (its decoder
+// allows none); ValidateKubelet refuses what Karpenter would.
 type Kubelet struct {
 	// MaxPods caps the pods on a node.
 	MaxPods *int `json:"maxPods,omitempty" pulumi:"maxPods,optional"`
@@ -44,9 +48,11 @@ type Kubelet struct {
 	CPUCFSQuota *bool `json:"cpuCFSQuota,omitempty" pulumi:"cpuCFSQuota,optional"`
 }
 
-// The CRD's keys and values (karpenter.k8s.aws_ec2nodeclasses.yaml at
-// v1.14.3: the x-kubernetes-validations of each map, and its patterns);
-// test/kubecheck holds the two together through bad-nodepools.json.
+// The keys and values both lines take: karpenter.k8s.aws_ec2nodeclasses.yaml
+// at v1.14.3 (the x-kubernetes-validations of each map, and its
+// patterns) and pkg/apis/v1/kubeletconfiguration_validation.go at v1.15.2
+// (evictionSignals, reservedResources); test/kubecheck holds them to both
+// through bad-nodepools.json.
 var (
 	reservedKeys    = []string{"cpu", "ephemeral-storage", "memory", "pid"}
 	evictionSignals = []string{"imagefs.available", "imagefs.inodesFree", "memory.available", "nodefs.available", "nodefs.inodesFree", "pid.available"}
@@ -54,11 +60,15 @@ var (
 	percentRe       = regexp.MustCompile(`^(\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%$`)
 )
 
-// ValidateKubelet refuses, naming each key under key, what the
-// EC2NodeClass CRD refuses and what Karpenter would drop for the class's
-// AMI family (its Bottlerocket bootstrap passes every setting but
-// podsPerCore: pkg/providers/amifamily/bootstrap/bottlerocket.go).
-func ValidateKubelet(key, family string, k *Kubelet) []error {
+// ValidateKubelet refuses, naming each key under key, what Karpenter
+// 1.karpenterMinor would refuse: up to 1.14 its EC2NodeClass CRD refuses
+// it at apply; from 1.15 the CRD takes anything and the controller sets
+// ValidationSucceeded=False, so the class never turns Ready, no node
+// launches, and `up` waits out its bound. It also refuses what Karpenter
+// would drop for the class's AMI family (Bottlerocket has no setting for
+// podsPerCore: pkg/providers/amifamily/bottlerocket.go, FeatureFlags) and
+// what the kubelet, or Karpenter's capacity arithmetic, would fail on.
+func ValidateKubelet(key, family string, k *Kubelet, karpenterMinor int) []error {
 	if k == nil {
 		return nil
 	}
@@ -113,7 +123,7 @@ func ValidateKubelet(key, family string, k *Kubelet) []error {
 			switch {
 			case !slices.Contains(evictionSignals, s):
 				bad("%s %q: want one of %v", field, s, evictionSignals)
-			case percentRe.MatchString(m[s]):
+			case isPercentage(m[s], karpenterMinor):
 			case err != nil || !quantityRe.MatchString(m[s]) || q.Sign() <= 0:
 				bad("%s.%s %q: want a percentage such as \"10%%\" or a positive quantity such as \"500Mi\"", field, s, m[s])
 			}
@@ -135,6 +145,22 @@ func ValidateKubelet(key, family string, k *Kubelet) []error {
 		}
 	}
 	return errs
+}
+
+// isPercentage reports whether Karpenter 1.karpenterMinor takes v as an
+// eviction percentage: up to 1.14 the CRD's pattern (two decimals at
+// most); from 1.15 any float from 0 to 100 (validateEvictionThreshold),
+// but NaN, which that check lets through, as does the kubelet
+// (k8s.io/kubernetes v1.36.3 pkg/kubelet/eviction/helpers.go,
+// parseThresholdStatement), which then never evicts: no comparison with
+// NaN holds.
+func isPercentage(v string, karpenterMinor int) bool {
+	if karpenterMinor <= 14 {
+		return percentRe.MatchString(v)
+	}
+	number, ok := strings.CutSuffix(v, "%")
+	f, err := strconv.ParseFloat(number, 64)
+	return ok && err == nil && !math.IsNaN(f) && f >= 0 && f <= 100
 }
 
 // kubeletSpec is the EC2NodeClass's spec.kubelet, or nil: the settings

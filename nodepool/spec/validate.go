@@ -74,7 +74,7 @@ func RestrictedLabel(key string) string {
 // Validate checks pools and classes (defaults applied) under the config
 // keys nodePools and nodeClasses. production requires pinned AMI versions.
 // It reports every problem at once.
-func Validate(pools map[string]Pool, classes map[string]NodeClass, production bool) error {
+func Validate(pools map[string]Pool, classes map[string]NodeClass, production bool, karpenterMinor int) error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
@@ -100,7 +100,7 @@ func Validate(pools map[string]Pool, classes map[string]NodeClass, production bo
 		if !slices.Contains(volumeTypes, c.VolumeType) {
 			bad("%s.volumeType %q: want one of %v", key, c.VolumeType, volumeTypes)
 		}
-		errs = append(errs, ValidateKubelet(key+".kubelet", Family(c.AMIAlias), c.Kubelet)...)
+		errs = append(errs, ValidateKubelet(key+".kubelet", Family(c.AMIAlias), c.Kubelet, karpenterMinor)...)
 		for _, k := range SortedNames(c.Tags) {
 			switch {
 			case k == "" || c.Tags[k] == "":

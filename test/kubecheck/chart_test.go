@@ -129,6 +129,15 @@ func deploymentProblems(r *Rendered, values map[string]any) []string {
 		} else {
 			bad("values settings.featureGates.nodeRepair is not set; the chart would leave node repair off")
 		}
+		// The controller policy grants no ec2:RebootInstances, which
+		// rebootForRepair needs (the chart's values.yaml), and the
+		// program's kubelet check reads every reservation as a quantity,
+		// as Karpenter does with NodeClassCEL off.
+		for _, gate := range []string{"RebootForRepair=false", "NodeClassCEL=false"} {
+			if !strings.Contains(env["AWS_FEATURE_GATES"], gate) {
+				bad("container %s: AWS_FEATURE_GATES %q lacks %s", c["name"], env["AWS_FEATURE_GATES"], gate)
+			}
+		}
 		requests, _, _ := unstructured.NestedStringMap(c, "resources", "requests")
 		limits, _, _ := unstructured.NestedStringMap(c, "resources", "limits")
 		if len(requests) == 0 || fmt.Sprint(requests) != fmt.Sprint(limits) {

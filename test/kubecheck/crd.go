@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/yaml"
 )
 
 // Validator checks custom resources against their CRDs the way the API
@@ -67,6 +70,29 @@ func (r Result) Problems() string {
 // NodePool, NodeClaim and NodeOverlay.
 func NewKarpenterValidator() (*Validator, error) {
 	return NewValidator(karpenterapis.CRDs...)
+}
+
+// NewKarpenterValidatorFrom builds a validator from the CRD files of a
+// karpenter-provider-aws module directory (pkg/apis/crds), the ones its
+// pkg/apis embeds.
+func NewKarpenterValidatorFrom(moduleDir string) (*Validator, error) {
+	files, err := filepath.Glob(filepath.Join(moduleDir, "pkg", "apis", "crds", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no CRDs in %s/pkg/apis/crds: %v", moduleDir, err)
+	}
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(raw, crd); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", f, err)
+		}
+		crds = append(crds, crd)
+	}
+	return NewValidator(crds...)
 }
 
 // NewValidator builds a validator for the served versions of crds.

@@ -3,6 +3,8 @@ package kubecheck
 import (
 	"testing"
 
+	"nodeless-eks/versions"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,6 +14,23 @@ func karpenterValidator(t *testing.T) *Validator {
 	t.Helper()
 	v, err := NewKarpenterValidator()
 	require.NoError(t, err, "the embedded Karpenter CRDs must build a validator")
+	return v
+}
+
+// ltsModule is the karpenter-provider-aws module of the long-term-support
+// release a stack may stay on.
+func ltsModule(t *testing.T) Module {
+	t.Helper()
+	m, err := FindModuleAt(KarpenterModule, "v"+versions.KarpenterLTS)
+	require.NoError(t, err)
+	return m
+}
+
+// ltsValidator validates against that release's CRDs.
+func ltsValidator(t *testing.T) *Validator {
+	t.Helper()
+	v, err := NewKarpenterValidatorFrom(ltsModule(t).Dir)
+	require.NoError(t, err, "the CRDs of Karpenter %s must build a validator", versions.KarpenterLTS)
 	return v
 }
 

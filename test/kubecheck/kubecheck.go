@@ -19,6 +19,20 @@ type Module struct {
 	Path, Version, Dir string
 }
 
+// FindModuleAt fetches a version of a module into the module cache, as
+// `go mod download` does, beside the build's own: the tests read the
+// Karpenter release a stack may stay on (versions.KarpenterLTS) from it.
+func FindModuleAt(path, version string) (Module, error) {
+	out, err := exec.Command("go", "mod", "download", "-json", path+"@"+version).Output()
+	var m struct {
+		Path, Version, Dir, Error string
+	}
+	if jsonErr := json.Unmarshal(out, &m); jsonErr != nil || m.Error != "" || m.Dir == "" {
+		return Module{}, fmt.Errorf("downloading module %s@%s: %v %s", path, version, err, m.Error)
+	}
+	return Module{Path: m.Path, Version: m.Version, Dir: m.Dir}, nil
+}
+
 // FindModule locates a module of the main module's build in the module
 // cache (downloading it if needed).
 func FindModule(path string) (Module, error) {

@@ -39,15 +39,24 @@ func stringConstants(t *testing.T, path string) map[string]string {
 }
 
 // TestKubernetesRangeMatchesKarpenter reads Karpenter's own version guard
-// from the module source (importing the package would link the AWS SDK's
-// EC2 client into this test for two constants).
+// from the module source, of the pinned release and of the long-term-support
+// one (importing the package would link the AWS SDK's EC2 client into this
+// test for two constants).
 func TestKubernetesRangeMatchesKarpenter(t *testing.T) {
-	file := filepath.Join(karpenterModule(t).Dir, "pkg", "providers", "version", "version.go")
-	consts := stringConstants(t, file)
-	require.Contains(t, consts, "MinK8sVersion", "Karpenter's version guard moved; update this test and versions/")
-	require.Contains(t, consts, "MaxK8sVersion")
-	assert.Equal(t, consts["MinK8sVersion"], fmt.Sprintf("1.%d", versions.MinKubernetesMinor),
-		"versions.MinKubernetesMinor must follow %s", file)
-	assert.Equal(t, consts["MaxK8sVersion"], fmt.Sprintf("1.%d", versions.MaxKubernetesMinor),
-		"versions.MaxKubernetesMinor must follow %s", file)
+	for _, line := range []struct {
+		module   Module
+		max      int
+		constant string
+	}{
+		{karpenterModule(t), versions.MaxKubernetesMinor, "versions.MaxKubernetesMinor"},
+		{ltsModule(t), versions.LTSMaxKubernetesMinor, "versions.LTSMaxKubernetesMinor"},
+	} {
+		file := filepath.Join(line.module.Dir, "pkg", "providers", "version", "version.go")
+		consts := stringConstants(t, file)
+		require.Contains(t, consts, "MinK8sVersion", "Karpenter's version guard moved; update this test and versions/")
+		require.Contains(t, consts, "MaxK8sVersion")
+		assert.Equal(t, consts["MinK8sVersion"], fmt.Sprintf("1.%d", versions.MinKubernetesMinor),
+			"versions.MinKubernetesMinor must follow %s", file)
+		assert.Equal(t, consts["MaxK8sVersion"], fmt.Sprintf("1.%d", line.max), "%s must follow %s", line.constant, file)
+	}
 }

@@ -2,12 +2,14 @@ package realapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	karpv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -141,8 +143,10 @@ func TestBootstrapWatchAgainstARealServer(t *testing.T) {
 
 // TestBootstrapWatchFailuresAgainstARealServer: the conditions Karpenter
 // sets when it cannot go on, written through the status subresources the
-// CRDs validate, as the watch says them; a controller pod that turns
-// Ready; and an API server that refuses the watch's token.
+// CRDs validate, as the watch says them; a class whose kubelet settings
+// the 1.15 CRD stores and the controller refuses, with the controller's
+// reason and the message of its own validation; a controller pod that
+// turns Ready; and an API server that refuses the watch's token.
 func TestBootstrapWatchFailuresAgainstARealServer(t *testing.T) {
 	s := need(t)
 	installCRDs(t, s)
@@ -152,6 +156,26 @@ func TestBootstrapWatchFailuresAgainstARealServer(t *testing.T) {
 	class := s.create(t, nodeClass("fail-class", ownLabels))
 	s.setStatus(t, class, m{"conditions": []m{condition("Ready", "False", "NotReady", "SubnetsReady=False", now),
 		condition("SubnetsReady", "False", "SubnetsNotFound", "SubnetSelector did not match any Subnets", now)}})
+	// Karpenter 1.15 sets ValidationSucceeded=False with the reason
+	// InvalidKubeletConfiguration and its validation's errors joined by
+	// "; " (pkg/controllers/nodeclass/validation.go, Reconcile), and Ready
+	// False naming it; the class never turns Ready, and `up` waits out its
+	// bound saying so.
+	kubelet := m{"maxPods": -1, "evictionHard": m{"memory.free": "100Mi"}}
+	badKubelet := nodeClass("fail-kubelet", ownLabels)
+	badKubelet["spec"].(m)["kubelet"] = kubelet
+	kubeletClass := s.create(t, badKubelet)
+	raw, err := json.Marshal(kubelet)
+	require.NoError(t, err)
+	var kc karpv1.KubeletConfiguration
+	require.NoError(t, json.Unmarshal(raw, &kc))
+	var refusals []string
+	for _, e := range karpv1.ValidateKubeletConfig(kc) {
+		refusals = append(refusals, e.Error())
+	}
+	require.NotEmpty(t, refusals, "Karpenter refuses the class")
+	s.setStatus(t, kubeletClass, m{"conditions": []m{condition("Ready", "False", "NotReady", "ValidationSucceeded=False", now),
+		condition("ValidationSucceeded", "False", "InvalidKubeletConfiguration", strings.Join(refusals, "; "), now)}})
 	pool := s.create(t, nodePool("fail", ownLabels))
 	s.setStatus(t, pool, m{"conditions": []m{condition("Ready", "True", "", "", now),
 		condition("NodeRegistrationHealthy", "False", "RegistrationFailed", "Failed to register node", now)}})
@@ -163,7 +187,8 @@ func TestBootstrapWatchFailuresAgainstARealServer(t *testing.T) {
 	stored := s.create(t, controller)
 	t.Cleanup(func() {
 		for _, path := range []string{"/apis/karpenter.sh/v1/nodeclaims/" + name(nc), "/apis/karpenter.sh/v1/nodepools/fail",
-			"/apis/karpenter.k8s.aws/v1/ec2nodeclasses/fail-class", "/api/v1/namespaces/karpenter-ok/pods/karpenter-5f6d7c-fghij?gracePeriodSeconds=0"} {
+			"/apis/karpenter.k8s.aws/v1/ec2nodeclasses/fail-class", "/apis/karpenter.k8s.aws/v1/ec2nodeclasses/fail-kubelet",
+			"/api/v1/namespaces/karpenter-ok/pods/karpenter-5f6d7c-fghij?gracePeriodSeconds=0"} {
 			s.do(ctxT(), "DELETE", path, "", nil)
 		}
 	})
@@ -195,6 +220,9 @@ func TestBootstrapWatchFailuresAgainstARealServer(t *testing.T) {
 	assert.Contains(t, said, "info Controller/karpenter-ok: Karpenter controller: 1 of 1 pods Ready on Fargate")
 	assert.Contains(t, said, "warn EC2NodeClass/fail-class: EC2NodeClass fail-class is not Ready: "+
 		"SubnetsReady=False (SubnetsNotFound: SubnetSelector did not match any Subnets)")
+	assert.Contains(t, said, "warn EC2NodeClass/fail-kubelet: EC2NodeClass fail-kubelet is not Ready: "+
+		"ValidationSucceeded=False (InvalidKubeletConfiguration: "+strings.Join(refusals, "; ")+")")
+	assert.Contains(t, said, `spec.kubelet.maxPods: -1 can't be negative`)
 	assert.Contains(t, said, "warn NodePool/fail: NodePool fail: its nodes do not launch or join: RegistrationFailed: Failed to register node")
 	assert.Contains(t, said, fmt.Sprintf("NodeClaim %s of NodePool fail cannot launch: LaunchFailed: InsufficientInstanceCapacity: no c6g.large in eu-west-1a", name(nc)))
 	assert.Contains(t, said, "warn Controller/karpenter-ok: cannot read the Karpenter controller's pods")

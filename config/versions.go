@@ -21,22 +21,27 @@ var (
 // to releases that ship it.
 func (c *Config) checkKubernetesVersion(p *problems) {
 	minor, minorErr := minor(c.KubernetesVersion)
-	karpenter, newest := versions.Karpenter, versions.MaxKubernetesMinor
-	if karpenterMinor(c.KarpenterVersion) < karpenterMinor(versions.Karpenter) {
-		karpenter, newest = c.KarpenterVersion, versions.LTSMaxKubernetesMinor
+	// The stack's Karpenter's range: 1.15's, or, for the LTS release and
+	// the older ones that deploy unvalidated, 1.14's. A malformed
+	// karpenterVersion is refused on its own (checkKarpenterVersion).
+	karpenter, newest, held := c.KarpenterVersion, versions.MaxKubernetesMinor, ""
+	if !semverRe.MatchString(c.KarpenterVersion) {
+		karpenter = versions.Karpenter
+	} else if karpenterMinor(c.KarpenterVersion) < karpenterMinor(versions.Karpenter) {
+		newest, held = versions.LTSMaxKubernetesMinor, " (1.14's range, which older versions are held to)"
 	}
 	switch {
 	case minorErr != nil || !k8sVersionRe.MatchString(c.KubernetesVersion):
 		p.add("kubernetesVersion %q: want \"1.NN\", e.g. %q", c.KubernetesVersion, defaultKubernetesVersion)
-	case minor > newest && newest < versions.MaxKubernetesMinor:
+	case minor > newest && minor <= versions.MaxKubernetesMinor:
 		// A controller outside its range refuses to start, and with no
 		// node group nothing else launches a node.
-		p.add("kubernetesVersion %q: karpenterVersion %q supports 1.%d-1.%d; Karpenter %s supports up to 1.%d: "+
+		p.add("kubernetesVersion %q: karpenterVersion %q supports 1.%d-1.%d%s; Karpenter %s supports up to 1.%d: "+
 			"move karpenterVersion first, in an `up` of its own (docs/upgrades.md, \"Karpenter\")",
-			c.KubernetesVersion, karpenter, versions.MinKubernetesMinor, newest, versions.Karpenter, versions.MaxKubernetesMinor)
+			c.KubernetesVersion, karpenter, versions.MinKubernetesMinor, newest, held, versions.Karpenter, versions.MaxKubernetesMinor)
 	case minor > newest || minor < versions.MinKubernetesMinor:
-		p.add("kubernetesVersion %q: karpenter %s supports 1.%d-1.%d",
-			c.KubernetesVersion, karpenter, versions.MinKubernetesMinor, newest)
+		p.add("kubernetesVersion %q: karpenterVersion %q supports 1.%d-1.%d%s",
+			c.KubernetesVersion, karpenter, versions.MinKubernetesMinor, newest, held)
 	default:
 		if _, ok := versions.Kubernetes(minor); !ok {
 			p.add("kubernetesVersion %q: not in the EKS support calendar this program knows (1.%d-1.%d, versions/kubernetes.go): "+
@@ -48,15 +53,21 @@ func (c *Config) checkKubernetesVersion(p *problems) {
 	}
 }
 
-// karpenterMinor is the minor of a Karpenter version "1.N.P", or 0.
+// karpenterMinor is the minor of a Karpenter version "1.N.P" (0 for a
+// malformed one, which checkKarpenterVersion refuses): the rules of 1.14
+// apply to older versions too, those of 1.15 to newer ones.
 func karpenterMinor(version string) int {
 	major, rest, _ := strings.Cut(version, ".")
 	n, _, _ := strings.Cut(rest, ".")
-	m, err := strconv.Atoi(n)
-	if major != "1" || err != nil {
+	ma, majorErr := strconv.Atoi(major)
+	mi, minorErr := strconv.Atoi(n)
+	switch {
+	case majorErr != nil || minorErr != nil:
 		return 0
+	case ma > 1:
+		return 1 << 30
 	}
-	return m
+	return mi
 }
 
 func (c *Config) checkSupportType(p *problems) {

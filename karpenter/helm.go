@@ -35,7 +35,8 @@ type ValuesInput struct {
 	// fill a Fargate size (see ControllerResources.Validate).
 	Resources ControllerResources
 	// NodeRepair turns on the NodeRepair feature gate (alpha since
-	// Karpenter 1.1, off by default in the chart's settings.featureGates).
+	// Karpenter 1.1, off by default in the chart's settings.featureGates;
+	// from 1.15 a disruption method that rides the pools' budgets).
 	NodeRepair bool
 }
 

@@ -22,10 +22,11 @@ const (
 )
 
 // KarpenterLTS is the long-term-support release a stack may stay on with
-// karpenterVersion (supported to July 2027: its release notes and the
-// module's SUPPORT.md), and LTSMaxKubernetesMinor the newest minor it runs
-// on. The tests validate its CRDs, chart and Kubernetes range from its
-// module too, fetched into the module cache beside the pinned one.
+// karpenterVersion (supported to July 2027: its release notes; the
+// policy is SUPPORT.md of the v1.15.2 module), and LTSMaxKubernetesMinor
+// the newest minor it runs on. The tests validate its CRDs and Kubernetes
+// range from its module too, fetched into the module cache beside the
+// pinned one; its chart is not rendered.
 const (
 	KarpenterLTS          = "1.14.3"
 	LTSMaxKubernetesMinor = 36

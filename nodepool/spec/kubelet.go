@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -54,10 +53,11 @@ type Kubelet struct {
 // (evictionSignals, reservedResources); test/kubecheck holds them to both
 // through bad-nodepools.json.
 var (
-	reservedKeys    = []string{"cpu", "ephemeral-storage", "memory", "pid"}
-	evictionSignals = []string{"imagefs.available", "imagefs.inodesFree", "memory.available", "nodefs.available", "nodefs.inodesFree", "pid.available"}
-	quantityRe      = regexp.MustCompile(`^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`)
-	percentRe       = regexp.MustCompile(`^(\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%$`)
+	reservedKeys     = []string{"cpu", "ephemeral-storage", "memory", "pid"}
+	evictionSignals  = []string{"imagefs.available", "imagefs.inodesFree", "memory.available", "nodefs.available", "nodefs.inodesFree", "pid.available"}
+	quantityRe       = regexp.MustCompile(`^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`)
+	percentRe        = regexp.MustCompile(`^(\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%$`)
+	decimalPercentRe = regexp.MustCompile(`^(\d+(\.\d*)?|\.\d+)%$`)
 )
 
 // ValidateKubelet refuses, naming each key under key, what Karpenter
@@ -125,7 +125,7 @@ func ValidateKubelet(key, family string, k *Kubelet, karpenterMinor int) []error
 				bad("%s %q: want one of %v", field, s, evictionSignals)
 			case isPercentage(m[s], karpenterMinor):
 			case err != nil || !quantityRe.MatchString(m[s]) || q.Sign() <= 0:
-				bad("%s.%s %q: want a percentage such as \"10%%\" or a positive quantity such as \"500Mi\"", field, s, m[s])
+				bad("%s.%s %q: want a percentage below 100%% such as \"10%%\" or a positive quantity such as \"500Mi\"", field, s, m[s])
 			}
 		}
 	}
@@ -147,20 +147,22 @@ func ValidateKubelet(key, family string, k *Kubelet, karpenterMinor int) []error
 	return errs
 }
 
-// isPercentage reports whether Karpenter 1.karpenterMinor takes v as an
-// eviction percentage: up to 1.14 the CRD's pattern (two decimals at
-// most); from 1.15 any float from 0 to 100 (validateEvictionThreshold),
-// but NaN, which that check lets through, as does the kubelet
-// (k8s.io/kubernetes v1.36.3 pkg/kubelet/eviction/helpers.go,
-// parseThresholdStatement), which then never evicts: no comparison with
-// NaN holds.
+// isPercentage reports whether v is an eviction percentage that Karpenter
+// 1.karpenterMinor takes and the node honours: up to 1.14 the CRD's
+// pattern (two decimals at most); from 1.15 a decimal number with "%"
+// (validateEvictionThreshold takes any float from 0 to 100, but NaN then
+// panics Karpenter's capacity arithmetic, resource.MustParse in
+// pkg/providers/instancetype/types.go computeEvictionSignal, and a hex float or an exponent
+// means nothing a reader expects). Either way below 100%: the kubelet
+// ignores only the literal "100%" (k8s.io/kubernetes v1.36.3
+// pkg/kubelet/eviction/helpers.go, parseThresholdStatement), so "100.0%"
+// would evict without end, and "100%" sets nothing.
 func isPercentage(v string, karpenterMinor int) bool {
-	if karpenterMinor <= 14 {
-		return percentRe.MatchString(v)
+	if karpenterMinor <= 14 && !percentRe.MatchString(v) || !decimalPercentRe.MatchString(v) {
+		return false
 	}
-	number, ok := strings.CutSuffix(v, "%")
-	f, err := strconv.ParseFloat(number, 64)
-	return ok && err == nil && !math.IsNaN(f) && f >= 0 && f <= 100
+	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+	return err == nil && f < 100
 }
 
 // kubeletSpec is the EC2NodeClass's spec.kubelet, or nil: the settings

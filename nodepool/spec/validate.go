@@ -26,15 +26,20 @@ var (
 )
 
 var (
-	operators      = []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"}
-	archs          = []string{"amd64", "arm64"}
-	capacityTypes  = []string{"spot", "on-demand", "reserved"}
-	hypervisors    = []string{"nitro", "xen"}
-	taintEffects   = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
-	policies       = []string{"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"}
-	budgetReasons  = []string{"Underutilized", "Empty", "Drifted"}
-	volumeTypes    = []string{"gp3", "gp2", "io1", "io2", "st1", "sc1", "standard"}
-	restrictedTags = []string{"eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass"}
+	operators     = []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"}
+	archs         = []string{"amd64", "arm64"}
+	capacityTypes = []string{"spot", "on-demand", "reserved"}
+	hypervisors   = []string{"nitro", "xen"}
+	taintEffects  = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
+	policies      = []string{"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"}
+	budgetReasons = []string{"Underutilized", "Empty", "Drifted"}
+	// Karpenter 1.15 repairs nodes as a disruption method that rides the
+	// budgets under the reason Unhealthy (sigs.k8s.io/karpenter v1.15.0
+	// pkg/controllers/disruption/repair.go); 1.14's NodePool CRD has no
+	// such reason in its enum.
+	budgetReasons115 = append(slices.Clone(budgetReasons), "Unhealthy")
+	volumeTypes      = []string{"gp3", "gp2", "io1", "io2", "st1", "sc1", "standard"}
+	restrictedTags   = []string{"eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass"}
 	// Label keys under karpenter.k8s.aws that pools may use (the CRD's list).
 	awsWellKnownLabels = []string{
 		"karpenter.k8s.aws/instance-tenancy", "karpenter.k8s.aws/capacity-reservation-type",
@@ -154,9 +159,13 @@ func Validate(pools map[string]Pool, classes map[string]NodeClass, production bo
 			if b.Duration != "" && !durationRe.MatchString(b.Duration) {
 				bad("%s.duration %q: want a duration such as \"8h\"", bk, b.Duration)
 			}
+			reasons := budgetReasons
+			if karpenterMinor >= 15 {
+				reasons = budgetReasons115
+			}
 			for _, r := range b.Reasons {
-				if !slices.Contains(budgetReasons, r) {
-					bad("%s.reasons: %q is not one of %v", bk, r, budgetReasons)
+				if !slices.Contains(reasons, r) {
+					bad("%s.reasons: %q is not one of %v", bk, r, reasons)
 				}
 			}
 		}

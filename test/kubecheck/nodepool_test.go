@@ -200,14 +200,14 @@ func TestKarpenterFamilyFlags(t *testing.T) {
 	for _, f := range files {
 		src, err := os.ReadFile(f)
 		require.NoError(t, err)
-		if !strings.HasSuffix(f, "_test.go") && regexp.MustCompile(`SupportsArbitraryKubeletConfig\s*[:=]\s*true`).Match(src) {
+		if !strings.HasSuffix(f, "_test.go") && regexp.MustCompile(`(?m)^\s*[^/\s].*SupportsArbitraryKubeletConfig\s*[:=]\s*true`).Match(src) {
 			arbitrary = append(arbitrary, filepath.Base(f))
 		}
 	}
 	assert.Equal(t, []string{"al2023.go"}, arbitrary, "the families that render every kubelet field")
 	src, err := os.ReadFile(filepath.Join(dir, "bottlerocket.go"))
 	require.NoError(t, err)
-	assert.Regexp(t, `PodsPerCoreEnabled:\s+false`, string(src))
+	assert.Regexp(t, `(?m)^\s*PodsPerCoreEnabled:\s+false,`, string(src))
 }
 
 // TestKarpenterAgreesOnKubelet: on the pinned release, the program refuses
@@ -227,10 +227,13 @@ func TestKarpenterAgreesOnKubelet(t *testing.T) {
 		t.Run(row.Name, func(t *testing.T) {
 			pools, classes, objects := objectsFor(t, row)
 			programErr := spec.Validate(pools, classes, row.Production, 15)
+			checked := 0
+			defer func() { assert.NotZero(t, checked, "no EC2NodeClass to check") }()
 			for _, obj := range objects {
 				if obj["kind"] != "EC2NodeClass" {
 					continue
 				}
+				checked++
 				res, err := crds.Validate(obj)
 				require.NoError(t, err)
 				assert.True(t, res.Valid(), "the 1.15 CRD takes any spec.kubelet: %s", res.Problems())

@@ -172,13 +172,17 @@ func TestKarpenterChartRendersWithProgramValues(t *testing.T) {
 	chartDir := filepath.Join(karpenterModule(t).Dir, "charts", "karpenter")
 	values := readJSON(t, goldenValues)
 
-	t.Run("the registered values render a controller that would start", func(t *testing.T) {
-		r, err := RenderChart(chartDir, "karpenter", "karpenter", "1.36", values)
-		require.NoError(t, err)
-		t.Logf("rendered chart %s %s from module %s@v%s (the module ships the previous release's chart)",
-			r.Chart.Name, r.Chart.Version, KarpenterModule, versions.Karpenter)
-		assert.Empty(t, deploymentProblems(r, values))
-	})
+	// The default minor, and the newest the pinned Karpenter runs on (1.37,
+	// which waits only for its EKS calendar row).
+	for _, minor := range []int{versions.DefaultKubernetesMinor, versions.MaxKubernetesMinor} {
+		t.Run(fmt.Sprintf("the registered values render a controller that would start on 1.%d", minor), func(t *testing.T) {
+			r, err := RenderChart(chartDir, "karpenter", "karpenter", fmt.Sprintf("1.%d", minor), values)
+			require.NoError(t, err)
+			t.Logf("rendered chart %s %s from module %s@v%s (the module ships its chart with an older stamp)",
+				r.Chart.Name, r.Chart.Version, KarpenterModule, versions.Karpenter)
+			assert.Empty(t, deploymentProblems(r, values))
+		})
+	}
 
 	t.Run("every values key exists in the chart", func(t *testing.T) {
 		defaults, err := ChartDefaults(chartDir)

@@ -83,12 +83,10 @@ func newLoadBalancerController(ctx *pulumi.Context, name string, args *Args, in 
 
 	// API objects: they need the API server, not a node, so they are
 	// served long before the controller's pods can start.
-	crds, err := k8syaml.NewConfigGroup(ctx, name+"-lb-controller-crds", &k8syaml.ConfigGroupArgs{
-		Files: pulumi.ToStringArray(LoadBalancerControllerCRDs(args.Versions.LoadBalancerControllerChart)),
-	}, parent, pulumi.Provider(args.Provider), pulumi.Transforms([]pulumi.ResourceTransform{TakeOverCRDs(args.Protect)}),
-		protectIf(args.Protect))
+	crds, err := NewLoadBalancerControllerCRDs(ctx, name+"-lb-controller-crds",
+		LoadBalancerControllerCRDs(args.Versions.LoadBalancerControllerChart), args.Protect, parent, pulumi.Provider(args.Provider))
 	if err != nil {
-		return nil, fmt.Errorf("creating load balancer controller CRDs: %w", err)
+		return nil, err
 	}
 
 	values := args.VpcID.ToStringOutput().ApplyT(func(vpcID string) map[string]any {
@@ -130,6 +128,20 @@ func LoadBalancerControllerCRDs(chartVersion string) []string {
 	base := "https://raw.githubusercontent.com/kubernetes-sigs/aws-load-balancer-controller/v" + chartVersion +
 		"/helm/aws-load-balancer-controller/crds/"
 	return []string{base + "crds.yaml", base + "gateway-crds.yaml"}
+}
+
+// NewLoadBalancerControllerCRDs registers the controller's CRDs from files
+// (LoadBalancerControllerCRDs in the program; manifests of the Kubernetes
+// engine tier, which cannot reach GitHub) as a ConfigGroup whose CRDs take
+// over the fields an earlier Helm install owns (TakeOverCRDs).
+func NewLoadBalancerControllerCRDs(ctx *pulumi.Context, name string, files []string, protect bool,
+	opts ...pulumi.ResourceOption) (*k8syaml.ConfigGroup, error) {
+	opts = append(opts, pulumi.Transforms([]pulumi.ResourceTransform{TakeOverCRDs(protect)}), protectIf(protect))
+	crds, err := k8syaml.NewConfigGroup(ctx, name, &k8syaml.ConfigGroupArgs{Files: pulumi.ToStringArray(files)}, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("creating load balancer controller CRDs: %w", err)
+	}
+	return crds, nil
 }
 
 // crdType is the Pulumi type of a CustomResourceDefinition.

@@ -93,25 +93,40 @@ type releaseInputs struct {
 }
 
 // newReleases installs karpenter-crd, then karpenter with skipCrds.
-func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
-	parent pulumi.ResourceOption) (crds, controller *helmrelease.Release, err error) {
-	provider := pulumi.Provider(args.Provider)
-
-	// CRDs are API objects: they need the API server, not a node, so this
-	// release does not wait for the Fargate profile.
-	crds, err = helmrelease.New(ctx, name+"-crd", &helmrelease.ReleaseArgs{
+// NewCRDRelease registers the karpenter-crd release of chart at version:
+// ChartRepository + "/karpenter-crd" in the program; the Kubernetes engine
+// tier (provider/kube_engine_test.go) gives the chart's directory in the
+// karpenter-provider-aws module, and no version.
+func NewCRDRelease(ctx *pulumi.Context, name, chart, version string, opts ...pulumi.ResourceOption) (*helmrelease.Release, error) {
+	args := &helmrelease.ReleaseArgs{
 		Name:            pulumi.String("karpenter-crd"),
-		Chart:           pulumi.String(ChartRepository + "/karpenter-crd"),
-		Version:         pulumi.String(args.ChartVersion),
+		Chart:           pulumi.String(chart),
 		Namespace:       pulumi.String(Namespace),
 		CreateNamespace: pulumi.Bool(true),
 		// Helm's timeout bounds install, upgrade and uninstall alike;
 		// pulumi-kubernetes reads no custom timeout for a release
 		// (provider/pkg/provider/helm_release.go).
 		Timeout: pulumi.Int(bounds.Seconds(bounds.KarpenterCRDs)),
-	}, parent, provider)
+	}
+	if version != "" {
+		args.Version = pulumi.String(version)
+	}
+	release, err := helmrelease.New(ctx, name, args, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("creating karpenter-crd release: %w", err)
+		return nil, fmt.Errorf("creating karpenter-crd release: %w", err)
+	}
+	return release, nil
+}
+
+func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
+	parent pulumi.ResourceOption) (crds, controller *helmrelease.Release, err error) {
+	provider := pulumi.Provider(args.Provider)
+
+	// CRDs are API objects: they need the API server, not a node, so this
+	// release does not wait for the Fargate profile.
+	crds, err = NewCRDRelease(ctx, name+"-crd", ChartRepository+"/karpenter-crd", args.ChartVersion, parent, provider)
+	if err != nil {
+		return nil, nil, err
 	}
 
 	values := pulumi.All(args.ClusterEndpoint, in.controllerRoleArn, in.queueName).ApplyT(

@@ -95,8 +95,8 @@ var ErrMissing = errors.New("the real API server tier needs etcd and kube-apiser
 // Server is etcd and kube-apiserver on 127.0.0.1, each a process it
 // started and stops by its PID.
 type Server struct {
-	dir        string
-	etcd, api  *proc
+	dir            string
+	etcd, api, kcm *proc
 	URL, Token string
 	// CA is the PEM of the authority that signed the API server's
 	// certificate.
@@ -104,6 +104,56 @@ type Server struct {
 	http *http.Client
 	// Client is the cleanup's and the watch's client, with the static token.
 	Client *kubeapi.Client
+}
+
+// ControllerManagerBinary is where kube-controller-manager is: beside
+// kube-apiserver's directory, where test/apiserver/install.sh builds it.
+func ControllerManagerBinary() string {
+	return filepath.Join(filepath.Dir(filepath.Dir(Binary())), "kube-controller-manager-"+Version, "kube-controller-manager")
+}
+
+// NeedWithCollector starts the servers and kube-controller-manager with
+// only its garbage collector and namespace controller, for one test: what
+// pulumi-kubernetes' Foreground deletes and a namespace's deletion wait
+// for. It skips or fails as Need does when a binary is missing.
+func NeedWithCollector(t testing.TB) *Server {
+	t.Helper()
+	s := Need(t)
+	bin := ControllerManagerBinary()
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv(EnvRequired) != "required" {
+			t.Skipf("%v: no %s", ErrMissing, bin)
+		}
+		t.Fatalf("%v: no %s", ErrMissing, bin)
+	}
+	kubeconfig := filepath.Join(s.dir, "kcm.kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(s.Kubeconfig("")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	s.kcm, err = launch(filepath.Join(s.dir, "kube-controller-manager.log"), bin, "--kubeconfig", kubeconfig,
+		"--controllers", "garbage-collector-controller,namespace-controller", "--leader-elect=false",
+		"--secure-port=0", "--use-service-account-credentials=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its health is not served (no port): the collector is up once it
+	// logs its monitors synced (pkg/controller/garbagecollector/
+	// garbagecollector.go, Run).
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(readAll(filepath.Join(s.dir, "kube-controller-manager.log")), "all resource monitors have synced") {
+		if s.kcm.exited() || time.Now().After(deadline) {
+			t.Fatalf("kube-controller-manager did not sync its garbage collector within a minute: %s", tail(filepath.Join(s.dir, "kube-controller-manager.log")))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return s
+}
+
+// readAll is a file's text, or "".
+func readAll(file string) string {
+	raw, _ := os.ReadFile(file)
+	return string(raw)
 }
 
 // freePorts are n ports of 127.0.0.1 that were free: all are held until
@@ -261,7 +311,7 @@ func tail(file string) string {
 // retry etcd until it is killed), each by its PID, and removes their
 // files.
 func (s *Server) Stop() {
-	for _, p := range []*proc{s.api, s.etcd} {
+	for _, p := range []*proc{s.kcm, s.api, s.etcd} {
 		if p == nil {
 			continue
 		}

@@ -97,7 +97,7 @@ var ErrMissing = errors.New("the real API server tier needs etcd and kube-apiser
 type Server struct {
 	dir            string
 	etcd, api, kcm *proc
-	URL, Token string
+	URL, Token     string
 	// CA is the PEM of the authority that signed the API server's
 	// certificate.
 	CA   []byte

@@ -439,3 +439,15 @@ func TestStackFileHintsAreAccepted(t *testing.T) {
 		assert.Equal(t, s, network.String(), "no host bits: the program refuses them")
 	}
 }
+
+// TestTheReleaseBuildsWithTheGoCITests: the release workflow's Go is the
+// toolchain .ci/run builds and tests every module with.
+func TestTheReleaseBuildsWithTheGoCITests(t *testing.T) {
+	ci, err := os.ReadFile(".ci/run")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^export GOTOOLCHAIN=go(\d+\.\d+\.\d+)$`).FindStringSubmatch(string(ci))
+	require.NotNil(t, m, ".ci/run exports one GOTOOLCHAIN")
+	workflow, err := os.ReadFile(".github/workflows/release.yml")
+	require.NoError(t, err)
+	assert.Contains(t, string(workflow), `go-version: "`+m[1]+`"`)
+}

@@ -283,9 +283,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		return nil, err
 	}
 
-	c.Provider, err = kubernetes.NewProvider(ctx, name+"-k8s", &kubernetes.ProviderArgs{
-		Kubeconfig: c.Kubeconfig,
-	}, parent)
+	c.Provider, err = kubernetes.NewProvider(ctx, name+"-k8s", KubernetesProviderArgs(c.Kubeconfig), parent)
 	if err != nil {
 		return nil, fmt.Errorf("creating Kubernetes provider: %w", err)
 	}
@@ -390,4 +388,18 @@ func publicAccessCidrs(args *Args) pulumi.StringArrayInput {
 		return nil
 	}
 	return pulumi.ToStringArray(args.PublicAccessCidrs)
+}
+
+// KubernetesProviderArgs are the cluster's Kubernetes provider settings.
+// UpsertExistingObjects: from pulumi-kubernetes 4.29.0 a new object is
+// created client-side and one that already exists is an error (its
+// CHANGELOG, #2926; provider/pkg/await/await.go), where 4.25-4.28 applied
+// it server-side over what was there. The program relies on the latter:
+// it takes over the LB controller's CRDs that an earlier Helm install left
+// (addons.TakeOverCRDs). The loss #2926 guards against, a renamed resource's new
+// object deleted with the old, needs a rename without an alias, which the
+// program does not make; a named object to replace is deleted first (the
+// provider's Diff). The Kubernetes engine tier runs these settings.
+func KubernetesProviderArgs(kubeconfig pulumi.StringInput) *kubernetes.ProviderArgs {
+	return &kubernetes.ProviderArgs{Kubeconfig: kubeconfig, UpsertExistingObjects: pulumi.BoolPtr(true)}
 }

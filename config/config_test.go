@@ -172,7 +172,7 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"lb controller chart without the webhook's namespace selectors", "loadBalancerControllerVersion", map[string]string{"loadBalancerControllerVersion": "3.1.0"}, `loadBalancerControllerVersion "3.1.0": want chart 3.2.0 or later`},
 		{"argocd not a bool", "argocd", map[string]string{"argocd": "on"}, `argocd: "on": want true or false`},
 		{"argocd version empty-ish", "argocdVersion", map[string]string{"argocdVersion": "latest"}, `argocdVersion "latest": want a chart version`},
-		{"tags not string values", "tags", map[string]string{"tags": `{"team":7}`}, "tags: want an object of string values"},
+		{"tags not string values", "tags", map[string]string{"tags": `{"team":7}`}, "tags.team: want a string, not 7"},
 		{"reserved tag prefix", "tags", map[string]string{"tags": `{"aws:owner":"me"}`}, `tags key "aws:owner": the aws: prefix is reserved`},
 		{"a tag the program sets", "tags", map[string]string{"tags": `{"karpenter.sh/discovery":"other"}`}, `tags key "karpenter.sh/discovery": the program sets it to the cluster's name`},
 		{"production not a bool", "production", map[string]string{"production": "maybe"}, `production: "maybe": want true or false`},

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"nodeless-eks/cluster"
 	"nodeless-eks/internal/iamopts"
@@ -129,6 +132,22 @@ func (k key) read(raw string) error {
 		if err != nil {
 			return fmt.Errorf("%s %q: want %s", k.name, raw, k.want)
 		}
+	case *map[string]string:
+		// Decoded by hand, so that a value of another type is named by its
+		// key in words of this program's own, whatever Go's encoding/json
+		// says of it (its wording changes between releases).
+		var values map[string]any
+		if err := decodeStrict(raw, &values); err != nil {
+			return fmt.Errorf("%s: want %s: %w", k.name, k.want, err)
+		}
+		*into = map[string]string{}
+		for _, name := range slices.Sorted(maps.Keys(values)) {
+			v, ok := values[name].(string)
+			if !ok {
+				return fmt.Errorf("%s.%s: want a string, not %s", k.name, name, strings.TrimSpace(mustJSON(values[name])))
+			}
+			(*into)[name] = v
+		}
 	default:
 		if err := decodeStrict(raw, into); err != nil {
 			return fmt.Errorf("%s: want %s: %w", k.name, k.want, err)
@@ -149,4 +168,10 @@ func decodeStrict(raw string, out any) error {
 		return errors.New("trailing data after the value")
 	}
 	return nil
+}
+
+// mustJSON is v as JSON (a decoded JSON value always encodes).
+func mustJSON(v any) string {
+	raw, _ := json.Marshal(v)
+	return string(raw)
 }

@@ -92,7 +92,6 @@ type releaseInputs struct {
 	fargateReady pulumi.StringInput
 }
 
-// newReleases installs karpenter-crd, then karpenter with skipCrds.
 // NewCRDRelease registers the karpenter-crd release of chart at version:
 // ChartRepository + "/karpenter-crd" in the program; the Kubernetes engine
 // tier (provider/kube_engine_test.go) gives the chart's directory in the
@@ -118,6 +117,7 @@ func NewCRDRelease(ctx *pulumi.Context, name, chart, version string, opts ...pul
 	return release, nil
 }
 
+// newReleases installs karpenter-crd, then karpenter with skipCrds.
 func newReleases(ctx *pulumi.Context, name string, args *Args, in releaseInputs,
 	parent pulumi.ResourceOption) (crds, controller *helmrelease.Release, err error) {
 	provider := pulumi.Provider(args.Provider)

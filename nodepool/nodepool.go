@@ -88,6 +88,14 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	parent := pulumi.Parent(n)
 	provider := pulumi.Provider(args.Provider)
 	labels := pulumi.StringMap{names.StackLabelKey: pulumi.String(args.StackLabel)}
+	// waitFor holds each object until Karpenter marks it Ready. patchForce:
+	// the declared value wins. A field the program sets and someone edited
+	// (kubectl patch makes the editor its manager) is taken back by the
+	// next `up --refresh`, where the apply would otherwise fail on the
+	// field's conflict (pulumi-kubernetes v4.25.0, as the Kubernetes engine
+	// tier runs it). Fields others set, such as Karpenter's hash
+	// annotations, stay theirs.
+	annotations := pulumi.StringMap{"pulumi.com/waitFor": pulumi.String(AwaitReady), "pulumi.com/patchForce": pulumi.String("true")}
 
 	classes := map[string]*apiextensions.CustomResource{}
 	classNames := spec.SortedNames(args.Classes)
@@ -103,7 +111,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			ApiVersion: pulumi.String(spec.EC2NodeClassAPIVersion),
 			Kind:       pulumi.String("EC2NodeClass"),
 			Metadata: &metav1.ObjectMetaArgs{Name: pulumi.String(className), Labels: labels,
-				Annotations: pulumi.StringMap{"pulumi.com/waitFor": pulumi.String(AwaitReady)}},
+				Annotations: annotations},
 			OtherFields: kubernetes.UntypedArgs{"spec": classSpec},
 		},
 			parent, provider,
@@ -128,7 +136,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			ApiVersion: pulumi.String(spec.NodePoolAPIVersion),
 			Kind:       pulumi.String("NodePool"),
 			Metadata: &metav1.ObjectMetaArgs{Name: pulumi.String(poolName), Labels: labels,
-				Annotations: pulumi.StringMap{"pulumi.com/waitFor": pulumi.String(AwaitReady)}},
+				Annotations: annotations},
 			OtherFields: kubernetes.UntypedArgs{"spec": obj["spec"]},
 		},
 			parent, provider,

@@ -5,6 +5,7 @@ go 1.26.6
 require (
 	github.com/blang/semver v3.5.1+incompatible
 	github.com/pulumi/pulumi-go-provider v1.5.0
+	github.com/pulumi/pulumi-kubernetes/sdk/v4 v4.32.0
 	github.com/pulumi/pulumi/pkg/v3 v3.276.0
 	github.com/pulumi/pulumi/sdk/v3 v3.276.0
 	github.com/stretchr/testify v1.12.1
@@ -91,7 +92,6 @@ require (
 	github.com/pulumi/pulumi-cloud-sdk/go v1.20261118.1124 // indirect
 	github.com/pulumi/pulumi-command/sdk v1.1.0 // indirect
 	github.com/pulumi/pulumi-eks/sdk/v3 v3.9.1 // indirect
-	github.com/pulumi/pulumi-kubernetes/sdk/v4 v4.32.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	github.com/sabhiram/go-gitignore v0.0.0-20210923224102-525f6e181f06 // indirect

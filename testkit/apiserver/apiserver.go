@@ -41,6 +41,8 @@ const (
 	// fails a test that cannot start the servers instead of skipping it.
 	EnvAPIServer = "NODELESS_EKS_KUBE_APISERVER"
 	EnvRequired  = "NODELESS_EKS_REAL_APISERVER"
+	// EnvControllerManager names kube-controller-manager's binary.
+	EnvControllerManager = "NODELESS_EKS_KUBE_CONTROLLER_MANAGER"
 	// Version is the version test/apiserver/server builds.
 	Version = "v1.36.3"
 )
@@ -106,10 +108,14 @@ type Server struct {
 	Client *kubeapi.Client
 }
 
-// ControllerManagerBinary is where kube-controller-manager is: beside
-// kube-apiserver's directory, where test/apiserver/install.sh builds it.
+// ControllerManagerBinary is where kube-controller-manager is:
+// $NODELESS_EKS_KUBE_CONTROLLER_MANAGER, or where
+// test/apiserver/install.sh builds it.
 func ControllerManagerBinary() string {
-	return filepath.Join(filepath.Dir(filepath.Dir(Binary())), "kube-controller-manager-"+Version, "kube-controller-manager")
+	if p := os.Getenv(EnvControllerManager); p != "" {
+		return p
+	}
+	return filepath.Join(cacheDir(), "kube-controller-manager-"+Version, "kube-controller-manager")
 }
 
 // NeedWithCollector starts the servers and kube-controller-manager with
@@ -177,7 +183,12 @@ func Binary() string {
 	if p := os.Getenv(EnvAPIServer); p != "" {
 		return p
 	}
-	// As install.sh chooses it (os.UserCacheDir differs on macOS).
+	return filepath.Join(cacheDir(), "kube-apiserver-"+Version, "kube-apiserver")
+}
+
+// cacheDir is where the install scripts build, as they choose it
+// (os.UserCacheDir differs on macOS).
+func cacheDir() string {
 	cache := os.Getenv("XDG_CACHE_HOME")
 	if cache == "" {
 		home, err := os.UserHomeDir()
@@ -186,7 +197,7 @@ func Binary() string {
 		}
 		cache = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(cache, "nodeless-eks", "kube-apiserver-"+Version, "kube-apiserver")
+	return filepath.Join(cache, "nodeless-eks")
 }
 
 // start runs etcd, then kube-apiserver, and waits until the API server is

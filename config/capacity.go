@@ -1,6 +1,9 @@
 package config
 
-import "nodeless-eks/nodepool/spec"
+import (
+	"nodeless-eks/nodepool/spec"
+	"nodeless-eks/versions"
+)
 
 // checkCoreDNSReplicas: enough CoreDNS for the stack class.
 func (c *Config) checkCoreDNSReplicas(p *problems) {
@@ -24,5 +27,5 @@ func (c *Config) checkControllerResources(p *problems) {
 
 // checkNodePools: a pool set something can be scheduled on.
 func (c *Config) checkNodePools(p *problems) {
-	p.addErr(spec.Validate(c.NodePools, c.NodeClasses, c.Production, karpenterMinor(c.KarpenterVersion)))
+	p.addErr(spec.Validate(c.NodePools, c.NodeClasses, c.Production, versions.KarpenterMinor(c.KarpenterVersion)))
 }

@@ -2,7 +2,6 @@ package config
 
 import (
 	"regexp"
-	"strconv"
 	"strings"
 
 	"nodeless-eks/cluster"
@@ -27,7 +26,7 @@ func (c *Config) checkKubernetesVersion(p *problems) {
 	karpenter, newest, held := c.KarpenterVersion, versions.MaxKubernetesMinor, ""
 	if !semverRe.MatchString(c.KarpenterVersion) {
 		karpenter = versions.Karpenter
-	} else if karpenterMinor(c.KarpenterVersion) < karpenterMinor(versions.Karpenter) {
+	} else if versions.KarpenterMinor(c.KarpenterVersion) < versions.KarpenterMinor(versions.Karpenter) {
 		newest, held = versions.LTSMaxKubernetesMinor, " (1.14's range, which older versions are held to)"
 	}
 	switch {
@@ -51,23 +50,6 @@ func (c *Config) checkKubernetesVersion(p *problems) {
 			p.addErr(spec.CheckAMIPins(c.NodeClasses, minor))
 		}
 	}
-}
-
-// karpenterMinor is the minor of a Karpenter version "1.N.P" (0 for a
-// malformed one, which checkKarpenterVersion refuses): the rules of 1.14
-// apply to older versions too, those of 1.15 to newer ones.
-func karpenterMinor(version string) int {
-	major, rest, _ := strings.Cut(version, ".")
-	n, _, _ := strings.Cut(rest, ".")
-	ma, majorErr := strconv.Atoi(major)
-	mi, minorErr := strconv.Atoi(n)
-	switch {
-	case majorErr != nil || minorErr != nil:
-		return 0
-	case ma > 1:
-		return 1 << 30
-	}
-	return mi
 }
 
 func (c *Config) checkSupportType(p *problems) {

@@ -9,6 +9,7 @@ import (
 	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/testkit/mock"
 	"nodeless-eks/testkit/stackfile"
+	"nodeless-eks/versions"
 	"nodeless-eks/testkit/tokens"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
@@ -234,7 +235,7 @@ func TestKubeletSettingsReachTheClass(t *testing.T) {
 		"evictionSoft": {"memory.available": "500Mi"}, "evictionSoftGracePeriod": {"memory.available": "1m30s"}, "cpuCFSQuota": false}},
 		"plain": {}}`), &classes))
 	pools, classes := spec.Resolve(nil, classes)
-	require.NoError(t, spec.Validate(pools, classes, false, 15))
+	require.NoError(t, spec.Validate(pools, classes, false, versions.KarpenterMinor(versions.Karpenter)))
 	rec := newLayer(t, pools, classes).rec
 	classSpec := rec.Get(t, tokens.EC2NodeClass, "eks-demo-nodepools-class-default").Inputs["spec"].ObjectValue().Mappable()
 	assert.Equal(t, map[string]any{"maxPods": 58.0, "kubeReserved": map[string]any{"memory": "1Gi"},

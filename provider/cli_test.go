@@ -47,21 +47,23 @@ func TestCLIVersionIsTheBuiltOne(t *testing.T) {
 
 // realCLI is the CLI's path.
 func realCLI(t *testing.T) string {
+	return cachedBinary(t, envCLI, envCLIRequired, filepath.Join("pulumi-"+cliVersion, "pulumi"), "test/pulumicli/install.sh")
+}
+
+// cachedBinary is $env, or the binary an install script builds into the
+// user's cache (apiserver.CacheDir()/rel). Without it the test skips, or
+// fails when $required is "required", naming the script to run.
+func cachedBinary(t *testing.T, env, required, rel, install string) string {
 	t.Helper()
-	path := os.Getenv(envCLI)
+	path := os.Getenv(env)
 	if path == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache")
-		}
-		path = filepath.Join(cache, "nodeless-eks", "pulumi-"+cliVersion, "pulumi")
+		path = filepath.Join(apiserver.CacheDir(), rel)
 	}
 	if _, err := os.Stat(path); err != nil {
-		if os.Getenv(envCLIRequired) == "required" {
-			t.Fatalf("the real Pulumi CLI tier needs %s: run test/pulumicli/install.sh", path)
+		if os.Getenv(required) == "required" {
+			t.Fatalf("%s is required and missing (%s): run %s", path, required, install)
 		}
-		t.Skipf("no Pulumi CLI at %s: run test/pulumicli/install.sh", path)
+		t.Skipf("no %s: run %s", path, install)
 	}
 	return path
 }

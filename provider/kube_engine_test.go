@@ -55,23 +55,8 @@ const (
 
 // kubeProvider is the plugin's path.
 func kubeProvider(t *testing.T) string {
-	t.Helper()
-	path := os.Getenv(envKubeProvider)
-	if path == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache")
-		}
-		path = filepath.Join(cache, "nodeless-eks", "pulumi-resource-kubernetes-v"+kubeProviderVersion, "pulumi-resource-kubernetes")
-	}
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv(envKubeEngineRequired) == "required" {
-			t.Fatalf("the Kubernetes engine tier needs %s: run test/k8sprovider/install.sh", path)
-		}
-		t.Skipf("no pulumi-kubernetes plugin at %s: run test/k8sprovider/install.sh", path)
-	}
-	return path
+	return cachedBinary(t, envKubeProvider, envKubeEngineRequired,
+		filepath.Join("pulumi-resource-kubernetes-v"+kubeProviderVersion, "pulumi-resource-kubernetes"), "test/k8sprovider/install.sh")
 }
 
 // karpenterChart is the karpenter-crd chart of the pinned Karpenter, from
@@ -294,7 +279,7 @@ func TestKubernetesSideUnderTheRealEngine(t *testing.T) {
 	// A class whose kubelet settings the program refuses at preview, which
 	// the API server (Karpenter 1.15's CRD) stores as sent.
 	bad := map[string]spec.NodeClass{"bad": badKubeletClass(classes["default"])}
-	refusal := spec.Validate(pools, bad, false, 15)
+	refusal := spec.Validate(pools, bad, false, versions.KarpenterMinor(versions.Karpenter))
 	require.Error(t, refusal)
 	assert.Contains(t, refusal.Error(), "nodeClasses.bad.kubelet.evictionHard")
 	use(variant{takeOver: true, badClass: true})

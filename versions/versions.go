@@ -6,6 +6,11 @@
 // their own) can share it.
 package versions
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Karpenter is the default karpenter and karpenter-crd chart version. It
 // equals the github.com/aws/karpenter-provider-aws module version in
 // test/go.mod, whose chart, CRDs and kubelet validation the tests
@@ -31,3 +36,20 @@ const (
 	KarpenterLTS          = "1.14.3"
 	LTSMaxKubernetesMinor = 36
 )
+
+// KarpenterMinor is the minor of a Karpenter version "1.N.P" (0 for a
+// malformed one, which the config refuses on its own): the rules of 1.14
+// apply to older versions too, those of 1.15 to newer ones.
+func KarpenterMinor(version string) int {
+	major, rest, _ := strings.Cut(version, ".")
+	n, _, _ := strings.Cut(rest, ".")
+	ma, majorErr := strconv.Atoi(major)
+	mi, minorErr := strconv.Atoi(n)
+	switch {
+	case majorErr != nil || minorErr != nil:
+		return 0
+	case ma > 1:
+		return 1 << 30
+	}
+	return mi
+}

@@ -60,7 +60,8 @@ type karpenterLine struct {
 // lines are the pinned release, with the CRDs its module embeds, and the
 // long-term-support one, with the CRD files of its module.
 func lines(t *testing.T) []karpenterLine {
-	return []karpenterLine{{versions.Karpenter, 15, karpenterValidator(t)}, {versions.KarpenterLTS, 14, ltsValidator(t)}}
+	return []karpenterLine{{versions.Karpenter, versions.KarpenterMinor(versions.Karpenter), karpenterValidator(t)},
+		{versions.KarpenterLTS, versions.KarpenterMinor(versions.KarpenterLTS), ltsValidator(t)}}
 }
 
 // TestCRDsAgreeWithConfigValidation: every pool configuration that config
@@ -226,7 +227,7 @@ func TestKarpenterAgreesOnKubelet(t *testing.T) {
 		}
 		t.Run(row.Name, func(t *testing.T) {
 			pools, classes, objects := objectsFor(t, row)
-			programErr := spec.Validate(pools, classes, row.Production, 15)
+			programErr := spec.Validate(pools, classes, row.Production, versions.KarpenterMinor(versions.Karpenter))
 			checked := 0
 			defer func() { assert.NotZero(t, checked, "no EC2NodeClass to check") }()
 			for _, obj := range objects {

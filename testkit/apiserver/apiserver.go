@@ -115,7 +115,7 @@ func ControllerManagerBinary() string {
 	if p := os.Getenv(EnvControllerManager); p != "" {
 		return p
 	}
-	return filepath.Join(cacheDir(), "kube-controller-manager-"+Version, "kube-controller-manager")
+	return filepath.Join(CacheDir(), "kube-controller-manager-"+Version, "kube-controller-manager")
 }
 
 // NeedWithCollector starts the servers and kube-controller-manager with
@@ -183,12 +183,12 @@ func Binary() string {
 	if p := os.Getenv(EnvAPIServer); p != "" {
 		return p
 	}
-	return filepath.Join(cacheDir(), "kube-apiserver-"+Version, "kube-apiserver")
+	return filepath.Join(CacheDir(), "kube-apiserver-"+Version, "kube-apiserver")
 }
 
-// cacheDir is where the install scripts build, as they choose it
+// CacheDir is where the install scripts build, as they choose it
 // (os.UserCacheDir differs on macOS).
-func cacheDir() string {
+func CacheDir() string {
 	cache := os.Getenv("XDG_CACHE_HOME")
 	if cache == "" {
 		home, err := os.UserHomeDir()

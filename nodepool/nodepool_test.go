@@ -9,8 +9,8 @@ import (
 	"nodeless-eks/nodepool/spec"
 	"nodeless-eks/testkit/mock"
 	"nodeless-eks/testkit/stackfile"
-	"nodeless-eks/versions"
 	"nodeless-eks/testkit/tokens"
+	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"

@@ -17,103 +17,69 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 )
 
-// Account is an AWS account of the fleet. The account is the production
-// boundary: the program's own roles need region-wide EC2 rights, so only
-// another account keeps a non-production run from production's volumes,
-// instances and network.
+// Account is an AWS account of the fleet, which deploy/ reaches through
+// its AccountRoleName role. The account is the production boundary: the
+// program's roles need region-wide EC2 rights, so only another account
+// keeps a non-production run from production's volumes and instances.
 type Account struct {
-	// ID is the 12-digit account ID; deploy/ reaches the account through
-	// its AccountRoleName role.
-	ID string `json:"id"`
+	ID string `json:"id"` // 12 digits
 }
 
-// Stack is how one named stack of the root project is deployed. No named
-// stack previews pull requests: those run on review stacks only.
+// Stack is how one named stack of the root project is deployed
+// (Pulumi.yaml's stacks says each field); no named stack previews pull
+// requests.
 type Stack struct {
-	// Account names the entry of accounts the stack deploys into; it may
-	// be left out when there is one account.
-	Account string `json:"account,omitempty"`
-	// Region is the stack's aws:region. Default: deploy/'s aws:region.
-	Region string `json:"region,omitempty"`
-	// Production gives the stack an account of its own.
-	Production bool `json:"production,omitempty"`
-	// ClusterName is the stack's clusterName, which scopes its role's
-	// permissions. Default "<project>-<stack>", what an unset clusterName
-	// gives the root program.
-	ClusterName string `json:"clusterName,omitempty"`
-	// Import adopts the stack, which exists already (a quick start's),
-	// instead of creating it.
-	Import bool `json:"import,omitempty"`
-	// AgentPoolID runs a stack that is not production on a
-	// customer-managed runner pool; production runs on Pulumi's hosted
-	// pool, which isolates each run.
-	AgentPoolID string `json:"agentPoolId,omitempty"`
-	// DriftSchedule detects drift on a cron schedule (Pro edition and up);
-	// "" detects none.
-	DriftSchedule string `json:"driftSchedule,omitempty"`
+	Account    string `json:"account,omitempty"` // an entry of accounts; optional with one
+	Region     string `json:"region,omitempty"`  // default deploy/'s aws:region
+	Production bool   `json:"production,omitempty"`
+	// ClusterName scopes the stack's role; default "<project>-<stack>",
+	// what an unset clusterName gives the root program.
+	ClusterName   string `json:"clusterName,omitempty"`
+	Import        bool   `json:"import,omitempty"`        // adopt the stack, which exists
+	AgentPoolID   string `json:"agentPoolId,omitempty"`   // a customer-managed pool; not production's
+	DriftSchedule string `json:"driftSchedule,omitempty"` // cron; "" detects no drift
 }
 
 // Review is where review stacks, one per pull request, deploy: the only
 // stacks that run a pull request's code.
 type Review struct {
-	// Account and Region are where review stacks deploy.
-	Account string `json:"account"`
-	Region  string `json:"region,omitempty"`
-	// Template is the stack whose settings review stacks copy (its
-	// Pulumi.<template>.yaml too). Default "pr".
-	Template string `json:"template,omitempty"`
-	// Prefix starts every review stack's name. Default "pr-".
-	Prefix string `json:"prefix,omitempty"`
-	// ClusterPrefix starts every review stack's cluster name; the review
-	// role reaches only names that start with it. Default
-	// "<project>-<Prefix>", what an unset clusterName gives them.
+	Account  string `json:"account"`
+	Region   string `json:"region,omitempty"`
+	Template string `json:"template,omitempty"` // whose settings and stack file review stacks copy; "pr"
+	Prefix   string `json:"prefix,omitempty"`   // of every review stack's name; "pr-"
+	// ClusterPrefix starts every review cluster's name, all the review
+	// role reaches; default "<project>-<Prefix>".
 	ClusterPrefix string `json:"clusterPrefix,omitempty"`
-	// Labels gate review stacks: only a pull request carrying one of them
-	// gets one (vcs.reviewStackLabels: "only pull requests carrying a
-	// matching label (exact, case-sensitive) create a review stack",
-	// pulumi-pulumiservice v1.3.0's spec.json). GitHub lets only those with
-	// triage access or more label a pull request, so a stranger's fork
-	// reaches no cloud account. Default ["review-stack"]; [] gives every
-	// pull request one.
-	Labels *[]string `json:"labels,omitempty"`
-	// TTLHours after its last update a review stack is destroyed and
-	// removed. Default 8.
-	TTLHours int `json:"ttlHours,omitempty"`
-	// AgentPoolID runs the review stacks on a customer-managed pool.
-	AgentPoolID string `json:"agentPoolId,omitempty"`
-	// Import adopts the template stack, which exists already.
-	Import bool `json:"import,omitempty"`
+	// Labels gate review stacks: "only pull requests carrying a matching
+	// label (exact, case-sensitive) create a review stack" (pulumiservice
+	// v1.3.0 spec.json, vcs.reviewStackLabels), and only those with
+	// triage access on GitHub label. Default ["review-stack"]; [] is every
+	// pull request.
+	Labels      *[]string `json:"labels,omitempty"`
+	TTLHours    int       `json:"ttlHours,omitempty"` // after its last update; default 8
+	AgentPoolID string    `json:"agentPoolId,omitempty"`
+	Import      bool      `json:"import,omitempty"`
 }
 
-// Config is the deploy project's configuration.
+// Config is the deploy project's configuration (Pulumi.yaml says each key).
 type Config struct {
-	// Organization is the Pulumi Cloud organization; Project the root
-	// project's name; Repository its GitHub repository, "owner/name";
-	// Branch deploys on push; RepoDir is where its Pulumi.yaml lies.
 	Organization, Project, Repository, Branch, RepoDir string
 	// Region is deploy/'s aws:region, and every stack's that names none.
 	Region string
-	// Deployer is the AWS principal that runs deploy/, the one principal
-	// every account role trusts.
+	// Deployer is the role that runs deploy/, the one principal every
+	// account role trusts.
 	Deployer string
-	// Accounts, Stacks and Review are the fleet.
 	Accounts map[string]Account
 	Stacks   map[string]Stack
 	Review   *Review
-	// ProductionTeam and OperatorsTeam are Pulumi Cloud teams whose
-	// members may start and read deployments of the production stacks
-	// and of the others; nobody but organization admins and deploy/
-	// writes their settings.
+	// ProductionTeam and OperatorsTeam may start and read deployments of
+	// the production stacks and of the others.
 	ProductionTeam, OperatorsTeam string
-	// ServicePrincipal is the login of the service principal, holding the
-	// Admin role, that deploy/'s own runs run as: the name GET answers
-	// for it (user.githubLogin), so that the settings compare equal.
+	// ServicePrincipal is the login (GET's user.githubLogin) of the Admin
+	// service principal deploy/'s own runs run as.
 	ServicePrincipal string
-	// SessionHours is the deploy roles' longest session.
-	SessionHours int
-	// Schedule is the cron on which deploy/ runs itself, restoring the
-	// fleet's settings.
-	Schedule string
+	SessionHours     int    // the deploy roles' longest session
+	Schedule         string // cron of deploy/'s own restore
 }
 
 var (

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"nodeless-eks/internal/names"
 	"nodeless-eks/versions"
 )
 
@@ -69,16 +68,16 @@ func PathFilters(repoDir, stack string) []any {
 }
 
 // PreRunCommands stop a run, before the repository's code runs, that holds
-// a GitHub token deploy/ did not give it, whose runner lacks what the root
-// program needs, or whose stack file its deploy role cannot carry out;
-// then they resolve what an interrupted run left in the state. Each runs
+// a GitHub token deploy/ did not give it or whose runner lacks what the
+// root program needs; then they set the keys its deploy role decides and
+// resolve what an interrupted run left in the state. Each runs
 // in a shell of its own.
 func PreRunCommands(c *Config, boundaryArn string, r deployRole) []any {
 	return []any{
 		GitHubTokenCheckCommand(),
 		`command -v go >/dev/null || { echo "nodeless-eks: the runner image has no Go toolchain; use an image with Go 1.26" >&2; exit 1; }`,
 		`command -v aws >/dev/null || { echo "nodeless-eks: the runner image has no AWS CLI; the cluster's kubeconfig runs aws eks get-token" >&2; exit 1; }`,
-		StackCheckCommand(c, boundaryArn, r),
+		StackConfigCommand(c, boundaryArn, r),
 		RecoveryCommand(c.RepoDir),
 	}
 }
@@ -96,47 +95,32 @@ func GitHubTokenCheckCommand() string {
 		`restores the stack's settings" >&2; exit 1; }`, strings.Join(checks, " && "), strings.Join(GitHubTokenVariables, " or "))
 }
 
-// StackCheckCommand stops a run whose stack file its deploy role cannot
-// carry out: another permissions boundary (iamPermissionsBoundary), region
-// (aws:region), cluster (clusterName; unset is "<project>-<stack>") or
-// production than deploy/'s entry, where `pulumi up` would build for
-// minutes and then fail with an AccessDenied that does not say why. A
-// review stack's cluster must start with the review prefix. `pulumi config
-// get` fails both for a key the stack does not set ("configuration key
-// '<key>' not found": pulumi/pulumi pkg/cmd/pulumi/config/config_get.go)
-// and when it cannot read the stack; only the first means "unset".
-func StackCheckCommand(c *Config, boundaryArn string, r deployRole) string {
-	read := func(key, unset string) string {
-		return fmt.Sprintf(`e="${TMPDIR:-/tmp}/nodeless-eks-config.$$"; `+
-			`if got="$({ cd "$(git rev-parse --show-toplevel)"/%[1]q && pulumi config get %[2]s --stack "$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK"; } 2>"$e")"; then :; `+
-			`elif grep -qF "configuration key '%[2]s' not found" "$e"; then got=%[3]s; `+
-			`else echo "nodeless-eks: could not read %[2]s of stack $PULUMI_CI_STACK, so its value is not checked; the command failed with:" >&2; `+
-			`cat "$e" >&2; rm -f "$e"; exit 1; fi; rm -f "$e"; `, c.RepoDir, key, unset)
-	}
-	fail := func(key, want, why string) string {
-		return fmt.Sprintf(`{ echo "nodeless-eks: stack $PULUMI_CI_STACK must set %[1]s to %[2]s (it has \"$got\"): %[3]s. `+
-			`Set it in Pulumi.$PULUMI_CI_STACK.yaml, or change the stack's entry in deploy/'s configuration" >&2; exit 1; }`, key, want, why)
-	}
-	equal := func(key, unset, want, why string) string {
-		return read(key, unset) + fmt.Sprintf(`[ "$got" = %q ] || `, want) + fail(key, want, why)
+// StackConfigCommand declares, in the run's checkout, the keys its deploy
+// role decides: the permissions boundary (iamPermissionsBoundary), region
+// (aws:region), cluster (clusterName) and production. Whatever the stack
+// file says, the run carries out what its role allows, where a file
+// copied from another stack would build for minutes and then fail with an
+// AccessDenied that does not say why. A review stack's cluster is the
+// review cluster prefix and what follows the stack prefix in its name
+// ("nodeless-eks-pr-7" for pr-7 with the defaults, what an unset
+// clusterName gives it). `pulumi config set` writes Pulumi.<stack>.yaml in
+// the project's directory, which the operation then reads.
+func StackConfigCommand(c *Config, boundaryArn string, r deployRole) string {
+	cluster, production := r.Cluster, "false"
+	if r.Stack == "" {
+		cluster = r.ClusterPrefix + "${PULUMI_CI_STACK#" + r.ReviewStackPrefix + "}"
+	} else {
+		production = strconv.FormatBool(c.Stacks[r.Stack].Production)
 	}
 	p := c.Project + ":"
-	checks := []string{
-		equal(p+"iamPermissionsBoundary", `""`, boundaryArn, "its deploy role creates only roles with that boundary"),
-		equal("aws:region", `""`, r.Region, "its deploy role reaches that region only"),
+	var sets []string
+	for _, kv := range [][2]string{{p + "iamPermissionsBoundary", boundaryArn}, {"aws:region", r.Region}, {p + "clusterName", cluster},
+		{p + "production", production}} {
+		sets = append(sets, fmt.Sprintf(`pulumi config set --stack "$s" %s "%s"`, kv[0], kv[1]))
 	}
-	if r.Stack == "" {
-		checks = append(checks,
-			read(p+"clusterName", `"`+c.Project+`-$PULUMI_CI_STACK"`)+fmt.Sprintf(`case "$got" in %q*) ;; *) `, r.ClusterPrefix)+
-				fail(p+"clusterName", "a name that starts with "+r.ClusterPrefix, "the review role may touch only clusters so named")+`;; esac`,
-			equal(p+"production", "false", "false", "review stacks run a pull request's code and are never production"))
-	} else {
-		production := strconv.FormatBool(c.Stacks[r.Stack].Production)
-		checks = append(checks,
-			equal(p+"clusterName", strconv.Quote(names.DefaultClusterName(c.Project, r.Stack)), r.Cluster, "its deploy role may touch only that cluster's resources"),
-			equal(p+"production", "false", production, "deploy/'s entry says production: "+production+", which decides the role's trust and account"))
-	}
-	return strings.Join(checks, "; ")
+	return fmt.Sprintf(`cd "$(git rev-parse --show-toplevel)"/%q && s="$PULUMI_CI_ORGANIZATION/$PULUMI_CI_PROJECT/$PULUMI_CI_STACK" && %s || `+
+		`{ echo "nodeless-eks: could not set the keys that stack $PULUMI_CI_STACK's deploy role decides (the error is above)" >&2; exit 1; }`,
+		c.RepoDir, strings.Join(sets, " && "))
 }
 
 // RecoveryCommand resolves, before an update, destroy, refresh or drift

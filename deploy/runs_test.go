@@ -22,117 +22,109 @@ func boundaryArn(acct, key string) string {
 	return "arn:aws:iam::" + acct + ":policy/deploy-nodeless-eks-" + key + "-boundary"
 }
 
-// fakePulumi writes a pulumi that answers `config get <key>` from FAKE_*
-// variables, like the real CLI failing for a key the stack does not set,
-// and with FAKE_FAIL as it would for a stack it cannot read; it records
-// where it ran.
-func fakePulumi(t *testing.T) (bin, where string) {
-	t.Helper()
-	bin = t.TempDir()
-	where = filepath.Join(t.TempDir(), "pwd")
-	fake := "#!/bin/sh\npwd > " + where + "\n" +
-		"[ -n \"$FAKE_FAIL\" ] && { echo \"$FAKE_FAIL\" >&2; exit 255; }\n" +
-		"case \"$3\" in\n*:iamPermissionsBoundary) v=\"$FAKE_BOUNDARY\";;\naws:region) v=\"$FAKE_REGION\";;\n" +
-		"*:clusterName) v=\"$FAKE_CLUSTER\";;\n*:production) v=\"$FAKE_PRODUCTION\";;\nesac\n" +
-		"[ -n \"$v\" ] || { echo \"error: configuration key '$3' not found for stack '$5'\" >&2; exit 255; }\n" +
-		"echo \"$v\"\n"
-	require.NoError(t, os.WriteFile(filepath.Join(bin, "pulumi"), []byte(fake), 0o755))
-	return bin, where
+// realPulumi is the Pulumi CLI test/pulumicli/install.sh builds, v3.276.0
+// (deploy/'s SDK's), or $NODELESS_EKS_PULUMI_CLI; without it the test
+// skips, unless NODELESS_EKS_PULUMI_CLI_REQUIRED is "required" (.ci/run).
+func realPulumi(t *testing.T) string {
+	path := os.Getenv("NODELESS_EKS_PULUMI_CLI")
+	if path == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache")
+		}
+		path = filepath.Join(cache, "nodeless-eks", "pulumi-v3.276.0", "pulumi")
+	}
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("NODELESS_EKS_PULUMI_CLI_REQUIRED") == "required" {
+			t.Fatalf("%s is required and missing: run test/pulumicli/install.sh", path)
+		}
+		t.Skipf("no %s: run test/pulumicli/install.sh", path)
+	}
+	return path
 }
 
-// TestStackCheckCommand runs the pre-run stack check with a fake pulumi:
-// a stack file its deploy role cannot carry out stops the run in seconds,
-// saying which key to set; the CLI's failure to read the stack is not
-// taken for a wrong value.
-func TestStackCheckCommand(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not on PATH; the command finds the checkout with git")
-	}
-	bin, where := fakePulumi(t)
+// TestStackConfigIsDeclared runs the pre-run that sets the keys a deploy
+// role decides, with the real Pulumi CLI on a file backend: a stack file
+// copied from another stack runs as its own stack's role allows, the keys
+// deploy/ does not decide stay, a review stack gets its cluster name, the
+// file the checklist commits is what the run declares, and a stack the CLI
+// cannot load stops the run, saying so.
+func TestStackConfigIsDeclared(t *testing.T) {
+	cli := realPulumi(t)
 	c := configOf(t, "Pulumi.example.yaml", nil)
-	arn := boundaryArn(prodAccount, "prod")
-	tmp := t.TempDir()
-	run := func(template string, stack string, env ...string) (string, error) {
-		cmd := exec.Command("sh", "-c", StackCheckCommand(c, arn, RoleOf(c, template)))
-		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_BOUNDARY="+arn, "FAKE_REGION=eu-west-1",
-			"FAKE_CLUSTER=nodeless-eks-prod", "FAKE_PRODUCTION=true",
-			"PULUMI_CI_ORGANIZATION=my-org", "PULUMI_CI_PROJECT=nodeless-eks", "PULUMI_CI_STACK="+stack, "TMPDIR="+tmp)
-		cmd.Env = append(cmd.Env, env...)
+	work, bin := t.TempDir(), t.TempDir()
+	require.NoError(t, os.Symlink(cli, filepath.Join(bin, "pulumi")))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "Pulumi.yaml"), []byte("name: nodeless-eks\nruntime: go\n"), 0o644))
+	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "PULUMI_HOME="+t.TempDir(), "PULUMI_BACKEND_URL=file://"+t.TempDir(),
+		"PULUMI_CONFIG_PASSPHRASE=test", "PULUMI_SKIP_UPDATE_CHECK=true", "PULUMI_CI_ORGANIZATION=organization", "PULUMI_CI_PROJECT=nodeless-eks")
+	pulumi := func(args ...string) string {
+		cmd := exec.Command(cli, args...)
+		cmd.Dir, cmd.Env = work, env
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "pulumi %s: %s", strings.Join(args, " "), out)
+		return string(out)
+	}
+	require.NoError(t, exec.Command("git", "init", "-q", work).Run(), "the pre-run finds the project through git")
+	for _, s := range []string{"prod", "staging", "pr-7", "pr-42"} {
+		pulumi("stack", "init", "organization/nodeless-eks/"+s, "--non-interactive")
+	}
+	preRun := func(template, stack string) (string, error) {
+		r := RoleOf(c, template)
+		cmd := exec.Command("sh", "-c", StackConfigCommand(c, BoundaryArn(c, "aws", c.Accounts[r.Account].ID, r.Key), r))
+		cmd.Dir, cmd.Env = work, append(env, "PULUMI_CI_STACK="+stack)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	out, err := run("prod", "prod")
-	require.NoError(t, err, out)
-	pwd, err := os.ReadFile(where)
-	require.NoError(t, err)
-	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	require.NoError(t, err)
-	assert.Equal(t, strings.TrimSpace(string(top)), strings.TrimSpace(string(pwd)), "pulumi config runs in the project's directory")
-
-	for _, tt := range []struct {
-		name, template, stack string
-		env                   []string
-		want                  string
-	}{
-		{"no boundary", "prod", "prod", []string{"FAKE_BOUNDARY="}, "stack prod must set nodeless-eks:iamPermissionsBoundary to " + arn},
-		{"another region", "prod", "prod", []string{"FAKE_REGION=us-east-1"}, `stack prod must set aws:region to eu-west-1 (it has "us-east-1")`},
-		{"a file copied from staging", "prod", "prod", []string{"FAKE_CLUSTER=nodeless-eks-staging"},
-			`stack prod must set nodeless-eks:clusterName to nodeless-eks-prod (it has "nodeless-eks-staging")`},
-		{"production unset", "prod", "prod", []string{"FAKE_PRODUCTION="}, `stack prod must set nodeless-eks:production to true (it has "false")`},
-		{"a review stack outside the prefix", "pr", "pr-7", []string{"FAKE_PRODUCTION=false"},
-			"stack pr-7 must set nodeless-eks:clusterName to a name that starts with nodeless-eks-pr-"},
-		{"a review stack that says production", "pr", "pr-7", []string{"FAKE_CLUSTER=", "FAKE_PRODUCTION=true"},
-			`stack pr-7 must set nodeless-eks:production to false (it has "true")`},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
-			out, err := run(tt.template, tt.stack, tt.env...)
-			require.Error(t, err, "the run stops: %s", out)
-			assert.Contains(t, out, tt.want)
-			assert.Less(t, time.Since(start), 5*time.Second, "before any build")
-		})
-	}
-	out, err = run("pr", "pr-7", "FAKE_CLUSTER=", "FAKE_PRODUCTION=")
-	require.NoError(t, err, "an unset clusterName is nodeless-eks-pr-7: %s", out)
-
-	out, err = run("prod", "prod", "FAKE_FAIL=error: failed to load stack: [401] Unauthorized")
-	require.Error(t, err)
-	assert.Contains(t, out, "could not read nodeless-eks:iamPermissionsBoundary of stack prod, so its value is not checked")
-	assert.Contains(t, out, "error: failed to load stack: [401] Unauthorized")
-	assert.NotContains(t, out, "must set")
-	left, err := os.ReadDir(tmp)
-	require.NoError(t, err)
-	assert.Empty(t, left, "the captured output is removed")
-}
-
-// TestStackFileIsWhatTheRoleCarriesOut: the stack file the checklist
-// writes for each stack passes its stack check.
-func TestStackFileIsWhatTheRoleCarriesOut(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not on PATH")
-	}
-	c := configOf(t, "Pulumi.example.yaml", nil)
-	for _, stack := range []string{"prod", "staging", "pr"} {
-		file := StackFile(c, stack, "aws")
-		r := RoleOf(c, stack)
-		value := func(key string) string {
-			for _, line := range strings.Split(file, "\n") {
-				if v, ok := strings.CutPrefix(strings.TrimSpace(line), key+": "); ok {
-					return v
-				}
-			}
-			return ""
+	config := func(stack string) map[string]string {
+		var values map[string]struct{ Value string }
+		require.NoError(t, json.Unmarshal([]byte(pulumi("config", "--json", "--stack", "organization/nodeless-eks/"+stack)), &values))
+		out := map[string]string{}
+		for k, v := range values {
+			out[k] = v.Value
 		}
-		bin, _ := fakePulumi(t)
-		cmd := exec.Command("sh", "-c", StackCheckCommand(c, BoundaryArn(c, "aws", c.Accounts[r.Account].ID, r.Key), r))
-		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_BOUNDARY="+value("nodeless-eks:iamPermissionsBoundary"),
-			"FAKE_REGION="+value("aws:region"), "FAKE_CLUSTER="+value("nodeless-eks:clusterName"), "FAKE_PRODUCTION="+value("nodeless-eks:production"),
-			"PULUMI_CI_ORGANIZATION=my-org", "PULUMI_CI_PROJECT=nodeless-eks", "PULUMI_CI_STACK="+strings.Replace(stack, "pr", "pr-42", 1), "TMPDIR="+t.TempDir())
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s:\n%s\n%s", stack, file, out)
+		return out
 	}
-	assert.Contains(t, StackFile(c, "prod", "aws"), "nodeless-eks:production: true")
-	assert.NotContains(t, StackFile(c, "staging", "aws"), "production")
+
+	// Staging's file, and a key deploy/ does not decide, on prod.
+	file := StackFile(c, "staging", "aws") + "  nodeless-eks:corednsReplicas: \"3\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(work, "Pulumi.prod.yaml"), []byte(file), 0o644))
+	start := time.Now()
+	out, err := preRun("prod", "prod")
+	require.NoError(t, err, out)
+	assert.Less(t, time.Since(start), 10*time.Second, "seconds, before any build")
+	got := config("prod")
+	assert.Equal(t, boundaryArn(prodAccount, "prod"), got["nodeless-eks:iamPermissionsBoundary"])
+	assert.Equal(t, "nodeless-eks-prod", got["nodeless-eks:clusterName"])
+	assert.Equal(t, "true", got["nodeless-eks:production"])
+	assert.Equal(t, c.Stacks["prod"].Region, got["aws:region"])
+	assert.Equal(t, "3", got["nodeless-eks:corednsReplicas"], "a key deploy/ does not decide stays")
+
+	// A review stack with no file, and one whose file names another cluster.
+	out, err = preRun("pr", "pr-7")
+	require.NoError(t, err, out)
+	assert.Equal(t, "nodeless-eks-pr-7", config("pr-7")["nodeless-eks:clusterName"])
+	assert.Equal(t, "false", config("pr-7")["nodeless-eks:production"])
+
+	// The file the checklist commits is what each run declares.
+	for template, stack := range map[string]string{"prod": "prod", "staging": "staging", "pr": "pr-42"} {
+		file := StackFile(c, template, "aws")
+		if template == "pr" {
+			file += "  nodeless-eks:clusterName: nodeless-eks-pr-42\n  nodeless-eks:production: false\n"
+		} else if !c.Stacks[stack].Production {
+			file += "  nodeless-eks:production: false\n"
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(work, "Pulumi."+stack+".yaml"), []byte(file), 0o644))
+		before := config(stack)
+		out, err := preRun(template, stack)
+		require.NoError(t, err, out)
+		assert.Equal(t, before, config(stack), "%s: the stack file is what the run declares", stack)
+	}
+
+	out, err = preRun("pr", "pr-404")
+	require.Error(t, err, "a stack the CLI cannot load")
+	assert.Contains(t, out, "no stack named 'organization/nodeless-eks/pr-404' found")
+	assert.Contains(t, out, "nodeless-eks: could not set the keys that stack pr-404's deploy role decides")
 }
 
 // TestGitHubTokenCheckCommand: a run with the token the settings give it,

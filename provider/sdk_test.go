@@ -122,13 +122,19 @@ func TestGeneratedSDKs(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "tsconfig.json"), raw, 0o644))
 		run("-p", ".")
 
-		var project struct {
-			Dependencies map[string]string `json:"dependencies"`
+		var project, checker struct {
+			Dependencies    map[string]string `json:"dependencies"`
+			DevDependencies map[string]string `json:"devDependencies"`
 		}
 		raw, err = os.ReadFile(filepath.Join("example", "package.json"))
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(raw, &project))
 		assert.Equal(t, "file:"+filepath.ToSlash(sdkDir), project.Dependencies[npmName], "example/package.json depends on the SDK package add writes")
+		raw, err = os.ReadFile(filepath.Join("sdktest", "package.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(raw, &checker))
+		assert.Equal(t, "^"+checker.DevDependencies["@pulumi/pulumi"], project.Dependencies["@pulumi/pulumi"],
+			"example/package.json asks for the @pulumi/pulumi the example is type-checked with, or newer")
 
 		// A wrong input is a type error, not a surprise at `pulumi up`.
 		bad := strings.Replace(string(example), `clusterName: "platform",`, `clusterName: 42,`, 1)

@@ -20,10 +20,10 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// newCloud declares the fleet in Pulumi Cloud: its stacks, a role per
-// stack and for the review stacks and the teams, each stack's deployment
-// settings (naming its role), drift and TTL schedules, and deploy/'s own
-// settings and schedule, on which it restores all of it.
+// newCloud declares the fleet in Pulumi Cloud: its stacks, a run identity
+// per stack and for the review stacks, the teams' roles, every stack's
+// deployment settings (deploy/'s own included), drift and TTL schedules,
+// and deploy/'s own schedule, on which it restores all of it.
 func newCloud(ctx *pulumi.Context, c *Config, api *cloudAPI, org *census, roleArns map[string]pulumi.StringOutput, partition string) error {
 	named := sortedKeys(c.Stacks)
 	fleet := slices.Clone(named)
@@ -32,12 +32,8 @@ func newCloud(ctx *pulumi.Context, c *Config, api *cloudAPI, org *census, roleAr
 	}
 	ids := map[string]pulumi.StringOutput{}
 	for _, name := range fleet {
-		adopt := c.Review != nil && name == c.Review.Template && c.Review.Import
-		if s, ok := c.Stacks[name]; ok {
-			adopt = s.Import
-		}
 		opts := []pulumi.ResourceOption{pulumi.RetainOnDelete(true)} // it holds a cluster's state
-		if adopt {
+		if s, ok := c.Stacks[name]; (ok && s.Import) || (!ok && c.Review.Import) {
 			opts = append(opts, pulumi.Import(pulumi.ID(c.Organization+"/"+c.Project+"/"+name)))
 		}
 		stack, err := pulumiservice.NewStack(ctx, "stack-"+name, &pulumiservice.StackArgs{
@@ -50,8 +46,8 @@ func newCloud(ctx *pulumi.Context, c *Config, api *cloudAPI, org *census, roleAr
 			ids[name] = pulumi.String(id).ToStringOutput()
 			continue
 		}
-		// A new stack's Pulumi Cloud ID is known once it exists (no output
-		// of pulumiservice v1.3.0's Stack carries it).
+		// A new stack's ID is known once it exists (no output of
+		// pulumiservice v1.3.0's Stack carries it).
 		ids[name] = stack.ID().ApplyT(func(pulumi.ID) (string, error) {
 			id, err := stackID(api, c, name)
 			if ctx.DryRun() && statusOf(err) == http.StatusNotFound {
@@ -61,34 +57,29 @@ func newCloud(ctx *pulumi.Context, c *Config, api *cloudAPI, org *census, roleAr
 		}).(pulumi.StringOutput)
 	}
 
-	role := func(key, name, what string, permissions pulumi.MapOutput) (*pulumiservice.OrganizationRole, error) {
+	// role declares a role and gives it to a team: deploy/'s own (a run
+	// identity) or a team of people named in config.
+	role := func(key, name, team, what string, permissions pulumi.MapOutput, opts ...pulumi.ResourceOption) (pulumi.StringOutput, error) {
 		r, err := pulumiservice.NewOrganizationRole(ctx, "role-"+key, &pulumiservice.OrganizationRoleArgs{
 			OrganizationName: pulumi.String(c.Organization), Name: pulumi.String(name), Description: pulumi.String(what),
 			Permissions: permissions,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("creating the Pulumi Cloud role %s: %w", name, err)
+			return pulumi.StringOutput{}, fmt.Errorf("creating the Pulumi Cloud role %s: %w", name, err)
 		}
-		return r, nil
-	}
-	// assign gives a team a role; the team is deploy/'s own (a run
-	// identity, created here) or a team of people named in config.
-	assign := func(key, team string, r *pulumiservice.OrganizationRole, opts ...pulumi.ResourceOption) error {
-		_, err := pulumiservice.NewTeamRoleAssignment(ctx, "team-role-"+key, &pulumiservice.TeamRoleAssignmentArgs{
+		if _, err := pulumiservice.NewTeamRoleAssignment(ctx, "team-role-"+key, &pulumiservice.TeamRoleAssignmentArgs{
 			OrganizationName: pulumi.String(c.Organization), TeamName: pulumi.String(team), RoleId: r.RoleId,
-		}, opts...)
-		if err != nil {
-			return fmt.Errorf("giving team %s its role: %w", team, err)
+		}, opts...); err != nil {
+			return pulumi.StringOutput{}, fmt.Errorf("giving team %s its role: %w", team, err)
 		}
-		return nil
+		return r.RoleId, nil
 	}
-	// identity is a run identity: a team without members that holds one
-	// role; the stack's settings select it. Settings wait for it. Pulumi
-	// Cloud adds a new team's creator as a member (pulumiservice v1.3.0
-	// CHANGELOG, "whom Pulumi Cloud auto-adds"); the next update's refresh
-	// (Pulumi.yaml: refresh: always) reads them into the team's inputs, and
-	// the update to members [] removes them (provider/pkg/resources/team.go
-	// Read and Update).
+	// A run identity is a team without members that holds one role, which
+	// the stack's settings select, once both exist. Pulumi Cloud adds a new
+	// team's creator as a member (pulumiservice v1.3.0 CHANGELOG, "whom
+	// Pulumi Cloud auto-adds"); the next update's refresh (Pulumi.yaml:
+	// refresh: always) reads them, and the update to members [] removes
+	// them (provider/pkg/resources/team.go, Read and Update).
 	identities := map[string]pulumi.StringOutput{}
 	identity := func(key, what string, permissions pulumi.MapOutput) error {
 		name := IdentityName(c, key)
@@ -100,14 +91,11 @@ func newCloud(ctx *pulumi.Context, c *Config, api *cloudAPI, org *census, roleAr
 		if err != nil {
 			return fmt.Errorf("creating the team %s: %w", name, err)
 		}
-		r, err := role(key, name, what, permissions)
+		roleID, err := role(key, name, name, what, permissions, pulumi.DependsOn([]pulumi.Resource{team}))
 		if err != nil {
 			return err
 		}
-		if err := assign(key, name, r, pulumi.DependsOn([]pulumi.Resource{team})); err != nil {
-			return err
-		}
-		identities[key] = pulumi.All(team.Name, r.RoleId).ApplyT(func([]any) string { return name }).(pulumi.StringOutput)
+		identities[key] = pulumi.All(team.Name, roleID).ApplyT(func([]any) string { return name }).(pulumi.StringOutput)
 		return nil
 	}
 	for _, name := range named {
@@ -116,8 +104,8 @@ func newCloud(ctx *pulumi.Context, c *Config, api *cloudAPI, org *census, roleAr
 			return err
 		}
 	}
-	// The review identity reaches the project's stacks but these: the named
-	// ones and the template, which is never deployed.
+	// The review identity reaches the project's stacks but the named ones
+	// and the template, which is never deployed.
 	namedIDs := pulumi.ToStringArrayOutput(outputs(ids, fleet))
 	if c.Review != nil {
 		if err := identity(reviewRoleKey, "what each deployment of a review stack runs as: review stacks alone, no settings",
@@ -143,32 +131,30 @@ func newCloud(ctx *pulumi.Context, c *Config, api *cloudAPI, org *census, roleAr
 			}
 			return grants
 		}).(pulumi.MapOutput)
-		r, err := role(OperatorsRoleName(c, production), OperatorsRoleName(c, production),
-			"What team "+team+" may do on its stacks: start and read deployments, which run as the stacks' identities; no settings", permissions)
-		if err != nil {
-			return err
-		}
-		if err := assign(OperatorsRoleName(c, production), team, r); err != nil {
+		name := OperatorsRoleName(c, production)
+		if _, err := role(name, name, team, "What team "+team+" may do on its stacks: start and read deployments, which run as the "+
+			"stacks' identities; no settings", permissions); err != nil {
 			return err
 		}
 	}
 
-	// What each stack's settings were, exported so that every read and
+	// Each stack's settings, restored as outputs, so that every read and
 	// write is awaited and its failure fails the run.
-	restored, docs := map[string]pulumi.StringOutput{}, map[string]pulumi.MapOutput{}
+	restored := map[string]pulumi.StringOutput{}
+	var template pulumi.MapOutput
 	for _, name := range fleet {
 		r := RoleOf(c, name)
 		doc := pulumi.All(roleArns[r.Key], identities[r.Key]).ApplyT(func(v []any) map[string]any {
 			return SettingsDocument(c, name, partition, v[0].(string), v[1].(string))
 		}).(pulumi.MapOutput)
-		docs[name] = doc
+		if c.Review != nil && name == c.Review.Template {
+			template = doc
+		}
 		restored[name] = pulumi.All(ids[name], doc).ApplyT(func(v []any) (string, error) {
-			want := v[1].(map[string]any)
-			return restoreSettings(ctx, api, c, c.Project, name, func(map[string]any) map[string]any { return want })
+			return restoreSettings(ctx, api, c, c.Project, name, func(map[string]any) map[string]any { return v[1].(map[string]any) })
 		}).(pulumi.StringOutput)
-		// The stack's name once its settings are what deploy/ declares.
-		settled := restored[name].ApplyT(func(string) string { return name }).(pulumi.StringOutput)
-		if s, ok := c.Stacks[name]; ok && s.DriftSchedule != "" {
+		if s := c.Stacks[name]; s.DriftSchedule != "" {
+			settled := restored[name].ApplyT(func(string) string { return name }).(pulumi.StringOutput) // once settings are declared
 			if _, err := pulumiservice.NewDriftSchedule(ctx, "drift-"+name, &pulumiservice.DriftScheduleArgs{
 				Organization: pulumi.String(c.Organization), Project: pulumi.String(c.Project), Stack: settled,
 				ScheduleCron: pulumi.String(s.DriftSchedule),
@@ -177,21 +163,18 @@ func newCloud(ctx *pulumi.Context, c *Config, api *cloudAPI, org *census, roleAr
 			}
 		}
 	}
-	// deploy/'s own settings, declared like the fleet's.
 	restored[ctx.Project()+"/"+ctx.Stack()] = pulumi.String("").ToStringOutput().ApplyT(func(string) (string, error) {
 		return restoreSettings(ctx, api, c, ctx.Project(), ctx.Stack(), func(map[string]any) map[string]any { return OwnSettings(c) })
 	}).(pulumi.StringOutput)
 	if c.Review != nil {
 		for _, name := range sortedKeys(org.ReviewStacks) {
 			var err error
-			if restored[name], err = newReviewStack(ctx, c, api, name, org.ReviewStacks[name], docs[c.Review.Template]); err != nil {
+			if restored[name], err = newReviewStack(ctx, c, api, name, org.ReviewStacks[name], template); err != nil {
 				return err
 			}
 		}
 	}
-	// deploy/ itself runs on a schedule, which restores what this program
-	// declares (settings a person or an admin's token changed, a review
-	// stack's role and time to live).
+	// deploy/ runs itself on a schedule, which restores what it declares.
 	if _, err := pulumiservice.NewDeploymentSchedule(ctx, "restore", &pulumiservice.DeploymentScheduleArgs{
 		Organization: pulumi.String(c.Organization), Project: pulumi.String(ctx.Project()), Stack: pulumi.String(ctx.Stack()),
 		ScheduleCron: pulumi.String(c.Schedule), PulumiOperation: pulumiservice.PulumiOperationUpdate,
@@ -204,19 +187,14 @@ func newCloud(ctx *pulumi.Context, c *Config, api *cloudAPI, org *census, roleAr
 
 // newReviewStack gives a review stack that exists a time to live,
 // ttlHours after its last update, and holds its settings to the
-// template's: its own copy keeps its source and triggers (its branch is
-// the pull request's); what it runs as and with (operationContext, the
-// executor, the pool, the cache) is the template's, whole.
+// template's: it keeps its own source and triggers (its branch is the pull
+// request's) and runs as and with the template's operationContext,
+// executor, pool and cache.
 func newReviewStack(ctx *pulumi.Context, c *Config, api *cloudAPI, name string, lastUpdate int64, template pulumi.MapOutput) (pulumi.StringOutput, error) {
 	restored := template.ApplyT(func(template map[string]any) (string, error) {
-		// Only an admin or Deployments makes a stack in the project
-		// (membersCanCreateStacks and membersCanTransferStacks are off).
 		return restoreSettings(ctx, api, c, c.Project, name, func(live map[string]any) map[string]any {
 			if live == nil {
-				// No settings (or the stack went since it was listed): it
-				// runs no deployment, and settings without its source
-				// would be wrong; it is left alone.
-				return nil
+				return nil // no settings: it runs nothing, and settings without its source would be wrong
 			}
 			want := asRequest(live)
 			for _, k := range []string{"operationContext", "executorContext", "agentPoolID", "cacheOptions"} {
@@ -234,7 +212,7 @@ func newReviewStack(ctx *pulumi.Context, c *Config, api *cloudAPI, name string, 
 	}
 	expires := time.Unix(lastUpdate, 0).Add(time.Duration(c.Review.TTLHours) * time.Hour).UTC()
 	if floor := time.Now().UTC().Truncate(time.Hour).Add(time.Hour); expires.Before(floor) {
-		expires = floor // overdue: at the next hour, a time that stays put between hourly runs
+		expires = floor // overdue: the next hour, which stays put between hourly runs
 	}
 	if _, err := pulumiservice.NewTtlSchedule(ctx, "ttl-"+name, &pulumiservice.TtlScheduleArgs{
 		Organization: pulumi.String(c.Organization), Project: pulumi.String(c.Project), Stack: pulumi.String(name),
@@ -245,26 +223,18 @@ func newReviewStack(ctx *pulumi.Context, c *Config, api *cloudAPI, name string, 
 	return restored, nil
 }
 
-// settingsPath is a stack's deployment settings (GetDeploymentSettings,
-// ReplaceDeploymentSettings).
-func settingsPath(c *Config, project, stack string) string {
-	return "/api/stacks/" + url.PathEscape(c.Organization) + "/" + url.PathEscape(project) + "/" + url.PathEscape(stack) + "/deployments/settings"
-}
-
 // restoreSettings compares a stack's settings with what want makes of
-// them, as whole documents. A preview says each difference; an update
-// writes want back whole (PUT, ReplaceDeploymentSettings), and never
-// writes when nothing differs. Pulumi's provider (pulumiservice v1.3.0)
-// models no service principal and writes its settings whole, so it would
-// drop one: the settings are the REST API's, here. The answer decodes as
-// apitype.DeploymentSettings, whose fields deploy/ does not know it
-// tolerates and compares.
+// them, whole: a preview says each difference, an update writes want back
+// whole (PUT, ReplaceDeploymentSettings), and nothing is written when
+// nothing differs. The settings are the REST API's because pulumiservice
+// v1.3.0's DeploymentSettings models no service principal and writes
+// whole, so it would drop it.
 func restoreSettings(ctx *pulumi.Context, api *cloudAPI, c *Config, project, stack string,
 	want func(live map[string]any) map[string]any) (string, error) {
+	where := "/api/stacks/" + url.PathEscape(c.Organization) + "/" + url.PathEscape(project) + "/" + url.PathEscape(stack) + "/deployments/settings"
 	var live map[string]any
 	var raw json.RawMessage
-	err := api.call(context.Background(), http.MethodGet, settingsPath(c, project, stack), nil, &raw)
-	switch {
+	switch err := api.call(context.Background(), http.MethodGet, where, nil, &raw); {
 	case statusOf(err) == http.StatusNotFound: // none yet
 	case err != nil:
 		return "", fmt.Errorf("reading the deployment settings of %s/%s: %w", project, stack, err)
@@ -280,11 +250,10 @@ func restoreSettings(ctx *pulumi.Context, api *cloudAPI, c *Config, project, sta
 	case len(diffs) == 0:
 		return "as declared", nil
 	case ctx.DryRun():
-		msg := fmt.Sprintf("the deployment settings of %s/%s differ from what deploy/ declares, and `pulumi up` writes them back: %s",
-			project, stack, strings.Join(diffs, "; "))
-		return "differ: " + strings.Join(diffs, "; "), logWarning(ctx, msg)
+		return "differ: " + strings.Join(diffs, "; "), logWarning(ctx, fmt.Sprintf("the deployment settings of %s/%s differ from what "+
+			"deploy/ declares, and `pulumi up` writes them back: %s", project, stack, strings.Join(diffs, "; ")))
 	}
-	if err := api.call(context.Background(), http.MethodPut, settingsPath(c, project, stack), doc, nil); err != nil {
+	if err := api.call(context.Background(), http.MethodPut, where, doc, nil); err != nil {
 		return "", fmt.Errorf("writing the deployment settings of %s/%s: %w", project, stack, err)
 	}
 	return "restored: " + strings.Join(diffs, "; "), nil
@@ -293,12 +262,12 @@ func restoreSettings(ctx *pulumi.Context, api *cloudAPI, c *Config, project, sta
 // asRequest is a stack's settings as GET answers them (DeploymentSettings)
 // in the shape PUT takes (DeploymentSettingsRequest), without what Pulumi
 // Cloud fills in itself: the version and source, the GitHub app's
-// installation, the repository's clone URL, and the legacy gitHub block
-// when it repeats vcs (pulumiservice v1.3.0 reads back installationId and
-// repoUrl, provider/pkg/resources/deployment_settings.go); a repoUrl or a
-// gitHub block that says anything else stays, and differs. The service
-// principal is read as it is selected (AssignmentPrincipal's team.name or
-// user.githubLogin as teamName or userId; pulumi-cloud-sdk/go apitype).
+// installation, the clone URL, and the legacy gitHub block when it repeats
+// vcs (pulumiservice v1.3.0 reads back installationId and repoUrl,
+// provider/pkg/resources/deployment_settings.go); a repoUrl or gitHub
+// block that says anything else stays, and differs. The service principal
+// is read as it is selected (AssignmentPrincipal's team.name or
+// user.githubLogin, apitype).
 func asRequest(live map[string]any) map[string]any {
 	if live == nil {
 		return nil
@@ -306,33 +275,28 @@ func asRequest(live map[string]any) map[string]any {
 	out := roundTrip(live).(map[string]any)
 	delete(out, "version")
 	delete(out, "source")
-	vcs, _ := out["vcs"].(map[string]any)
-	if vcs != nil {
+	if vcs, ok := out["vcs"].(map[string]any); ok {
 		delete(vcs, "installationId")
-	}
-	if gh, ok := out["gitHub"].(map[string]any); ok && vcs != nil {
-		delete(gh, "installationId")
-		same := true
-		for k, v := range gh {
-			same = same && reflect.DeepEqual(v, vcs[k])
+		if gh, ok := out["gitHub"].(map[string]any); ok {
+			delete(gh, "installationId")
+			same := true
+			for k, v := range gh {
+				same = same && reflect.DeepEqual(v, vcs[k])
+			}
+			if same {
+				delete(out, "gitHub")
+			}
 		}
-		if same {
-			delete(out, "gitHub")
-		}
-	}
-	if git, ok := field(out, "sourceContext.git").(map[string]any); ok && vcs != nil {
-		if url, _ := git["repoUrl"].(string); strings.TrimSuffix(url, ".git") == "https://github.com/"+fmt.Sprint(vcs["repository"]) {
+		if git, ok := field(out, "sourceContext.git").(map[string]any); ok && strings.TrimSuffix(fmt.Sprint(git["repoUrl"]), ".git") ==
+			"https://github.com/"+fmt.Sprint(vcs["repository"]) {
 			delete(git, "repoUrl")
 		}
 	}
 	if oc, ok := out["operationContext"].(map[string]any); ok {
 		if sp, ok := oc["servicePrincipal"].(map[string]any); ok {
-			team, _ := sp["team"].(map[string]any)
-			user, _ := sp["user"].(map[string]any)
-			switch {
-			case team != nil:
+			if team, ok := sp["team"].(map[string]any); ok {
 				oc["servicePrincipal"] = map[string]any{"teamName": team["name"]}
-			case user != nil:
+			} else if user, ok := sp["user"].(map[string]any); ok {
 				oc["servicePrincipal"] = map[string]any{"userId": user["githubLogin"]}
 			}
 		}
@@ -349,9 +313,9 @@ func field(v any, keys string) any {
 	return v
 }
 
-// settingsDiff names each field where live differs from want. A field that
-// is false, empty or absent is one value: GET leaves such fields out
-// (omitzero and omitempty on DeploymentSettings, apitype).
+// settingsDiff names each field where live differs from want. False,
+// empty and absent are one value: GET leaves such fields out (omitzero and
+// omitempty on DeploymentSettings, apitype).
 func settingsDiff(live, want map[string]any) []string {
 	if live == nil {
 		return []string{"the stack has none"}
@@ -409,8 +373,8 @@ func mustMarshal(v any) string {
 // stackID asks Pulumi Cloud for a stack's ID (AppStack.id).
 func stackID(api *cloudAPI, c *Config, stack string) (string, error) {
 	var s struct{ ID string }
-	path := "/api/stacks/" + url.PathEscape(c.Organization) + "/" + url.PathEscape(c.Project) + "/" + url.PathEscape(stack)
-	err := api.call(context.Background(), http.MethodGet, path, nil, &s)
+	where := "/api/stacks/" + url.PathEscape(c.Organization) + "/" + url.PathEscape(c.Project) + "/" + url.PathEscape(stack)
+	err := api.call(context.Background(), http.MethodGet, where, nil, &s)
 	if err == nil && s.ID == "" {
 		err = errors.New("the answer has no id")
 	}
@@ -421,36 +385,28 @@ func stackID(api *cloudAPI, c *Config, stack string) (string, error) {
 }
 
 // outputs are the outputs of keys, in their order.
-func outputs(m map[string]pulumi.StringOutput, keys []string) []pulumi.StringOutput {
-	var out []pulumi.StringOutput
+func outputs(m map[string]pulumi.StringOutput, keys []string) (out []pulumi.StringOutput) {
 	for _, k := range keys {
 		out = append(out, m[k])
 	}
 	return out
 }
 
-// SettingsDocument is a stack's deployment settings, whole, as the REST API
-// takes them (DeploymentSettingsRequest), or, for the review template,
-// what every review stack copies: the source, the push and pull-request
-// triggers, the deploy role its runs assume through Deployments' own OIDC,
-// the Pulumi Cloud role they run as, the pre-run checks, GitHub's token
+// SettingsDocument is a stack's deployment settings, whole, as PUT takes
+// them (DeploymentSettingsRequest), or, for the review template, what
+// every review stack copies: the source, the push and pull-request
+// triggers, the deploy role its runs assume through Deployments' OIDC,
+// the identity they run as, the pre-run commands, GitHub's token
 // withheld, the dependency cache, the runner pool.
 func SettingsDocument(c *Config, stack, partition, roleArn, team string) map[string]any {
 	template := c.Review != nil && stack == c.Review.Template
 	r := RoleOf(c, stack)
-	pool := c.Stacks[stack].AgentPoolID
-	if template {
-		pool = c.Review.AgentPoolID
-	}
 	doc := map[string]any{
 		"sourceContext": map[string]any{"git": map[string]any{"branch": "refs/heads/" + c.Branch, "repoDir": c.RepoDir}},
-		"vcs": map[string]any{
-			"provider": "github", "repository": c.Repository,
-			// The template itself is never deployed; its copies are, and
-			// no named stack runs a pull request's code.
-			"deployCommits": !template, "previewPullRequests": false, "pullRequestTemplate": template,
-			"paths": PathFilters(c.RepoDir, stack),
-		},
+		// The template is never deployed; its copies are, and no named
+		// stack runs a pull request's code.
+		"vcs": map[string]any{"provider": "github", "repository": c.Repository, "deployCommits": !template, "previewPullRequests": false,
+			"pullRequestTemplate": template, "paths": PathFilters(c.RepoDir, stack)},
 		"operationContext": map[string]any{
 			"oidc": map[string]any{"aws": map[string]any{"roleArn": roleArn, "sessionName": "pulumi-deployments",
 				"duration": fmt.Sprintf("%dh0m0s", c.SessionHours)}},
@@ -460,23 +416,25 @@ func SettingsDocument(c *Config, stack, partition, roleArn, team string) map[str
 		},
 		"cacheOptions": map[string]any{"enable": CachesDependencies(c, stack)},
 	}
-	if pool != "" {
+	if pool := c.Stacks[stack].AgentPoolID; pool != "" {
 		doc["agentPoolID"] = pool
 	}
 	if template {
+		if c.Review.AgentPoolID != "" {
+			doc["agentPoolID"] = c.Review.AgentPoolID
+		}
 		doc["vcs"].(map[string]any)["reviewStackLabels"] = *c.Review.Labels
 	}
 	return doc
 }
 
-// OwnSettings are deploy/'s own deployment settings, written whole on
-// every update like the fleet's (knowingly against Pulumi's advice to keep
-// a stack's settings out of its own program: no program is more trusted):
-// the branch and the deploy/ directory, no push, pull-request or tag
-// deployments (it runs by hand and on its schedule), the deployer role
-// through Pulumi Cloud's OIDC, the Admin service principal, Pulumi's
-// hosted pool (no agentPoolID), no dependency cache, GitHub's token
-// withheld.
+// OwnSettings are deploy/'s own settings, written whole on every update
+// like the fleet's (knowingly against Pulumi's advice to keep a stack's
+// settings out of its own program: no program is more trusted): its
+// branch and directory; no push, pull-request or tag deployments (it runs
+// by hand and on its schedule); the deployer role through Pulumi Cloud's
+// OIDC; the Admin service principal; Pulumi's hosted pool (no
+// agentPoolID); no dependency cache; GitHub's token withheld.
 func OwnSettings(c *Config) map[string]any {
 	return map[string]any{
 		"sourceContext": map[string]any{"git": map[string]any{"branch": "refs/heads/" + c.Branch, "repoDir": path.Join(c.RepoDir, "deploy")}},

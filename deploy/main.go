@@ -1,19 +1,14 @@
 // Command deploy configures Pulumi Deployments for a fleet of stacks of the
-// nodeless-eks project over several AWS accounts and regions, safe by
-// construction rather than by audit: every deployment runs as a Pulumi
-// Cloud role it declares, which reaches its own stack alone and writes no
-// settings, schedules or webhooks (roles.go); no named stack runs a pull
-// request's code, only review stacks, one per pull request, in an account
-// production does not share, and production and deploy/ itself run on
-// Pulumi's hosted pool (config.go); in each account, Pulumi Cloud is an
-// OIDC identity provider and each stack's deploy role, named
-// deploy-<stack>, is trusted by its stack's runs alone and capped by a
-// permissions boundary every role its runs create must carry (policy.go;
-// the documents themselves are the program's, internal/deployerpolicy).
-// What it rests on and cannot declare it reads (organization.go); a
-// failed precondition fails the run after the restore, never before. An
-// organization admin runs it, by hand and on its own schedule, which
-// restores the fleet's settings, deploy/'s own included.
+// nodeless-eks project over several AWS accounts, safe by construction:
+// every deployment runs as a Pulumi Cloud identity it declares, which
+// reaches its own stack alone and writes no settings (roles.go); only
+// review stacks, in an account production does not share, run a pull
+// request's code (config.go); each stack's AWS deploy role is trusted by
+// its stack's runs alone and capped by a permissions boundary (policy.go;
+// the documents are the program's, internal/deployerpolicy). What it rests
+// on and cannot declare it reads (organization.go); a failed precondition
+// fails the run after the restore, never before. README.md is the
+// checklist.
 package main
 
 import (

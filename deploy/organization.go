@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,48 +13,38 @@ import (
 	"github.com/pulumi/pulumi-cloud-sdk/go/apitype"
 )
 
-// What deploy/ declares (the run identities, their roles and empty
-// membership, every stack's settings, its own included) it writes on every
-// update; what it rests on and cannot declare it reads here, before it
-// declares. A failed precondition is a finding: it never stops the restore
-// of what deploy/ declares, which only narrows access; the run fails after
-// it, naming each. Grants only an organization admin can make (members,
-// roles, collaborators, tokens, other teams and projects) are not read:
-// THREATS.md trusts admins. Every answer decodes into pulumi-cloud-sdk/go's
-// apitype (v1.20261118.1124); a field a decision rests on that the answer
-// lacks is a finding naming it, and fields it does not know are tolerated.
+// What deploy/ rests on and cannot declare it reads here, before it
+// declares; a failed precondition is a finding, which fails the run after
+// the restore of what deploy/ declares, never before. Grants only an
+// admin can make (members, roles, collaborators, tokens, other teams and
+// projects) are not read: THREATS.md trusts admins. Answers decode into
+// pulumi-cloud-sdk/go v1.20261118.1124's apitype.
 
 // census is what deploy/ learned of the organization's stacks.
 type census struct {
-	// StackIDs are the Pulumi Cloud IDs of the fleet's stacks that exist,
-	// by name (the named stacks and the review template).
-	StackIDs map[string]string
-	// ReviewStacks are the review stacks that exist, by name, with their
-	// last update (Unix seconds; 0 before the first). Nil when the
-	// listing could not be read: their settings and TTLs wait a run.
+	StackIDs map[string]string // the fleet's stacks that exist, by name
+	// ReviewStacks are the review stacks, with their last update (Unix
+	// seconds, 0 before the first); nil when the listing was not read.
 	ReviewStacks map[string]int64
-	// Excluded are the teams deploy/ must give no role: the organization's
-	// Everyone team, or one it could not read.
-	Excluded map[string]bool
+	Excluded     map[string]bool // teams that get no role: Everyone's, or unread
 }
 
-// get reads path into out, an apitype answer; each of need, a top-level
-// field, must be in the answer.
+// get reads path into out; each of need, a top-level field, must be in
+// the answer: a field a decision rests on fails closed when absent, and
+// fields deploy/ does not know are tolerated.
 func get(ctx context.Context, api *cloudAPI, path string, out any, need ...string) error {
-	var raw json.RawMessage
-	if err := api.call(ctx, http.MethodGet, path, nil, &raw); err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
+	err := api.call(ctx, http.MethodGet, path, nil, &fields)
 	for _, f := range need {
-		if _, ok := fields[f]; !ok {
-			return fmt.Errorf("reading %s: the answer has no %s, which deploy/ decides on; it refuses what it cannot read", path, f)
+		if _, ok := fields[f]; !ok && err == nil {
+			err = fmt.Errorf("the answer has no %s, which deploy/ decides on; it refuses what it cannot read", f)
 		}
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
+	if err == nil {
+		raw, _ := json.Marshal(fields)
+		err = json.Unmarshal(raw, out)
+	}
+	if err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
 	return nil
@@ -63,8 +52,7 @@ func get(ctx context.Context, api *cloudAPI, path string, out any, need ...strin
 
 // readOrganization reads what the declared state rests on: the
 // organization's settings, the project's stacks, the runner pools, the
-// OIDC token exchange and the teams config names. It returns the census
-// and the findings.
+// OIDC token exchange and the teams config names.
 func readOrganization(ctx context.Context, c *Config, api *cloudAPI) (*census, []error) {
 	var findings []error
 	find := func(format string, a ...any) { findings = append(findings, fmt.Errorf(format, a...)) }
@@ -72,16 +60,13 @@ func readOrganization(ctx context.Context, c *Config, api *cloudAPI) (*census, [
 	state := &census{StackIDs: map[string]string{}, Excluded: map[string]bool{}}
 
 	var meta apitype.OrganizationMetadata
-	err := get(ctx, api, "/api/orgs/"+org+"/metadata", &meta, "defaultStackPermission", "defaultEnvironmentPermission",
-		"membersCanCreateStacks", "membersCanTransferStacks", "stackCount", "features")
-	if err != nil {
+	if err := get(ctx, api, "/api/orgs/"+org+"/metadata", &meta, "defaultStackPermission", "defaultEnvironmentPermission",
+		"membersCanCreateStacks", "membersCanTransferStacks", "stackCount", "features"); err != nil {
 		find("%w", err)
 	} else {
 		// In the restricted mode a deployment of a stack whose settings
-		// select no identity is refused, schedules included; in the
-		// permissive mode it runs as whoever starts it (Pulumi's
-		// permission modes page). Absent: "not available to the
-		// organization and the organization is permissive" (apitype).
+		// select no identity is refused, schedules included (Pulumi's
+		// permission modes page); absent means permissive (apitype).
 		if meta.PermissionMode == nil || *meta.PermissionMode != apitype.OrganizationPermissionModeRestricted {
 			find("organization %s is not in the restricted permission mode, so a stack whose settings lose their identity runs as "+
 				"whoever starts it: set it (deploy/README.md, step 2)", c.Organization)
@@ -91,26 +76,26 @@ func readOrganization(ctx context.Context, c *Config, api *cloudAPI) (*census, [
 				"reads production's state and secrets (deploy/README.md, step 2)", c.Organization, meta.DefaultStackPermission,
 				meta.DefaultEnvironmentPermission)
 		}
-		// A stack made or moved into the project would be a review stack to
-		// the review identity.
+		// A stack made or moved into the project is one the review identity reaches.
 		if meta.MembersCanCreateStacks || meta.MembersCanTransferStacks {
 			find("organization %s: members can create or transfer stacks, and such a stack in project %s is reached by the review "+
 				"identity; turn both off (deploy/README.md, step 2)", c.Organization, c.Project)
 		}
 	}
 
-	// The census: every stack of the organization (an admin sees them all:
-	// stackCount "may be more than the requesting user has permission to
-	// see"), and in the project only the fleet's and review stacks.
-	reviews, seen, tokens := map[string]int64{}, 0, map[string]bool{}
-	for token, n := "", 0; n == 0 || token != ""; n++ {
+	// The census: an admin sees every stack (stackCount "may be more than
+	// the requesting user has permission to see"); in the project, only the
+	// fleet's and review stacks.
+	reviews, seen, tokens, read := map[string]int64{}, 0, map[string]bool{"": true}, true
+	for token := ""; ; {
 		q := url.Values{"organization": {c.Organization}}
 		if token != "" {
 			q.Set("continuationToken", token)
 		}
 		var page apitype.AppListStacksResponse
-		if err = get(ctx, api, "/api/user/stacks?"+q.Encode(), &page, "stacks"); err != nil {
+		if err := get(ctx, api, "/api/user/stacks?"+q.Encode(), &page, "stacks"); err != nil {
 			find("%w", err)
+			read = false
 			break
 		}
 		for _, s := range page.Stacks {
@@ -126,20 +111,17 @@ func readOrganization(ctx context.Context, c *Config, api *cloudAPI) (*census, [
 					"project it does not name: add it to stacks, or move it out of project %s", c.Project, s.StackName, reviewPrefix(c), c.Project)
 			}
 		}
-		token = ptrOr(page.ContinuationToken)
-		if tokens[token] { // a token answered twice would loop for ever
-			find("reading the organization's stacks: the continuation token %q came back twice", token)
-			err = errors.New("unread")
+		if token = ptrOr(page.ContinuationToken); token == "" {
+			break
+		}
+		if tokens[token] || len(tokens) > 10000 { // a token answered twice, or without end, would loop for ever
+			find("reading the organization's stacks: the continuation token %q came back twice, or after 10,000 pages", token)
+			read = false
 			break
 		}
 		tokens[token] = true
-		if n == 10000 {
-			find("reading the organization's stacks: more than %d pages", n)
-			err = errors.New("unread")
-			break
-		}
 	}
-	if err == nil {
+	if read {
 		state.ReviewStacks = reviews
 		if meta.StackCount > seen {
 			find("organization %s holds %d stacks, and deploy/ sees %d: run it as an organization admin", c.Organization, meta.StackCount, seen)
@@ -147,27 +129,21 @@ func readOrganization(ctx context.Context, c *Config, api *cloudAPI) (*census, [
 	}
 
 	// The hosted pool isolates each run; a customer-managed pool is a host
-	// its jobs share, and no Pulumi Cloud control limits which stacks or
-	// requests may use one (a deployment request may name any pool:
-	// CreateDeploymentRequest's agentPoolID). Stacks that name no pool run
-	// on the organization's default pool when it has one, and no stack's
-	// settings can choose the hosted pool then (Pulumi's runner pools
-	// page), so production and deploy/ would share a host.
+	// its jobs share, and any deployment request may name one
+	// (CreateDeploymentRequest's agentPoolID). A stack that names no pool
+	// runs on the organization's default pool when it has one (Pulumi's
+	// runner pools page), so production and deploy/ would share a host.
 	var pools apitype.ListAgentPoolsResponse
 	switch err := get(ctx, api, "/api/orgs/"+org+"/agent-pools", &pools); {
 	case err != nil && (meta.Features.SelfHostedDeploymentsEnabled || statusOf(err) != http.StatusForbidden):
-		find("%w", err) // 403 without customer-managed runners: no pool to read
-	case err == nil && pools.DefaultAgentPoolID != nil && *pools.DefaultAgentPoolID != "":
+		find("%w", err) // a 403 without customer-managed runners: no pool to read
+	case err == nil && ptrOr(pools.DefaultAgentPoolID) != "":
 		find("the organization's default runner pool %s would run deploy/ and the production stacks on a host that other runs share; "+
 			"make Pulumi's hosted pool the default (Settings, Deployments, Runner pools)", *pools.DefaultAgentPoolID)
 	}
 
-	// OIDC token exchange, as an allow-list: each policy that is not a deny
-	// may give only team or organization tokens without admin, and only to a
-	// branch's subject (AuthPolicyDefinition, apitype; its tokenType is
-	// "organization, team, personal, or runner", and authorizedPermissions
-	// holds "admin" for an admin organization token: the REST API's
-	// UpdateAuthPolicy).
+	// OIDC token exchange, as an allow-list: every policy that is not a
+	// deny is judged (AuthPolicyDefinition, apitype).
 	var issuers apitype.ListOidcIssuersResponse
 	if err := get(ctx, api, "/api/orgs/"+org+"/oidc/issuers", &issuers, "oidcIssuers"); err != nil {
 		find("%w", err)
@@ -179,18 +155,15 @@ func readOrganization(ctx context.Context, c *Config, api *cloudAPI) (*census, [
 			continue
 		}
 		for _, p := range policy.Definition {
-			if p != nil && p.Decision != "deny" {
-				if why := judgeExchange(*p); why != "" {
-					find("OIDC issuer %s (%s): a policy gives %s; remove or narrow it", i.Name, i.URL, why)
-				}
+			if why := judgeExchange(p); why != "" {
+				find("OIDC issuer %s (%s): a policy gives %s; remove or narrow it", i.Name, i.URL, why)
 			}
 		}
 	}
 
-	// The Everyone team holds every member: a role deploy/ gave it would
-	// be everyone's (apitype.Team.everyone).
-	for _, key := range []string{"productionTeam", "operatorsTeam"} {
-		name := map[string]string{"productionTeam": c.ProductionTeam, "operatorsTeam": c.OperatorsTeam}[key]
+	// The Everyone team holds every member: its role would be everyone's.
+	for _, kv := range [][2]string{{"productionTeam", c.ProductionTeam}, {"operatorsTeam", c.OperatorsTeam}} {
+		key, name := kv[0], kv[1]
 		if name == "" {
 			continue
 		}
@@ -211,8 +184,15 @@ func readOrganization(ctx context.Context, c *Config, api *cloudAPI) (*census, [
 // of one GitHub repository, with no wildcard.
 var branchSubject = regexp.MustCompile(`^repo:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+:ref:refs/heads/[^*?]+$`)
 
-// judgeExchange says what is wrong with a policy that is not a deny, or "".
-func judgeExchange(p apitype.AuthPolicyDefinition) string {
+// judgeExchange says what is wrong with a policy, or "": only team and
+// organization tokens without admin, to one branch's subject. tokenType is
+// "organization, team, personal, or runner", and authorizedPermissions
+// holds "admin" for an admin organization token (the REST API's
+// UpdateAuthPolicy).
+func judgeExchange(p *apitype.AuthPolicyDefinition) string {
+	if p == nil || p.Decision == "deny" {
+		return ""
+	}
 	sub, _ := p.Rules["sub"].(string)
 	switch {
 	case p.TokenType != "organization" && p.TokenType != "org" && p.TokenType != "team":

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -191,6 +192,16 @@ func TestAYAMLConsumerThroughTheRealEngine(t *testing.T) {
 			"the engine installed the plugin by itself, from the release's assets")
 		assert.Regexp(t, `(?i)aws`, out)
 		assert.Contains(t, out, "127.0.0.1:1", "the aws plugin's download, refused: %s", out)
+	})
+	t.Run("a CLI older than the program's range stops before any plugin", func(t *testing.T) {
+		plugin, err := workspace.LoadPluginProject("PulumiPlugin.yaml")
+		require.NoError(t, err)
+		require.Contains(t, program, "requiredPulumiVersion: \""+plugin.RequiredPulumiVersion+"\"\n",
+			"the README's program declares the plugin's range, which the CLI holds a release binary to nowhere else")
+		before := len(asked())
+		out := up(t, strings.Replace(program, plugin.RequiredPulumiVersion, ">=3.277.0", 1))
+		assert.Contains(t, out, `Pulumi CLI version 3.276.0 does not satisfy the version range ">=3.277.0"`)
+		assert.Empty(t, asked()[before:], "nothing installed")
 	})
 	t.Run("an input the Construct refuses is refused with its path", func(t *testing.T) {
 		out := up(t, strings.Replace(program, "clusterName: platform", "clusterName: plat.form", 1))

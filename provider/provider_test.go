@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"go/format"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
@@ -571,6 +572,9 @@ func TestPluginFile(t *testing.T) {
 	assert.True(t, admits(sdk), "the CLI of the provider's SDK, %s, is admitted", sdk)
 	older := semver.Version{Major: sdk.Major, Minor: sdk.Minor - 1}
 	assert.False(t, admits(older), "an older CLI, %s, is refused", older)
+	example, err := workspace.LoadProject(filepath.Join("example", "Pulumi.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, plugin.RequiredPulumiVersion, example.RequiredPulumiVersion, "the example declares the range a release binary is held to")
 }
 
 // TestDestroyCleanupChangesInPlace: new settings (a longer node timeout, a

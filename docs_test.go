@@ -450,4 +450,8 @@ func TestTheReleaseBuildsWithTheGoCITests(t *testing.T) {
 	workflow, err := os.ReadFile(".github/workflows/release.yml")
 	require.NoError(t, err)
 	assert.Contains(t, string(workflow), `go-version: "`+m[1]+`"`)
+	readme, err := os.ReadFile("provider/README.md")
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(strings.Fields(string(readme)), " "), "GNU tar and Go "+m[1]+" (the workflow's",
+		"provider/README.md says which Go reproduces a release")
 }

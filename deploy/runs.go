@@ -104,7 +104,13 @@ func GitHubTokenCheckCommand() string {
 // review cluster prefix and what follows the stack prefix in its name
 // ("nodeless-eks-pr-7" for pr-7 with the defaults, what an unset
 // clusterName gives it). `pulumi config set` writes Pulumi.<stack>.yaml in
-// the project's directory, which the operation then reads.
+// the project's directory, which the operation then reads: pulumiservice's
+// own Deployments "apply config as part of precommands" so
+// (provider/pkg/provider/deployment.go), and pulumi/pulumi's remote
+// workspace test reads back a value a pre-run set. A stack whose config
+// lives in Pulumi Cloud (remote stack config) takes no `config set`
+// ("config set not supported for remote stack config", pulumi/pulumi
+// pkg/cmd/pulumi/config/config.go): its run stops here, saying so.
 func StackConfigCommand(c *Config, boundaryArn string, r deployRole) string {
 	cluster, production := r.Cluster, "false"
 	if r.Stack == "" {

@@ -78,6 +78,26 @@ var release struct {
 	out  []byte
 }
 
+// TestReleaseBuildsWithTrimpath: release.sh builds with -trimpath unless
+// the tests ask it not to, with a go that records what it is asked and
+// builds nothing.
+func TestReleaseBuildsWithTrimpath(t *testing.T) {
+	bin, args := t.TempDir(), filepath.Join(t.TempDir(), "args")
+	fake := "#!/bin/sh\necho \"$*\" >> " + args + "\nwhile [ $# -gt 1 ]; do [ \"$1\" = -o ] && : > \"$2\"; shift; done\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "go"), []byte(fake), 0o755))
+	for _, trimpath := range []string{"", "false"} {
+		require.NoError(t, os.RemoveAll(args))
+		cmd := exec.Command("./release.sh", "v1.2.3", "linux/amd64")
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "OUT="+t.TempDir(), "GITHUB_REPOSITORY="+fixtureRepository,
+			"TRIMPATH="+trimpath)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		asked, err := os.ReadFile(args)
+		require.NoError(t, err)
+		assert.Equal(t, trimpath == "", strings.Contains(string(asked), " build -trimpath "), "TRIMPATH=%q: go %s", trimpath, asked)
+	}
+}
+
 func releaseArchive(t *testing.T) (dir, name string) {
 	t.Helper()
 	release.once.Do(func() {
@@ -88,9 +108,9 @@ func releaseArchive(t *testing.T) (dir, name string) {
 		cgo, _ := exec.Command("go", "env", "CGO_ENABLED").Output()
 		cmd := exec.Command("./release.sh", "v"+releasedVersion, runtime.GOOS+"/"+runtime.GOARCH)
 		// The build cache's settings, so that it links what `go test`
-		// compiled; the workflow's GOFLAGS=-trimpath would compile anew.
+		// compiled; the release's -trimpath would compile anew.
 		cmd.Env = append(os.Environ(), "OUT="+release.dir, "GITHUB_REPOSITORY="+fixtureRepository,
-			"CGO_ENABLED="+strings.TrimSpace(string(cgo)), "GOFLAGS=", "GOTOOLCHAIN=local")
+			"CGO_ENABLED="+strings.TrimSpace(string(cgo)), "GOFLAGS=", "TRIMPATH=false", "GOTOOLCHAIN=local")
 		release.out, release.err = cmd.CombinedOutput()
 	})
 	require.NoError(t, release.err, "release.sh: %s", release.out)
@@ -346,7 +366,7 @@ func TestReleaseArchivesAreReproducible(t *testing.T) {
 	cgo, _ := exec.Command("go", "env", "CGO_ENABLED").Output()
 	cmd := exec.Command("./release.sh", "v"+releasedVersion, runtime.GOOS+"/"+runtime.GOARCH)
 	cmd.Env = append(os.Environ(), "OUT="+again, "GITHUB_REPOSITORY="+fixtureRepository,
-		"CGO_ENABLED="+strings.TrimSpace(string(cgo)), "GOFLAGS=", "GOTOOLCHAIN=local")
+		"CGO_ENABLED="+strings.TrimSpace(string(cgo)), "GOFLAGS=", "TRIMPATH=false", "GOTOOLCHAIN=local")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	for _, f := range []string{name, "SHA256SUMS"} {

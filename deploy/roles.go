@@ -1,17 +1,14 @@
 package main
 
 // The Pulumi Cloud identities deploy/ declares. Every deployment of the
-// fleet runs as a team's service principal: each stack's settings select
-// its team (operationContext.servicePrincipal.teamName, "to run as the
-// team's service principal with the team's roles", DeploymentServicePrincipalRequest
-// in pulumi-cloud-sdk/go v1.20261118.1124), and a run that a stack's
-// settings give an identity "runs as" it whatever triggered it: a push,
-// a schedule, a person's click or a REST call (DeploymentRunsAsKind
-// "team", the same SDK; the permission modes page: "Run as the stack's
-// service principal or team if one is selected"). The team has no
-// members, and holds one role, which deploy/ declares (pulumiservice
-// v1.3.0 Team, OrganizationRole, TeamRoleAssignment; the permissions are
-// the REST API's permission descriptor tree, "__type" at every level).
+// fleet runs as a team's service principal: the stack's settings select
+// the team (operationContext.servicePrincipal.teamName, "to run as the
+// team's service principal with the team's roles", pulumi-cloud-sdk/go
+// v1.20261118.1124 DeploymentServicePrincipalRequest), whatever triggered
+// the run ("Run as the stack's service principal or team if one is
+// selected", Pulumi's permission modes page). The team has no members and
+// holds one role; permissions are the REST API's descriptor tree ("__type"
+// at every level).
 
 // RunScopes are what a deployment of one stack needs of it, and no more:
 // read and write its state and secrets (stack:write, stack:encrypt,
@@ -66,13 +63,10 @@ func onStacks(ids []string, scopes []string) map[string]any {
 }
 
 // onReviewStacks grants scopes on every stack of project that is none of
-// named (their IDs): the review stacks, which Pulumi creates for each pull
-// request and whose IDs nobody knows beforehand. A stack's project is its
-// pulumi:project tag, which the Pulumi CLI sets from Pulumi.yaml on every
-// update (Pulumi's stack tags page) and which a run cannot set to another
-// project's name for its stack. That the project holds no other stack is
-// the organization check's (membersCanCreateStacks off; every stack of the
-// project named or a review stack).
+// named (their IDs): the review stacks, whose IDs nobody knows
+// beforehand. A stack's project is its pulumi:project tag, which the CLI
+// sets from Pulumi.yaml on every update (Pulumi's stack tags page). That
+// the project holds no other stack is a precondition (organization.go).
 func onReviewStacks(project string, named []string, scopes []string) map[string]any {
 	condition := map[string]any{"__type": "PermissionExpressionEqual",
 		"left":  map[string]any{"__type": "PermissionExpressionTag", "context": map[string]any{"__type": "PermissionExpressionStack"}, "key": "pulumi:project"},

@@ -14,8 +14,8 @@
 # Without platforms it builds the release's: linux and darwin on amd64 and
 # arm64, and windows on amd64. --names prints the archive names and builds
 # nothing. It builds with -trimpath, so that no checkout's path is in the
-# binary; the tests set TRIMPATH=false and the build cache's CGO_ENABLED,
-# so that they link what `go test` compiled.
+# binary (.ci/run compiles everything so too, and the tests give it the
+# build cache's CGO_ENABLED, so that they link what `go test` compiled).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 names_only=false
@@ -36,13 +36,11 @@ fi
 repository="${GITHUB_REPOSITORY:?release.sh: set GITHUB_REPOSITORY to the owner/name the release is published in}"
 [[ "${repository}" =~ ^[A-Za-z0-9-]+/[A-Za-z0-9_.-]+$ ]] || { echo "release.sh: GITHUB_REPOSITORY ${repository}: want owner/name" >&2; exit 2; }
 out="$(mkdir -p "${OUT:-dist}" && cd "${OUT:-dist}" && pwd)"
-trimpath=(-trimpath)
-[[ "${TRIMPATH:-true}" == false ]] && trimpath=()
 for p in "${platforms[@]}"; do
   os="${p%/*}" arch="${p#*/}" exe=""
   [[ "${os}" == windows ]] && exe=.exe
   stage="$(mktemp -d)"
-  CGO_ENABLED="${CGO_ENABLED:-0}" GOOS="${os}" GOARCH="${arch}" go -C "${here}" build "${trimpath[@]}" \
+  CGO_ENABLED="${CGO_ENABLED:-0}" GOOS="${os}" GOARCH="${arch}" go -C "${here}" build -trimpath \
     -ldflags "-s -w -X main.version=${version} -X main.repository=${repository}" \
     -o "${stage}/pulumi-resource-${name}${exe}" .
   # The same bytes from the same binary: no owner, time or name of this

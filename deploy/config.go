@@ -309,6 +309,12 @@ func (c *Config) checkReview() (errs []error) {
 	case !clusterRe.MatchString(r.ClusterPrefix) || len(r.ClusterPrefix) < 3 || strings.HasPrefix(r.ClusterPrefix, deployRoleName):
 		bad("reviewStacks.clusterPrefix %q: want 3 or more letters, digits, '-' or '_', not starting with %q; the review role "+
 			"reaches only names that start with it", r.ClusterPrefix, deployRoleName)
+	// A review cluster is the prefix and the pull request's number
+	// (StackConfigCommand); room for six digits.
+	case len(r.ClusterPrefix) > names.MaxClusterNameLength-6:
+		bad("reviewStacks.clusterPrefix %q: %d characters, and a review stack's cluster is it and the pull request's number, "+
+			"which the root program refuses past %d characters; want at most %d (set clusterPrefix, or a shorter project)",
+			r.ClusterPrefix, len(r.ClusterPrefix), names.MaxClusterNameLength, names.MaxClusterNameLength-6)
 	case r.TTLHours < 1 || r.TTLHours > 720:
 		bad("reviewStacks.ttlHours %d: want 1-720", r.TTLHours)
 	}

@@ -41,6 +41,8 @@ func TestBadConfig(t *testing.T) {
 			`stacks "review": deploy-review is a role deploy/ keeps for itself`},
 		{"a cluster named like a deploy role", map[string]string{"stacks": `{"prod": {"account": "prod", "production": true, "clusterName": "deploy-x"}}`},
 			`stacks.prod.clusterName "deploy-x": the deploy roles are named "deploy-"`},
+		{"a review cluster prefix with no room for the pull request's number", map[string]string{"reviewStacks": `{"account": "review",
+			"clusterPrefix": "nodeless-eks-platform-prod-pr-"}`}, `reviewStacks.clusterPrefix "nodeless-eks-platform-prod-pr-": 30 characters`},
 		{"a session IAM refuses", map[string]string{"sessionHours": "13"}, `sessionHours "13": want 1-12`},
 		{"a schedule that is no cron", map[string]string{"schedule": "hourly"}, `schedule "hourly": want a cron expression`},
 		{"an account ID of 11 digits", map[string]string{"accounts": `{"prod": {"id": "11112222333"}, "dev": {"id": "123456789012"}}`},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -35,6 +36,9 @@ type census struct {
 func get(ctx context.Context, api *cloudAPI, path string, out any, need ...string) error {
 	var fields map[string]json.RawMessage
 	err := api.call(ctx, http.MethodGet, path, nil, &fields)
+	if err == nil && fields == nil {
+		err = errors.New("the answer is empty; deploy/ refuses what it cannot read")
+	}
 	for _, f := range need {
 		if _, ok := fields[f]; !ok && err == nil {
 			err = fmt.Errorf("the answer has no %s, which deploy/ decides on; it refuses what it cannot read", f)

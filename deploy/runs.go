@@ -108,9 +108,11 @@ func GitHubTokenCheckCommand() string {
 // own Deployments "apply config as part of precommands" so
 // (provider/pkg/provider/deployment.go), and pulumi/pulumi's remote
 // workspace test reads back a value a pre-run set. A stack whose config
-// lives in Pulumi Cloud (remote stack config) takes no `config set`
-// ("config set not supported for remote stack config", pulumi/pulumi
-// pkg/cmd/pulumi/config/config.go): its run stops here, saying so.
+// lives in Pulumi Cloud takes no such `config set`: remote stack config
+// refuses it ("config set not supported for remote stack config"), and an
+// ESC environment the stack manages is written instead, which the run's
+// identity may not (pulumi/pulumi v3.276.0 pkg/cmd/pulumi/config,
+// config.go and config_writer.go): its run stops here, saying so.
 func StackConfigCommand(c *Config, boundaryArn string, r deployRole) string {
 	cluster, production := r.Cluster, "false"
 	if r.Stack == "" {

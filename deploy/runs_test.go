@@ -52,8 +52,13 @@ func realPulumi(t *testing.T) string {
 // cannot load stops the run, saying so.
 func TestStackConfigIsDeclared(t *testing.T) {
 	cli := realPulumi(t)
-	c := configOf(t, "Pulumi.example.yaml", nil)
-	work, bin := t.TempDir(), t.TempDir()
+	// The project in a directory of the repository, and the pre-run
+	// started in another one.
+	c := configOf(t, "Pulumi.example.yaml", map[string]string{"repoDir": "infra"})
+	repo, bin := t.TempDir(), t.TempDir()
+	work, elsewhere := filepath.Join(repo, "infra"), filepath.Join(repo, "docs")
+	require.NoError(t, os.MkdirAll(work, 0o755))
+	require.NoError(t, os.MkdirAll(elsewhere, 0o755))
 	require.NoError(t, os.Symlink(cli, filepath.Join(bin, "pulumi")))
 	require.NoError(t, os.WriteFile(filepath.Join(work, "Pulumi.yaml"), []byte("name: nodeless-eks\nruntime: go\n"), 0o644))
 	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "PULUMI_HOME="+t.TempDir(), "PULUMI_BACKEND_URL=file://"+t.TempDir(),
@@ -65,14 +70,14 @@ func TestStackConfigIsDeclared(t *testing.T) {
 		require.NoError(t, err, "pulumi %s: %s", strings.Join(args, " "), out)
 		return string(out)
 	}
-	require.NoError(t, exec.Command("git", "init", "-q", work).Run(), "the pre-run finds the project through git")
+	require.NoError(t, exec.Command("git", "init", "-q", repo).Run(), "the pre-run finds the project through git")
 	for _, s := range []string{"prod", "staging", "pr-7", "pr-42"} {
 		pulumi("stack", "init", "organization/nodeless-eks/"+s, "--non-interactive")
 	}
 	preRun := func(template, stack string) (string, error) {
 		r := RoleOf(c, template)
 		cmd := exec.Command("sh", "-c", StackConfigCommand(c, BoundaryArn(c, "aws", c.Accounts[r.Account].ID, r.Key), r))
-		cmd.Dir, cmd.Env = work, append(env, "PULUMI_CI_STACK="+stack)
+		cmd.Dir, cmd.Env = elsewhere, append(env, "PULUMI_CI_STACK="+stack)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}

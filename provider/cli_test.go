@@ -154,9 +154,31 @@ func installed(t *testing.T) (home, path string) {
 func pulumiCmd(t *testing.T, home, path string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(path, "pulumi"), args...)
-	cmd.Env = []string{"HOME=" + home, "PATH=" + path, "PULUMI_HOME=" + home, "PULUMI_SKIP_UPDATE_CHECK=true",
-		"PULUMI_CONFIG_PASSPHRASE=test", "PULUMI_BACKEND_URL=file://" + home}
+	for k, v := range engineEnv(home, path) {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	return cmd
+}
+
+// engineEnv is what every real-CLI run of the tiers gets: its own home
+// and file:// backend, no update check, PATH as given.
+func engineEnv(home, path string) map[string]string {
+	return map[string]string{"HOME": home, "PATH": path, "PULUMI_HOME": home, "PULUMI_SKIP_UPDATE_CHECK": "true",
+		"PULUMI_CONFIG_PASSPHRASE": "test", "PULUMI_BACKEND_URL": "file://" + home}
+}
+
+// inlineStack is stack dev of project, an automation-API program run by
+// the CLI in path (installed's) with engineEnv.
+func inlineStack(t *testing.T, ctx context.Context, home, path, project string, program pulumi.RunFunc) auto.Stack {
+	t.Helper()
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(path, "pulumi"), filepath.Join(root, "bin", "pulumi")))
+	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: root, SkipVersionCheck: true})
+	require.NoError(t, err)
+	stack, err := auto.UpsertStackInlineSource(ctx, "dev", project, program, auto.Pulumi(cmd), auto.EnvVars(engineEnv(home, path)))
+	require.NoError(t, err)
+	return stack
 }
 
 // TestReleaseArchiveThroughTheRealCLI builds this platform's release
@@ -263,17 +285,9 @@ func TestDestroyUnderTheRealCLI(t *testing.T) {
 		var c pulumi.ResourceState
 		return ctx.RegisterComponentResource("consumer:index:Network", "network", &c, pulumi.DependsOn([]pulumi.Resource{&r}))
 	}
-	root := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
-	require.NoError(t, os.Symlink(filepath.Join(path, "pulumi"), filepath.Join(root, "bin", "pulumi")))
-	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: root, SkipVersionCheck: true})
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	env := map[string]string{"HOME": home, "PATH": path, "PULUMI_HOME": home, "PULUMI_SKIP_UPDATE_CHECK": "true",
-		"PULUMI_CONFIG_PASSPHRASE": "test", "PULUMI_BACKEND_URL": "file://" + home}
-	stack, err := auto.UpsertStackInlineSource(ctx, "dev", "cli-tier", program, auto.Pulumi(cmd), auto.EnvVars(env))
-	require.NoError(t, err)
+	stack := inlineStack(t, ctx, home, path, "cli-tier", program)
 	up := func() {
 		t.Helper()
 		_, err := stack.Up(ctx)
@@ -282,7 +296,7 @@ func TestDestroyUnderTheRealCLI(t *testing.T) {
 	up()
 	urn := "urn:pulumi:dev::cli-tier::" + destroyCleanupToken + "::cluster-cleanup"
 
-	_, err = stack.Destroy(ctx, optdestroy.Target([]string{urn}), optdestroy.TargetDependents())
+	_, err := stack.Destroy(ctx, optdestroy.Target([]string{urn}), optdestroy.TargetDependents())
 	require.Error(t, err, "a targeted destroy that reaches the cleanup")
 	assert.Contains(t, err.Error(), "is a destroy of some resources only")
 	status, _, err := s.Do(ctx, http.MethodGet, svc, "", nil)

@@ -24,7 +24,6 @@ import (
 	"nodeless-eks/versions"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
-	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optrefresh"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -205,17 +204,9 @@ func TestKubernetesSideUnderTheRealEngine(t *testing.T) {
 		}
 	}
 
-	root := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
-	require.NoError(t, os.Symlink(filepath.Join(path, "pulumi"), filepath.Join(root, "bin", "pulumi")))
-	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: root, SkipVersionCheck: true})
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	env := map[string]string{"HOME": home, "PATH": path, "PULUMI_HOME": home, "PULUMI_SKIP_UPDATE_CHECK": "true",
-		"PULUMI_CONFIG_PASSPHRASE": "test", "PULUMI_BACKEND_URL": "file://" + home}
-	stack, err := auto.UpsertStackInlineSource(ctx, "dev", "kube-tier", program(variant{}), auto.Pulumi(cmd), auto.EnvVars(env))
-	require.NoError(t, err)
+	stack := inlineStack(t, ctx, home, path, "kube-tier", program(variant{}))
 	use := func(v variant) {
 		stack.Workspace().SetProgram(program(v))
 	}

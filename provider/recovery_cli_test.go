@@ -52,8 +52,7 @@ func killMidCreate(t *testing.T, ctx context.Context, name string) killedTier {
 	build := exec.Command("go", "build", "-o", filepath.Join(k.bin, "pulumi-resource-slowfile"), "./internal/slowfile")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	k.env = map[string]string{"HOME": home, "PATH": k.bin + string(os.PathListSeparator) + os.Getenv("PATH"), "PULUMI_HOME": home,
-		"PULUMI_SKIP_UPDATE_CHECK": "true", "PULUMI_CONFIG_PASSPHRASE": "test", "PULUMI_BACKEND_URL": "file://" + home}
+	k.env = engineEnv(home, k.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 
 	files := t.TempDir()
 	first := filepath.Join(files, "first")

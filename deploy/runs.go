@@ -110,9 +110,11 @@ func GitHubTokenCheckCommand() string {
 // workspace test reads back a value a pre-run set. A stack whose config
 // lives in Pulumi Cloud takes no such `config set`: remote stack config
 // refuses it ("config set not supported for remote stack config"), and an
-// ESC environment the stack manages is written instead, which the run's
-// identity may not (pulumi/pulumi v3.276.0 pkg/cmd/pulumi/config,
-// config.go and config_writer.go): its run stops here, saying so.
+// ESC environment the stack manages is written instead (pulumi/pulumi
+// v3.276.0 pkg/cmd/pulumi/config, config.go and config_writer.go), which
+// the run's identity holds no grant for (RunScopes): its run stops here,
+// with the CLI's error. Neither is tested: a file backend has no such
+// stacks.
 func StackConfigCommand(c *Config, boundaryArn string, r deployRole) string {
 	cluster, production := r.Cluster, "false"
 	if r.Stack == "" {

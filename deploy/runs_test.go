@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"nodeless-eks/internal/recovery"
+	"nodeless-eks/testkit/apiserver"
 	"nodeless-eks/testkit/iamtest"
 
 	"github.com/stretchr/testify/assert"
@@ -28,12 +29,7 @@ func boundaryArn(acct, key string) string {
 func realPulumi(t *testing.T) string {
 	path := os.Getenv("NODELESS_EKS_PULUMI_CLI")
 	if path == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache")
-		}
-		path = filepath.Join(cache, "nodeless-eks", "pulumi-v3.276.0", "pulumi")
+		path = filepath.Join(apiserver.CacheDir(), "pulumi-v3.276.0", "pulumi")
 	}
 	if _, err := os.Stat(path); err != nil {
 		if os.Getenv("NODELESS_EKS_PULUMI_CLI_REQUIRED") == "required" {

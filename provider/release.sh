@@ -13,8 +13,9 @@
 # names as the plugin's download URL, github://api.github.com/<owner/name>.
 # Without platforms it builds the release's: linux and darwin on amd64 and
 # arm64, and windows on amd64. --names prints the archive names and builds
-# nothing. It builds with -trimpath, so that no checkout's path is in the
-# binary (.ci/run compiles everything so too, and the tests give it the
+# nothing. It builds with -trimpath ("remove all file system paths from
+# the resulting executable", go help build), so that no checkout's path is
+# in the binary (.ci/run compiles everything so too, and the tests give it the
 # build cache's CGO_ENABLED, so that they link what `go test` compiled).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -41,7 +41,8 @@ func realPulumi(t *testing.T) string {
 }
 
 // TestStackConfigIsDeclared runs the pre-run that sets the keys a deploy
-// role decides, with the real Pulumi CLI on a file backend: a stack file
+// role decides, as deploy/ writes it into each stack's settings, and the
+// stack files it exports, with the real Pulumi CLI on a file backend: a stack file
 // copied from another stack runs as its own stack's role allows, the keys
 // deploy/ does not decide stay, a review stack gets its cluster name, the
 // file the checklist commits is what the run declares, and a stack the CLI
@@ -50,7 +51,20 @@ func TestStackConfigIsDeclared(t *testing.T) {
 	cli := realPulumi(t)
 	// The project in a directory of the repository, and the pre-run
 	// started in another one.
-	c := configOf(t, "Pulumi.example.yaml", map[string]string{"repoDir": "infra"})
+	w := newWorld(t, "Pulumi.example.yaml", map[string]string{"repoDir": "infra"})
+	_, res := w.run(t, false)
+	require.NoError(t, res.Err)
+	c, files := w.c, res.Exports["stackFiles"].(map[string]string)
+	// The pre-run command that sets config, from the settings written.
+	written := func(stack string) string {
+		for _, cmd := range field(w.settingsOf(t, stack), "operationContext.preRunCommands").([]any) {
+			if strings.Contains(cmd.(string), "pulumi config set") {
+				return cmd.(string)
+			}
+		}
+		t.Fatalf("stack %s's settings set no config", stack)
+		return ""
+	}
 	repo, bin := t.TempDir(), t.TempDir()
 	work, elsewhere := filepath.Join(repo, "infra"), filepath.Join(repo, "docs")
 	require.NoError(t, os.MkdirAll(work, 0o755))
@@ -71,8 +85,7 @@ func TestStackConfigIsDeclared(t *testing.T) {
 		pulumi("stack", "init", "organization/nodeless-eks/"+s, "--non-interactive")
 	}
 	preRun := func(template, stack string) (string, error) {
-		r := RoleOf(c, template)
-		cmd := exec.Command("sh", "-c", StackConfigCommand(c, BoundaryArn(c, "aws", c.Accounts[r.Account].ID, r.Key), r))
+		cmd := exec.Command("sh", "-c", written(template))
 		cmd.Dir, cmd.Env = elsewhere, append(env, "PULUMI_CI_STACK="+stack)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -88,7 +101,7 @@ func TestStackConfigIsDeclared(t *testing.T) {
 	}
 
 	// Staging's file, and a key deploy/ does not decide, on prod.
-	file := StackFile(c, "staging", "aws") + "  nodeless-eks:corednsReplicas: \"3\"\n"
+	file := files["staging"] + "  nodeless-eks:corednsReplicas: \"3\"\n"
 	require.NoError(t, os.WriteFile(filepath.Join(work, "Pulumi.prod.yaml"), []byte(file), 0o644))
 	start := time.Now()
 	out, err := preRun("prod", "prod")
@@ -109,7 +122,7 @@ func TestStackConfigIsDeclared(t *testing.T) {
 
 	// The file the checklist commits is what each run declares.
 	for template, stack := range map[string]string{"prod": "prod", "staging": "staging", "pr": "pr-42"} {
-		file := StackFile(c, template, "aws")
+		file := files[template]
 		if template == "pr" {
 			file += "  nodeless-eks:clusterName: nodeless-eks-pr-42\n  nodeless-eks:production: false\n"
 		} else if !c.Stacks[stack].Production {
@@ -121,6 +134,9 @@ func TestStackConfigIsDeclared(t *testing.T) {
 		require.NoError(t, err, out)
 		assert.Equal(t, before, config(stack), "%s: the stack file is what the run declares", stack)
 	}
+
+	assert.Contains(t, files["prod"], "nodeless-eks:production: true")
+	assert.NotContains(t, files["staging"], "production")
 
 	out, err = preRun("pr", "pr-404")
 	require.Error(t, err, "a stack the CLI cannot load")

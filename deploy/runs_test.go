@@ -24,20 +24,10 @@ func boundaryArn(acct, key string) string {
 }
 
 // realPulumi is the Pulumi CLI test/pulumicli/install.sh builds, v3.276.0
-// (deploy/'s SDK's), or $NODELESS_EKS_PULUMI_CLI; without it the test
-// skips, unless NODELESS_EKS_PULUMI_CLI_REQUIRED is "required" (.ci/run).
+// (deploy/'s SDK's), or $NODELESS_EKS_PULUMI_CLI.
 func realPulumi(t *testing.T) string {
-	path := os.Getenv("NODELESS_EKS_PULUMI_CLI")
-	if path == "" {
-		path = filepath.Join(apiserver.CacheDir(), "pulumi-v3.276.0", "pulumi")
-	}
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("NODELESS_EKS_PULUMI_CLI_REQUIRED") == "required" {
-			t.Fatalf("%s is required and missing: run test/pulumicli/install.sh", path)
-		}
-		t.Skipf("no %s: run test/pulumicli/install.sh", path)
-	}
-	return path
+	return apiserver.Cached(t, "NODELESS_EKS_PULUMI_CLI", "NODELESS_EKS_PULUMI_CLI_REQUIRED", filepath.Join("pulumi-v3.276.0", "pulumi"),
+		"test/pulumicli/install.sh")
 }
 
 // TestStackConfigIsDeclared runs the pre-run that sets the keys a deploy

@@ -47,25 +47,7 @@ func TestCLIVersionIsTheBuiltOne(t *testing.T) {
 
 // realCLI is the CLI's path.
 func realCLI(t *testing.T) string {
-	return cachedBinary(t, envCLI, envCLIRequired, filepath.Join("pulumi-"+cliVersion, "pulumi"), "test/pulumicli/install.sh")
-}
-
-// cachedBinary is $env, or the binary an install script builds into the
-// user's cache (apiserver.CacheDir()/rel). Without it the test skips, or
-// fails when $required is "required", naming the script to run.
-func cachedBinary(t *testing.T, env, required, rel, install string) string {
-	t.Helper()
-	path := os.Getenv(env)
-	if path == "" {
-		path = filepath.Join(apiserver.CacheDir(), rel)
-	}
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv(required) == "required" {
-			t.Fatalf("%s is required and missing (%s): run %s", path, required, install)
-		}
-		t.Skipf("no %s: run %s", path, install)
-	}
-	return path
+	return apiserver.Cached(t, envCLI, envCLIRequired, filepath.Join("pulumi-"+cliVersion, "pulumi"), "test/pulumicli/install.sh")
 }
 
 // release is this platform's release archive of the fixture release

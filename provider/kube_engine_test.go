@@ -54,7 +54,7 @@ const (
 
 // kubeProvider is the plugin's path.
 func kubeProvider(t *testing.T) string {
-	return cachedBinary(t, envKubeProvider, envKubeEngineRequired,
+	return apiserver.Cached(t, envKubeProvider, envKubeEngineRequired,
 		filepath.Join("pulumi-resource-kubernetes-v"+kubeProviderVersion, "pulumi-resource-kubernetes"), "test/k8sprovider/install.sh")
 }
 

@@ -108,14 +108,22 @@ type Server struct {
 	Client *kubeapi.Client
 }
 
-// ControllerManagerBinary is where kube-controller-manager is:
-// $NODELESS_EKS_KUBE_CONTROLLER_MANAGER, or where
-// test/apiserver/install.sh builds it.
-func ControllerManagerBinary() string {
-	if p := os.Getenv(EnvControllerManager); p != "" {
-		return p
+// Cached is the binary an install script builds into CacheDir()/rel, or
+// $env when set. Without it the test skips, or fails when $required is
+// "required" (.ci/run sets it), naming the script to run.
+func Cached(t testing.TB, env, required, rel, install string) string {
+	t.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		path = filepath.Join(CacheDir(), rel)
 	}
-	return filepath.Join(CacheDir(), "kube-controller-manager-"+Version, "kube-controller-manager")
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv(required) == "required" {
+			t.Fatalf("%s is required and missing (%s): run %s", path, required, install)
+		}
+		t.Skipf("no %s: run %s", path, install)
+	}
+	return path
 }
 
 // NeedWithCollector starts the servers and kube-controller-manager with
@@ -124,14 +132,9 @@ func ControllerManagerBinary() string {
 // for. It skips or fails as Need does when a binary is missing.
 func NeedWithCollector(t testing.TB) *Server {
 	t.Helper()
+	bin := Cached(t, EnvControllerManager, EnvRequired, filepath.Join("kube-controller-manager-"+Version, "kube-controller-manager"),
+		"test/apiserver/install.sh")
 	s := Need(t)
-	bin := ControllerManagerBinary()
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv(EnvRequired) != "required" {
-			t.Skipf("%v: no %s", ErrMissing, bin)
-		}
-		t.Fatalf("%v: no %s", ErrMissing, bin)
-	}
 	kubeconfig := filepath.Join(s.dir, "kcm.kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(s.Kubeconfig("")), 0o600); err != nil {
 		t.Fatal(err)

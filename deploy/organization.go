@@ -30,9 +30,9 @@ type census struct {
 	Excluded     map[string]bool // teams that get no role: Everyone's, or unread
 }
 
-// get reads path into out; each of need, a top-level field, must be in
-// the answer: a field a decision rests on fails closed when absent, and
-// fields deploy/ does not know are tolerated.
+// get reads path into out; each of need, a field ("a.b" in an object),
+// must be in the answer: a field a decision rests on fails closed when
+// absent, and fields deploy/ does not know are tolerated.
 func get(ctx context.Context, api *cloudAPI, path string, out any, need ...string) error {
 	var fields map[string]json.RawMessage
 	err := api.call(ctx, http.MethodGet, path, nil, &fields)
@@ -40,7 +40,7 @@ func get(ctx context.Context, api *cloudAPI, path string, out any, need ...strin
 		err = errors.New("the answer is empty; deploy/ refuses what it cannot read")
 	}
 	for _, f := range need {
-		if _, ok := fields[f]; !ok && err == nil {
+		if !has(fields, f) && err == nil {
 			err = fmt.Errorf("the answer has no %s, which deploy/ decides on; it refuses what it cannot read", f)
 		}
 	}
@@ -54,6 +54,17 @@ func get(ctx context.Context, api *cloudAPI, path string, out any, need ...strin
 	return nil
 }
 
+// has reports whether an answer holds the field "a.b...".
+func has(fields map[string]json.RawMessage, path string) bool {
+	first, rest, nested := strings.Cut(path, ".")
+	raw, ok := fields[first]
+	if !ok || !nested {
+		return ok
+	}
+	var inner map[string]json.RawMessage
+	return json.Unmarshal(raw, &inner) == nil && has(inner, rest)
+}
+
 // readOrganization reads what the declared state rests on: the
 // organization's settings, the project's stacks, the runner pools, the
 // OIDC token exchange and the teams config names.
@@ -65,7 +76,7 @@ func readOrganization(ctx context.Context, c *Config, api *cloudAPI) (*census, [
 
 	var meta apitype.OrganizationMetadata
 	if err := get(ctx, api, "/api/orgs/"+org+"/metadata", &meta, "defaultStackPermission", "defaultEnvironmentPermission",
-		"membersCanCreateStacks", "membersCanTransferStacks", "stackCount", "features"); err != nil {
+		"membersCanCreateStacks", "membersCanTransferStacks", "stackCount", "features.selfHostedDeploymentsEnabled"); err != nil {
 		find("%w", err)
 	} else {
 		// In the restricted mode a deployment of a stack whose settings
@@ -137,13 +148,17 @@ func readOrganization(ctx context.Context, c *Config, api *cloudAPI) (*census, [
 	// (CreateDeploymentRequest's agentPoolID). A stack that names no pool
 	// runs on the organization's default pool when it has one (Pulumi's
 	// runner pools page), so production and deploy/ would share a host.
-	var pools apitype.ListAgentPoolsResponse
-	switch err := get(ctx, api, "/api/orgs/"+org+"/agent-pools", &pools); {
-	case err != nil && (meta.Features.SelfHostedDeploymentsEnabled || statusOf(err) != http.StatusForbidden):
-		find("%w", err) // a 403 without customer-managed runners: no pool to read
-	case err == nil && ptrOr(pools.DefaultAgentPoolID) != "":
-		find("the organization's default runner pool %s would run deploy/ and the production stacks on a host that other runs share; "+
-			"make Pulumi's hosted pool the default (Settings, Deployments, Runner pools)", *pools.DefaultAgentPoolID)
+	// An organization without self-hosted agents ("whether self-hosted
+	// deployment agents are enabled", OrganizationFeatures) has no such pool.
+	if meta.Features.SelfHostedDeploymentsEnabled {
+		var pools apitype.ListAgentPoolsResponse
+		switch err := get(ctx, api, "/api/orgs/"+org+"/agent-pools", &pools); {
+		case err != nil:
+			find("%w", err)
+		case ptrOr(pools.DefaultAgentPoolID) != "":
+			find("the organization's default runner pool %s would run deploy/ and the production stacks on a host that other runs "+
+				"share; make Pulumi's hosted pool the default (Settings, Deployments, Runner pools)", *pools.DefaultAgentPoolID)
+		}
 	}
 
 	// OIDC token exchange, as an allow-list: every policy that is not a
@@ -192,7 +207,7 @@ var branchSubject = regexp.MustCompile(`^repo:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+:re
 // organization tokens without admin, to one branch's subject. tokenType is
 // "organization, team, personal, or runner", and authorizedPermissions
 // holds "admin" for an admin organization token (the REST API's
-// UpdateAuthPolicy).
+// UpdateAuthPolicy); apitype spells the first 'org'.
 func judgeExchange(p *apitype.AuthPolicyDefinition) string {
 	if p == nil || p.Decision == "deny" {
 		return ""

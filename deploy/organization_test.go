@@ -37,6 +37,9 @@ func TestAFailedPreconditionNeverStopsTheRestore(t *testing.T) {
 		want   string
 	}{
 		{"metadata without a field it decides on", meta("membersCanCreateStacks", nil), "the answer has no membersCanCreateStacks"},
+		{"features without self-hosted agents' field", func(o *fakecloud.Organization) {
+			delete(o.Metadata["features"].(map[string]any), "selfHostedDeploymentsEnabled")
+		}, "the answer has no features.selfHostedDeploymentsEnabled"},
 		{"the permissive mode", meta("permissionMode", "permissive"), "is not in the restricted permission mode"},
 		{"an edition without the permission mode", meta("permissionMode", nil), "is not in the restricted permission mode"},
 		{"members read every stack", meta("defaultStackPermission", 101), "the default stack and environment permissions must be none"},
@@ -50,8 +53,9 @@ func TestAFailedPreconditionNeverStopsTheRestore(t *testing.T) {
 		{"a stack deploy/ cannot see", meta("stackCount", 9), "holds 9 stacks, and deploy/ sees"},
 		{"a default runner pool", func(o *fakecloud.Organization) { o.DefaultAgentPool = "pool-shared" },
 			"the organization's default runner pool pool-shared would run deploy/ and the production stacks"},
-		// An edition without customer-managed runners has no pool to list,
-		// and the 403 says nothing; where it has them, a 403 hides a pool.
+		// Without self-hosted agents there is no customer-managed pool, and
+		// deploy/ does not ask (the fake would refuse, 403); with them, a
+		// refusal hides the default pool.
 		{"an edition without customer-managed pools", func(o *fakecloud.Organization) {
 			o.NoAgentPools = true
 			o.Metadata["features"].(map[string]any)["selfHostedDeploymentsEnabled"] = false

@@ -40,7 +40,8 @@ type Organization struct {
 	// Issuers are the OIDC issuers, with their auth policies.
 	Issuers []Issuer
 	// DefaultAgentPool is ListOrgAgentPool's defaultAgentPoolID ("" omits
-	// it: the Pulumi Hosted Pool); NoAgentPools answers 403 instead.
+	// it: the Pulumi Hosted Pool); NoAgentPools answers 403 instead, a
+	// refusal deploy/ must not take for "no pool".
 	DefaultAgentPool string
 	NoAgentPools     bool
 	// PageSize cuts every paged listing into pages of this many (0: one

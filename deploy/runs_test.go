@@ -35,8 +35,8 @@ func realPulumi(t *testing.T) string {
 // stack files it exports, with the real Pulumi CLI on a file backend: a stack file
 // copied from another stack runs as its own stack's role allows, the keys
 // deploy/ does not decide stay, a review stack gets its cluster name, the
-// file the checklist commits is what the run declares, and a stack the CLI
-// cannot load stops the run, saying so.
+// file the checklist commits holds what the run declares (but what it
+// leaves unset), and a stack the CLI cannot load stops the run, saying so.
 func TestStackConfigIsDeclared(t *testing.T) {
 	cli := realPulumi(t)
 	// The project in a directory of the repository, and the pre-run
@@ -110,7 +110,9 @@ func TestStackConfigIsDeclared(t *testing.T) {
 	assert.Equal(t, "nodeless-eks-pr-7", config("pr-7")["nodeless-eks:clusterName"])
 	assert.Equal(t, "false", config("pr-7")["nodeless-eks:production"])
 
-	// The file the checklist commits is what each run declares.
+	// The file the checklist commits holds what each run declares, but
+	// for what it leaves unset: production when false, and a review
+	// stack's own cluster.
 	for template, stack := range map[string]string{"prod": "prod", "staging": "staging", "pr": "pr-42"} {
 		file := files[template]
 		if template == "pr" {
